@@ -1,0 +1,3 @@
+"""dpbench: reproducible benchmarks of differentially private linear regression."""
+
+__version__ = "0.1.0"

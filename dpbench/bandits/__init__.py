@@ -1,0 +1,1 @@
+"""Contextual-bandit simulator and private bandit algorithms."""

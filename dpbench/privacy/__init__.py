@@ -1,0 +1,1 @@
+"""Pure privacy calibration and accounting functions (no data, no randomness)."""

@@ -1,0 +1,188 @@
+"""Registries of mechanisms and dataset loaders.
+
+Mechanisms and loaders register themselves with a decorator in their own module; the runner, the config
+validator and the CLI only ever talk to this module (benchopt style: one file per solver/dataset, discovered).
+
+Discovery imports every module of :mod:`dpbench.mechanisms`, :mod:`dpbench.data` and :mod:`dpbench.bandits`,
+then the ``dpbench.mechanisms`` / ``dpbench.datasets`` entry points of installed packages. A mechanism can also be
+named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+PRIVACY_MODELS = ("central", "local", "label", "none")
+NEIGHBOURS = ("zero_out", "replace_one", "none")
+#: inputs a mechanism may ask the runner for, besides (X, y, epsilon, delta, rng)
+INPUTS = ("stats", "public_X", "population")
+
+
+@dataclass(frozen=True)
+class MechanismInfo:
+    """What the runner needs to know about a registered mechanism.
+
+    Attributes
+    ----------
+    name : registry key used in configs.
+    fit : ``fit(X, y, epsilon, delta, rng, **inputs, **hyper) -> FitResult | ndarray``.
+    summary : one line for ``dpbench list``.
+    privacy_model : ``central`` | ``local`` | ``label`` | ``none`` (non-private reference).
+    neighbour : ``zero_out`` | ``replace_one`` | ``none``.
+    needs : extra inputs the runner passes by keyword (subset of :data:`INPUTS`).
+    spec : spec section the implementation follows, e.g. ``"004 §3.3"``.
+    style : matplotlib style hints (color, marker, linestyle) used by ``dpbench plot``.
+    """
+
+    name: str
+    fit: Callable[..., Any]
+    summary: str
+    privacy_model: str
+    neighbour: str
+    needs: tuple[str, ...] = ()
+    spec: str = ""
+    style: Mapping[str, Any] = field(default_factory=dict)
+
+    def hyperparameters(self) -> dict[str, Any]:
+        """Keyword-only parameters of ``fit`` with their defaults (the tunable hyperparameters)."""
+        params = inspect.signature(self.fit).parameters.values()
+        return {
+            p.name: p.default
+            for p in params
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS
+        }
+
+    @property
+    def private(self) -> bool:
+        return self.privacy_model != "none"
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A registered dataset loader: ``load(rng, **options) -> Dataset``."""
+
+    name: str
+    load: Callable[..., Any]
+    summary: str
+    kind: str = "real"  # real | synthetic
+    spec: str = ""
+
+    def options(self) -> dict[str, Any]:
+        params = inspect.signature(self.load).parameters.values()
+        return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+MECHANISMS: dict[str, MechanismInfo] = {}
+DATASETS: dict[str, DatasetInfo] = {}
+
+
+def register_mechanism(
+    name: str,
+    *,
+    summary: str,
+    privacy_model: str,
+    neighbour: str,
+    needs: tuple[str, ...] = (),
+    spec: str = "",
+    style: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated ``fit`` function as mechanism ``name``."""
+    if privacy_model not in PRIVACY_MODELS:
+        raise ValueError(f"privacy_model must be one of {PRIVACY_MODELS}, got {privacy_model!r}")
+    if neighbour not in NEIGHBOURS:
+        raise ValueError(f"neighbour must be one of {NEIGHBOURS}, got {neighbour!r}")
+    unknown = set(needs) - set(INPUTS)
+    if unknown:
+        raise ValueError(f"needs may only contain {INPUTS}, got {sorted(unknown)}")
+
+    def decorator(fit: Callable[..., Any]) -> Callable[..., Any]:
+        if name in MECHANISMS and MECHANISMS[name].fit is not fit:
+            raise ValueError(f"mechanism {name!r} is registered twice")
+        MECHANISMS[name] = MechanismInfo(
+            name, fit, summary, privacy_model, neighbour, tuple(needs), spec, dict(style or {})
+        )
+        return fit
+
+    return decorator
+
+
+def register_dataset(
+    name: str, *, summary: str, kind: str = "real", spec: str = ""
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated ``load(rng, **options)`` function as dataset ``name``."""
+
+    def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
+        if name in DATASETS and DATASETS[name].load is not load:
+            raise ValueError(f"dataset {name!r} is registered twice")
+        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec)
+        return load
+
+    return decorator
+
+
+_DISCOVERED = False
+
+
+def discover() -> None:
+    """Import every built-in mechanism/loader module and installed plugins (idempotent)."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    _DISCOVERED = True
+    for package_name in ("dpbench.mechanisms", "dpbench.data", "dpbench.bandits"):
+        package = importlib.import_module(package_name)
+        for module in pkgutil.iter_modules(package.__path__):
+            if not module.name.startswith("_"):
+                importlib.import_module(f"{package_name}.{module.name}")
+    for group in ("dpbench.mechanisms", "dpbench.datasets"):
+        for entry in entry_points(group=group):
+            entry.load()
+
+
+def _import_object(path: str) -> Any:
+    module_name, _, attr = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)
+    except (ImportError, AttributeError) as err:
+        raise KeyError(f"cannot import {path!r}: {err}") from err
+
+
+def get_mechanism(name: str) -> MechanismInfo:
+    """Registered mechanism ``name``, or an external ``"pkg.module:fit"`` function.
+
+    An external function is registered on first use; it may carry its metadata as attributes
+    (``privacy_model``, ``neighbour``, ``needs``, ``summary``) set by :func:`register_mechanism` or by hand.
+    """
+    discover()
+    if name in MECHANISMS:
+        return MECHANISMS[name]
+    if ":" in name:
+        obj = _import_object(name)
+        for info in MECHANISMS.values():
+            if info.fit is obj:
+                return info
+        info = MechanismInfo(
+            name=name,
+            fit=obj,
+            summary=getattr(obj, "summary", (obj.__doc__ or name).strip().splitlines()[0]),
+            privacy_model=getattr(obj, "privacy_model", "central"),
+            neighbour=getattr(obj, "neighbour", "zero_out"),
+            needs=tuple(getattr(obj, "needs", ())),
+        )
+        MECHANISMS[name] = info
+        return info
+    raise KeyError(f"unknown mechanism {name!r}; registered: {', '.join(sorted(MECHANISMS))}")
+
+
+def get_dataset(name: str) -> DatasetInfo:
+    discover()
+    if name in DATASETS:
+        return DATASETS[name]
+    raise KeyError(f"unknown dataset {name!r}; registered: {', '.join(sorted(DATASETS))}")
