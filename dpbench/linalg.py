@@ -1,0 +1,153 @@
+"""Linear-algebra helpers shared by the mechanisms: per-dataset Gram statistics and exact sketch sampling.
+
+The Gram/Wishart shortcut (004 §3.10): if S ~ N(0, I_{k×n}) and ξ ~ N(0, I_{k×d}) then the rows of S X + η ξ are
+iid N(0, XᵀX + η² I), so S X + η ξ has the law of Z F with Z ~ N(0, I_{k×d}) and any F with FᵀF = XᵀX + η² I,
+and its Gram (S X + η ξ)ᵀ(S X + η ξ) ~ Wishart_d(k, XᵀX + η² I) = Fᵀ W F with W ~ Wishart_d(k, I).
+Sampling W by the Bartlett decomposition costs O(d²) draws and O(d³) flops, independent of n and k, and never
+materialises a k×n (or k×d) matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+
+def sym_eigh(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigen-decomposition of a symmetric matrix (symmetrised first to kill round-off asymmetry)."""
+    return np.linalg.eigh((matrix + matrix.T) / 2.0)
+
+
+def psd_factor(eigvals: np.ndarray, eigvecs: np.ndarray, shift: float = 0.0) -> np.ndarray:
+    """F = diag(√max(λ + shift, 0)) Vᵀ, so that FᵀF = V diag(λ + shift) Vᵀ (a PSD square-root factor)."""
+    return np.sqrt(np.clip(eigvals + shift, 0.0, None))[:, None] * eigvecs.T
+
+
+def wishart_identity(k: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Draw W ~ Wishart_d(k, I_d), i.e. the law of ZᵀZ with Z ~ N(0, I_{k×d}).
+
+    Bartlett decomposition (valid for k ≥ d): W = L Lᵀ with L lower triangular, L_ii = √χ²_{k−i} (i = 0..d−1),
+    L_ij ~ N(0, 1) for i > j. For k < d the explicit product ZᵀZ is used (it is cheap then: k < d).
+    """
+    if k < d:
+        z = rng.standard_normal((k, d))
+        return z.T @ z
+    lower = np.tril(rng.standard_normal((d, d)), k=-1)
+    lower[np.diag_indices(d)] = np.sqrt(rng.chisquare(k - np.arange(d)))
+    return lower @ lower.T
+
+
+def wishart(k: int, factor: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Draw Fᵀ W F with W ~ Wishart(k, I): a Wishart_d(k, FᵀF) matrix (law of the Gram of a k-row sketch)."""
+    w = wishart_identity(k, factor.shape[0], rng)
+    return factor.T @ w @ factor
+
+
+def gaussian_sketch(k: int, factor: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Draw Z F with Z ~ N(0, I_{k×r}): a k-row matrix whose rows are iid N(0, FᵀF)."""
+    return rng.standard_normal((k, factor.shape[0])) @ factor
+
+
+def explicit_sketch(k: int, A: np.ndarray, noise_std: float, rng: np.random.Generator) -> np.ndarray:
+    """Reference path: S A + noise_std·ξ with S ~ N(0, I_{k×n}) materialised (O(k n d); tests and small n only)."""
+    S = rng.standard_normal((k, A.shape[0]))
+    return S @ A + noise_std * rng.standard_normal((k, A.shape[1]))
+
+
+def symmetric_gaussian(d: int, rng: np.random.Generator) -> np.ndarray:
+    """N_sym(0, I_d): symmetric matrix whose upper triangle (diagonal included) is iid N(0, 1) (004 §3.7)."""
+    upper = np.triu(rng.standard_normal((d, d)))
+    return upper + upper.T - np.diag(np.diag(upper))
+
+
+def solve_or_lstsq(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Solve A x = b; fall back to least squares if A is singular (004 §3.7 implementer note)."""
+    try:
+        return np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+@dataclass(frozen=True)
+class GramStats:
+    """Per-dataset sufficient statistics, computed once (O(n d²)) and shared by every trial.
+
+    ``X`` and ``y`` are kept (read-only) for mechanisms that need O(n d) passes (IHM's gradient, DP-GD).
+    """
+
+    X: np.ndarray = field(repr=False)
+    y: np.ndarray = field(repr=False)
+
+    @cached_property
+    def xtx(self) -> np.ndarray:
+        return self.X.T @ self.X
+
+    @cached_property
+    def xty(self) -> np.ndarray:
+        return self.X.T @ self.y
+
+    @cached_property
+    def yty(self) -> float:
+        return float(self.y @ self.y)
+
+    @cached_property
+    def gram_xy(self) -> np.ndarray:
+        """M_XY = [X, Y]ᵀ[X, Y], the (d+1)×(d+1) Gram of the concatenation."""
+        top = np.column_stack([self.xtx, self.xty])
+        bottom = np.append(self.xty, self.yty)
+        return np.vstack([top, bottom])
+
+    @cached_property
+    def eigh_x(self) -> tuple[np.ndarray, np.ndarray]:
+        return sym_eigh(self.xtx)
+
+    @cached_property
+    def eigh_xy(self) -> tuple[np.ndarray, np.ndarray]:
+        return sym_eigh(self.gram_xy)
+
+    @property
+    def lam_min_x(self) -> float:
+        """λ_min(XᵀX) (tiny negative round-off clamped at 0)."""
+        return max(float(self.eigh_x[0][0]), 0.0)
+
+    @property
+    def lam_max_x(self) -> float:
+        return float(self.eigh_x[0][-1])
+
+    @property
+    def lam_min_xy(self) -> float:
+        return max(float(self.eigh_xy[0][0]), 0.0)
+
+    @cached_property
+    def theta_ols(self) -> np.ndarray:
+        """Minimum-norm least-squares solution θ* (004 §1.1)."""
+        return np.linalg.lstsq(self.X, self.y, rcond=None)[0]
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.X.shape[1])
+
+    def loss(self, theta: np.ndarray) -> float:
+        """L(θ) = ‖Y − Xθ‖² from the Gram: yᵀy − 2θᵀXᵀy + θᵀXᵀXθ (clamped at 0)."""
+        value = self.yty - 2.0 * float(theta @ self.xty) + float(theta @ self.xtx @ theta)
+        return max(value, 0.0)
+
+    @cached_property
+    def ols_loss(self) -> float:
+        residual = self.y - self.X @ self.theta_ols
+        return float(residual @ residual)
+
+
+def gram_stats(X: np.ndarray, y: np.ndarray) -> GramStats:
+    """Build the per-dataset :class:`GramStats` (arrays made read-only so trials cannot mutate them)."""
+    X = np.array(X, dtype=float, order="C", copy=True)
+    y = np.array(y, dtype=float, copy=True)
+    X.setflags(write=False)
+    y.setflags(write=False)
+    return GramStats(X, y)
