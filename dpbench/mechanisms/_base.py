@@ -1,0 +1,101 @@
+"""The mechanism contract shared by every ``fit``: result type and the boundary input checks.
+
+``fit(X, y, epsilon, delta, rng, **inputs, **hyper) -> FitResult`` (or a bare coefficient vector, which the runner
+wraps). Input checks live here, at the boundary (scikit-learn style); mechanism bodies assume valid arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpbench.linalg import GramStats, gram_stats
+from dpbench.privacy.validate import check_delta, check_epsilon
+
+#: slack for floating-point round-off when checking ‖x_i‖ ≤ bound
+BOUND_TOL = 1e-9
+
+
+@dataclass
+class FitResult:
+    """A mechanism's estimate θ̂ and optional diagnostics (γ, σ, k, clipping rate, ...)."""
+
+    theta: np.ndarray
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def as_fit_result(output: Any) -> FitResult:
+    """Normalise a mechanism's return value (FitResult, ndarray or (theta, info)) to a FitResult."""
+    if isinstance(output, FitResult):
+        return output
+    if isinstance(output, tuple) and len(output) == 2 and isinstance(output[1], dict):
+        return FitResult(np.asarray(output[0], dtype=float), dict(output[1]))
+    return FitResult(np.asarray(output, dtype=float))
+
+
+def check_inputs(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float | None,
+    delta: float | None,
+    *,
+    x_bound: float | None = 1.0,
+    y_bound: float | None = 1.0,
+    require_overdetermined: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a mechanism's inputs; return float arrays.
+
+    Raises ValueError naming the problem: wrong shapes, NaN/inf, ε ≤ 0, δ ∉ (0, 1), rows with ‖x_i‖ > x_bound or
+    |y_i| > y_bound (the data-independent bounds the calibration relies on; pass None to skip a check, e.g. when
+    the mechanism clips), or n < d when the mechanism needs n ≥ d.
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D array (n, d), got shape {X.shape}")
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must be a 1-D array with {X.shape[0]} entries (rows of X), got shape {y.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise ValueError(
+            f"X contains NaN or inf in rows {np.nonzero(~np.isfinite(X).all(axis=1))[0][:5].tolist()}"
+        )
+    if not np.isfinite(y).all():
+        raise ValueError(f"y contains NaN or inf at rows {np.nonzero(~np.isfinite(y))[0][:5].tolist()}")
+    if epsilon is not None:
+        check_epsilon(epsilon)
+    if delta is not None:
+        check_delta(delta)
+    if x_bound is not None:
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+        over = np.nonzero(norms > x_bound * (1 + BOUND_TOL))[0]
+        if over.size:
+            raise ValueError(
+                f"{over.size} rows have ‖x_i‖ > x_bound = {x_bound} (max {norms.max():.4g}, first rows "
+                f"{over[:5].tolist()}); normalise or clip the data first"
+            )
+    if y_bound is not None:
+        over = np.nonzero(np.abs(y) > y_bound * (1 + BOUND_TOL))[0]
+        if over.size:
+            raise ValueError(
+                f"{over.size} labels have |y_i| > y_bound = {y_bound} (max {np.abs(y).max():.4g}); "
+                "normalise or clip the labels first"
+            )
+    if require_overdetermined and X.shape[0] < X.shape[1]:
+        raise ValueError(f"this mechanism needs n ≥ d, got n = {X.shape[0]} < d = {X.shape[1]}")
+    return X, y
+
+
+def resolve_stats(X: np.ndarray, y: np.ndarray, stats: GramStats | None) -> GramStats:
+    """The runner's precomputed Gram statistics, or fresh ones when a mechanism is called directly."""
+    if stats is not None and stats.X.shape == X.shape:
+        return stats
+    return gram_stats(X, y)
+
+
+def check_sketch(sketch: str) -> None:
+    if sketch not in ("gram", "explicit"):
+        raise ValueError(f"sketch must be 'gram' (exact Wishart shortcut) or 'explicit', got {sketch!r}")

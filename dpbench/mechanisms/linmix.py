@@ -1,0 +1,76 @@
+"""LinMix — linear mixing, OLS on a noisy Gaussian sketch of [X, Y] (Lev et al. 2025; 004 §3.5, code variant).
+
+Privacy model: central (ε, δ)-DP, zero-out neighbours, ‖x_i‖ ≤ 1 and |y_i| ≤ 1 so ‖(x_i, y_i)‖² ≤ C² = 2
+(data-independent bounds from the benchmark's preprocessing). Accounting (Prop. 5 / Eq. 17, RDP of the Gaussian
+mixing mechanism + Canonne et al. conversion, δ split in thirds):
+
+    ε(γ) = √(2 log(3.75/δ))·√k/γ + min_{1<α<γ/C²} { φ(α; k, γ/C²) + conv(α, δ/3) },   γ = smallest with ε(γ) ≤ ε.
+
+Steps: k = max{⌊2.5 d⌋, ⌊2.5 log(2/ϱ)⌋}; τ = √(2 log max{3/δ, 2/ϱ}); λ̃ = max{0, λ_min(M_XY) − σ_eig(τ − z)} with
+σ_eig = √C²·γ/√k (code; ``strict=True`` uses γ/√k with the C²-scaled accounting term, ambiguity #7);
+η̃ = √max{0, γ − λ̃}; [X̃, Ỹ] = S[X, Y] + η̃ ξ; θ̂ = (X̃ᵀX̃)⁻¹X̃ᵀỸ.
+
+``sketch="gram"`` (default) draws W = [X̃, Ỹ]ᵀ[X̃, Ỹ] ~ Wishart_{d+1}(k, M_XY + η̃² I) exactly (§3.10);
+``sketch="explicit"`` materialises S (reference path for tests).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpbench.linalg import GramStats, explicit_sketch, psd_factor, solve_or_lstsq, wishart
+from dpbench.mechanisms._base import FitResult, check_inputs, check_sketch, resolve_stats
+from dpbench.privacy.mixing import k_linmix, linmix_eigen_noise_std, solve_gamma_linmix, tau_linmix
+from dpbench.registry import register_mechanism
+
+
+def private_mixing_noise(lam_min: float, gamma: float, eigen_std: float, tau: float, z: float) -> float:
+    """CalibrateMixingNoise (004 Alg. 2): η̃ = √max{0, γ − λ̃}, λ̃ = max{0, λ_min − eigen_std·(τ − z)}."""
+    lam_private = max(0.0, lam_min - eigen_std * (tau - z))
+    return float(np.sqrt(max(0.0, gamma - lam_private)))
+
+
+@register_mechanism(
+    "linmix",
+    summary="LinMix: OLS on a noisy Gaussian sketch of [X, Y] (Lev et al. 2025; 004 §3.5)",
+    privacy_model="central",
+    neighbour="zero_out",
+    needs=("stats",),
+    spec="004 §3.5",
+    style={"color": "orangered", "marker": "o", "linestyle": "-"},
+)
+def fit(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    k_factor: float = 2.5,
+    rho: float | None = None,
+    strict: bool = False,
+    sketch: str = "gram",
+    stats: GramStats | None = None,
+) -> FitResult:
+    """LinMix estimate; ``rho`` is the failure probability ϱ (default δ/10)."""
+    X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=1.0, require_overdetermined=True)
+    check_sketch(sketch)
+    stats = resolve_stats(X, y, stats)
+    d = stats.d
+    c2 = 2.0
+    rho = delta / 10.0 if rho is None else rho
+    k = k_linmix(d, rho, factor=k_factor)
+    gamma = solve_gamma_linmix(epsilon, k, delta, c2=c2, strict=strict)
+    eigen_std = linmix_eigen_noise_std(gamma, k, c2=c2, strict=strict)
+    eta = private_mixing_noise(
+        stats.lam_min_xy, gamma, eigen_std, tau_linmix(delta, rho), rng.standard_normal()
+    )
+
+    if sketch == "gram":
+        eigvals, eigvecs = stats.eigh_xy
+        gram = wishart(k, psd_factor(eigvals, eigvecs, eta**2), rng)
+        theta = solve_or_lstsq(gram[:d, :d], gram[:d, d])
+    else:
+        mixed = explicit_sketch(k, np.column_stack([X, y]), eta, rng)
+        theta = np.linalg.lstsq(mixed[:, :d], mixed[:, d], rcond=None)[0]
+    return FitResult(theta, {"k": k, "gamma": gamma, "eta": eta})

@@ -1,0 +1,36 @@
+"""Non-private ordinary least squares (004 §3.8): the reference every private method is compared with.
+
+θ* = the minimum-norm least-squares solution on the (normalised) training data, no intercept. Not private:
+``privacy_model = "none"``; ε and δ are accepted and ignored so it runs on the same grid as the private methods.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpbench.linalg import GramStats
+from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
+from dpbench.registry import register_mechanism
+
+
+@register_mechanism(
+    "ols",
+    summary="Non-private minimum-norm least squares (reference floor)",
+    privacy_model="none",
+    neighbour="none",
+    needs=("stats",),
+    spec="004 §3.8",
+    style={"color": "black", "marker": "", "linestyle": ":"},
+)
+def fit(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rng: np.random.Generator | None = None,
+    *,
+    stats: GramStats | None = None,
+) -> FitResult:
+    """θ* = argmin_θ ‖Y − Xθ‖² (minimum norm); ε, δ, rng are ignored."""
+    X, y = check_inputs(X, y, None, None, x_bound=None, y_bound=None)
+    return FitResult(resolve_stats(X, y, stats).theta_ols.copy())
