@@ -1,0 +1,159 @@
+"""Command-line interface: ``dpbench run | plot | list``.
+
+Errors a user can cause (bad config, missing data, bad arguments) are printed as one line on stderr with exit
+status 2, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+
+from dpbench import registry
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Reproducible benchmarks of differentially private linear regression.",
+)
+
+
+def user_errors(func):
+    """Turn expected user errors into a one-line message and exit code 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (ValueError, KeyError, FileNotFoundError) as err:
+            message = err.args[0] if isinstance(err, KeyError) and err.args else err
+            typer.echo(f"error: {message}", err=True)
+            raise typer.Exit(code=2) from None
+
+    return wrapper
+
+
+@app.command()
+@user_errors
+def run(
+    config: Annotated[Path, typer.Argument(help="experiment YAML (see configs/)")],
+    trials: Annotated[int | None, typer.Option(help="override the config's number of trials")] = None,
+    n_jobs: Annotated[
+        int | None, typer.Option("--n-jobs", "-j", help="parallel workers (-1 = all cores)")
+    ] = None,
+    output_dir: Annotated[
+        str | None, typer.Option(help="parent folder of the run (default: config's)")
+    ] = None,
+    fresh: Annotated[
+        bool, typer.Option(help="discard an existing run of the same name instead of resuming")
+    ] = False,
+    progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
+    plot: Annotated[bool, typer.Option(help="draw the figure when the run ends")] = False,
+) -> None:
+    """Run (or resume) the experiment described by CONFIG; results go to <output_dir>/<name>/."""
+    from dpbench.config import load_config
+    from dpbench.runner import run as run_experiment
+
+    cfg = load_config(config, trials=trials, output_dir=output_dir)
+    if trials is not None and cfg.large_trials is not None:
+        cfg.large_trials = min(cfg.large_trials, trials)
+    run_dir = run_experiment(cfg, n_jobs=n_jobs, fresh=fresh, progress=progress, log=_log)
+    typer.echo(f"wrote {run_dir / 'trials.csv'}")
+    if plot:
+        _plot_paths(run_dir)
+
+
+def _log(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def _plot_defaults(run_dir: Path) -> dict[str, Any]:
+    config_file = run_dir / "config.yaml"
+    if not config_file.exists():
+        return {}
+    return dict((yaml.safe_load(config_file.read_text()) or {}).get("plot") or {})
+
+
+def _plot_paths(path: Path, **overrides: Any) -> list[Path]:
+    from dpbench.plot import plot_run
+    from dpbench.results import find_runs
+
+    runs = find_runs(path)
+    if not runs:
+        raise FileNotFoundError(f"no run (a folder with trials.csv) found under {path}")
+    written: list[Path] = []
+    for run_dir in runs:
+        options = {**_plot_defaults(run_dir), **{k: v for k, v in overrides.items() if v is not None}}
+        metrics = options.pop("metrics", None) or [options.pop("metric", "train_mse")]
+        if overrides.get("metric"):
+            metrics = [overrides["metric"]]
+        options.pop("metric", None)
+        for metric in metrics:
+            files = plot_run(run_dir, metric=metric, **options)
+            written.extend(files)
+            for file in files:
+                typer.echo(f"wrote {file}")
+    return written
+
+
+@app.command()
+@user_errors
+def plot(
+    path: Annotated[Path, typer.Argument(help="a run folder, or a folder holding runs (e.g. results/)")],
+    metric: Annotated[
+        str | None, typer.Option(help="train_mse, excess (train MSE − OLS), test_mse, ...")
+    ] = None,
+    x: Annotated[str | None, typer.Option(help="column on the x axis (epsilon, data.n, hp.T, ...)")] = None,
+    hue: Annotated[str | None, typer.Option(help="column keying the curves (default: label)")] = None,
+    panel: Annotated[str | None, typer.Option(help="column keying the panels (default: dataset)")] = None,
+    logy: Annotated[bool | None, typer.Option("--logy/--lineary", help="log-scale y axis")] = None,
+    refs: Annotated[
+        bool | None, typer.Option("--refs/--no-refs", help="draw OLS and θ=0 reference lines")
+    ] = None,
+) -> None:
+    """Draw metric-vs-ε (or any coordinate) curves with 95% bands for every run under PATH (PNG + PDF)."""
+    _plot_paths(path, metric=metric, x=x, hue=hue, panel=panel, logy=logy, refs=refs)
+
+
+@app.command(name="list")
+def list_components() -> None:
+    """Show the registered mechanisms and datasets."""
+    registry.discover()
+    typer.echo("Mechanisms")
+    typer.echo(f"  {'name':<22} {'privacy':<8} {'neighbour':<12} {'spec':<12} summary")
+    for info in sorted(registry.MECHANISMS.values(), key=lambda m: m.name):
+        typer.echo(
+            f"  {info.name:<22} {info.privacy_model:<8} {info.neighbour:<12} {info.spec:<12} {info.summary}"
+        )
+    typer.echo("\nDatasets")
+    typer.echo(f"  {'name':<22} {'kind':<10} summary")
+    for info in sorted(registry.DATASETS.values(), key=lambda d: d.name):
+        typer.echo(f"  {info.name:<22} {info.kind:<10} {info.summary}")
+
+
+def register_commands() -> None:
+    """Attach the commands of every module in :mod:`dpbench.commands` (each has ``register(app)``)."""
+    import importlib
+    import pkgutil
+
+    from dpbench import commands
+
+    for module in pkgutil.iter_modules(commands.__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"dpbench.commands.{module.name}").register(app)
+
+
+register_commands()
+
+
+def main() -> None:  # pragma: no cover - console entry point alternative
+    app(sys.argv[1:])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
