@@ -323,6 +323,7 @@ def parse_metrics(value: Any) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list) or not value:
         raise _fail("metrics", f"must be a non-empty list, got {value!r}")
+    registry.discover()  # modules of mechanisms/loaders may register their own metrics
     for i, name in enumerate(value):
         if name not in METRICS:
             raise _fail(f"metrics[{i}]", f"unknown metric {name!r}; allowed: {', '.join(sorted(METRICS))}")
