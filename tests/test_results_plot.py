@@ -1,0 +1,305 @@
+"""Read side: results aggregation and figures, on a hand-written run folder (independent of the runner)."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from dpbench import plot as plot_module
+from dpbench.plot import build_figure, plot_run
+from dpbench.results import (
+    aggregate,
+    find_runs,
+    fitted_slope,
+    format_table,
+    load_run,
+    reference_lines,
+    summary_table,
+)
+
+EPS = [0.1, 1.0, 10.0]
+DATASETS = {
+    "Alpha": {"label": "Alpha", "n": 100, "d": 3, "ols_train_mse": 0.01, "zero_train_mse": 0.2},
+    "Beta": {"label": "Beta", "n": 50, "d": 2, "ols_train_mse": 0.05, "zero_train_mse": 0.3},
+}
+LABELS = {"IHM": "ihm", "AdaSSP": "adassp"}  # config order: IHM first
+
+
+def trial_rows(n_trials: int = 4) -> pd.DataFrame:
+    """train_mse = floor + c/ε + a deterministic spread (trial - 1.5)·0.001·c."""
+    rows = []
+    for ds, info in DATASETS.items():
+        for label, mech in LABELS.items():
+            c = 0.1 if label == "IHM" else 0.3
+            for i, eps in enumerate(EPS):
+                for t in range(n_trials):
+                    value = info["ols_train_mse"] + c / eps + (t - 1.5) * 0.001 * c
+                    rows.append({
+                        "dataset": ds, "dataset_id": ds, "loader": ds.lower(), "n": info["n"], "d": info["d"],
+                        "mechanism": mech, "label": label, "privacy_model": "central", "neighbour": "zero_out",
+                        "hp.T": 3 if label == "IHM" else np.nan, "epsilon_index": i, "epsilon": eps,
+                        "delta": 1 / info["n"] ** 2, "trial": t, "train_mse": value, "test_mse": value * 1.1,
+                        "seconds": 0.001,
+                    })
+    return pd.DataFrame(rows)
+
+
+def write_run(folder, trials: pd.DataFrame | None = None, skipped=None, config_extra=None):
+    folder.mkdir(parents=True, exist_ok=True)
+    (trials if trials is not None else trial_rows()).to_csv(folder / "trials.csv", index=False)
+    (folder / "datasets.json").write_text(json.dumps(DATASETS))
+    (folder / "skipped.json").write_text(json.dumps(skipped or {}))
+    config = {
+        "name": folder.name,
+        "title": "Test figure",
+        "caption": "A synthetic caption.",
+        "mechanisms": [{"mechanism": m, "label": lab, "hyper": {}} for lab, m in LABELS.items()],
+        "plot": {"metric": "train_mse", "x": "epsilon"},
+        **(config_extra or {}),
+    }
+    (folder / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
+    (folder / "meta.json").write_text(json.dumps({"rows": 0}))
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def fake_styles(monkeypatch):
+    """Do not import the mechanisms (they may be in flux): fixed registry styles for the two test mechanisms."""
+    styles = {"ihm": {"color": "green", "marker": "D", "linestyle": "--"},
+              "adassp": {"color": "tab:blue", "marker": "*", "linestyle": "-"}}
+    monkeypatch.setattr(plot_module, "_mechanism_style", lambda name: dict(styles.get(name, {})))
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    return write_run(tmp_path / "results" / "toy", skipped={"Gamma": "file gamma.csv not found"})
+
+
+def curve_lines(ax):
+    return [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# results
+
+
+def test_aggregate_matches_hand_computation(run_dir):
+    run = load_run(run_dir)
+    agg = aggregate(run, "train_mse")
+    assert list(agg.columns) == ["dataset", "label", "epsilon", "mean", "std", "count", "ci95", "lo", "hi", "median"]
+    assert len(agg) == 2 * 2 * 3
+    # order: datasets and labels as they first appear, ε ascending
+    assert list(agg["dataset"].unique()) == ["Alpha", "Beta"]
+    assert list(agg.loc[agg.dataset == "Alpha", "label"].unique()) == ["IHM", "AdaSSP"]
+    row = agg[(agg.dataset == "Beta") & (agg.label == "AdaSSP") & (agg.epsilon == 1.0)].iloc[0]
+    values = np.array([0.05 + 0.3 + (t - 1.5) * 0.0003 for t in range(4)])
+    std = math.sqrt(np.mean((values - values.mean()) ** 2))  # ddof = 0
+    assert row["mean"] == pytest.approx(values.mean())
+    assert row["std"] == pytest.approx(std)
+    assert row["count"] == 4
+    assert row["ci95"] == pytest.approx(1.96 * std / 2)
+    assert row["lo"] == pytest.approx(values.mean() - 1.96 * std / 2)
+    assert row["hi"] == pytest.approx(values.mean() + 1.96 * std / 2)
+    assert row["median"] == pytest.approx(np.median(values))
+
+
+def test_aggregate_drops_nan_and_counts_them(run_dir):
+    trials = trial_rows()
+    trials.loc[0, "train_mse"] = np.nan
+    agg = aggregate(trials, "train_mse")
+    assert agg.attrs["nan_dropped"] == 1
+    assert agg.iloc[0]["count"] == 3
+
+
+def test_excess_subtracts_ols_floor(run_dir):
+    run = load_run(run_dir)
+    excess = aggregate(run, "excess")
+    plain = aggregate(run, "train_mse")
+    floors = plain["dataset"].map({k: v["ols_train_mse"] for k, v in DATASETS.items()})
+    np.testing.assert_allclose(excess["mean"], plain["mean"] - floors)
+    np.testing.assert_allclose(excess["std"], plain["std"])
+    # IHM excess is exactly 0.1/ε on average
+    ihm = excess[(excess.dataset == "Alpha") & (excess.label == "IHM")]
+    np.testing.assert_allclose(ihm["mean"], [0.1 / e for e in EPS])
+    # a recorded excess_train_mse column is used as is
+    trials = trial_rows().assign(excess_train_mse=7.0)
+    assert (aggregate(trials, "excess")["mean"] == 7.0).all()
+
+
+def test_unknown_metric_lists_available(run_dir):
+    with pytest.raises(ValueError, match="unknown metric 'nope'") as err:
+        aggregate(load_run(run_dir), "nope")
+    message = str(err.value)
+    for name in ("train_mse", "test_mse", "seconds", "excess"):
+        assert name in message
+    with pytest.raises(ValueError, match="not in the trials"):
+        aggregate(load_run(run_dir), "train_mse", x="hp.missing")
+
+
+def test_find_runs_nested_and_load_errors(tmp_path):
+    write_run(tmp_path / "results" / "b_run")
+    write_run(tmp_path / "results" / "group" / "a_run")
+    (tmp_path / "results" / "b_run" / "shards").mkdir()
+    (tmp_path / "results" / "empty").mkdir()
+    found = find_runs(tmp_path / "results")
+    assert found == sorted([tmp_path / "results" / "b_run", tmp_path / "results" / "group" / "a_run"])
+    assert find_runs(tmp_path / "results" / "b_run") == [tmp_path / "results" / "b_run"]
+    assert find_runs(tmp_path / "results" / "empty") == []
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        find_runs(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="trials.csv"):
+        load_run(tmp_path / "results" / "empty")
+    (tmp_path / "results" / "b_run" / "datasets.json").write_text("{not json")
+    with pytest.raises(ValueError, match="datasets.json"):
+        load_run(tmp_path / "results" / "b_run")
+    (tmp_path / "results" / "empty" / "trials.csv").write_text("")
+    with pytest.raises(ValueError, match="trials.csv"):
+        load_run(tmp_path / "results" / "empty")
+
+
+def test_reference_lines_and_summary_table(run_dir):
+    run = load_run(run_dir)
+    assert reference_lines(run, "Alpha") == {"OLS (non-private)": 0.01, "θ = 0": 0.2}
+    assert reference_lines(run, "Alpha", "excess") == pytest.approx({"OLS (non-private)": 0.0, "θ = 0": 0.19})
+    assert reference_lines(run, "Alpha", "test_mse") == {}
+    table = summary_table(run, "train_mse")
+    assert table.shape == (4, 3)
+    assert list(table.columns) == ["epsilon=0.1", "epsilon=1", "epsilon=10"]
+    assert table.loc[("Alpha", "IHM"), "epsilon=1"].startswith("0.11 ± ")
+    text = format_table(table)
+    assert text.splitlines()[0].split()[:2] == ["dataset", "label"]
+    assert len(text.splitlines()) == 2 + 4
+
+
+def test_fitted_slope_recovers_rate():
+    eps = np.logspace(-1, 1, 6)
+    agg = pd.DataFrame({"label": ["A"] * 6 + ["B"] * 6, "epsilon": np.r_[eps, eps],
+                        "mean": np.r_[3.0 / eps, 0.5 / eps**2]})
+    slopes = fitted_slope(agg, "epsilon", "mean")
+    assert list(slopes["label"]) == ["A", "B"]
+    np.testing.assert_allclose(slopes["slope"], [-1.0, -2.0], atol=1e-12)
+    assert slopes["points"].tolist() == [6, 6]
+    # on the toy run: excess of each curve is exactly c/ε on average
+    run_slopes = fitted_slope(aggregate(trial_rows(), "excess", datasets=DATASETS))
+    assert list(run_slopes.columns) == ["dataset", "label", "slope", "intercept", "points"]
+    np.testing.assert_allclose(run_slopes["slope"], -1.0)
+    np.testing.assert_allclose(np.exp(run_slopes["intercept"]), [0.1, 0.3, 0.1, 0.3])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# figures
+
+
+def test_build_figure_panels_curves_legend(run_dir):
+    fig = build_figure(load_run(run_dir))
+    axes = fig.get_axes()
+    assert len(axes) == 2
+    assert [ax.get_title().splitlines()[0] for ax in axes] == ["Alpha", "Beta"]
+    assert "n=100, d=3" in axes[0].get_title()
+    for ax in axes:
+        labels = [line.get_label() for line in curve_lines(ax)]
+        assert labels[:2] == ["IHM", "AdaSSP"]  # config order
+        assert set(labels[2:]) <= {"OLS (non-private)", "θ = 0"}
+        assert ax.get_xscale() == "log"
+        assert ax.get_xlabel() == "ε"
+        assert len(ax.collections) >= 2  # shaded bands
+    ihm = curve_lines(axes[0])[0]
+    assert ihm.get_color() == "green" and ihm.get_marker() == "D" and ihm.get_linestyle() == "--"
+    assert axes[0].get_ylabel() == "Train MSE"
+    legend_texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend_texts[:2] == ["IHM", "AdaSSP"]
+    texts = " ".join(t.get_text() for t in fig.texts)
+    assert "Skipped" in texts and "Gamma" in texts
+    assert "A synthetic caption." in texts
+    assert fig._suptitle.get_text() == "Test figure"
+
+
+def test_plot_run_writes_png_and_pdf(run_dir):
+    files = plot_run(run_dir, metric="train_mse")
+    assert [f.name for f in files] == ["figure_train_mse.png", "figure_train_mse.pdf"]
+    for file in files:
+        assert file.parent == run_dir and file.stat().st_size > 1000
+    assert files[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert files[1].read_bytes()[:5] == b"%PDF-"
+    excess = plot_run(run_dir, metric="excess", logy=True)
+    assert excess[0].name == "figure_excess.png"
+
+
+def test_plot_run_rejects_unknown_option(run_dir):
+    with pytest.raises(ValueError, match="unknown plot option.*colour"):
+        plot_run(run_dir, colour="red")
+    with pytest.raises(ValueError, match="x='hp.nope'"):
+        plot_run(run_dir, x="hp.nope")
+
+
+def test_excess_logy_has_no_refs(run_dir):
+    fig = build_figure(load_run(run_dir), metric="excess", logy=True)
+    for ax in fig.get_axes():
+        assert [line.get_label() for line in curve_lines(ax)] == ["IHM", "AdaSSP"]
+        assert ax.get_yscale() == "log"
+
+
+def test_single_panel_single_point_and_nan(tmp_path):
+    trials = trial_rows(n_trials=3)
+    trials = trials[(trials.dataset == "Alpha")].copy()
+    trials.loc[trials.index[0], "train_mse"] = np.nan
+    # AdaSSP only at ε = 1: a one-point curve
+    trials = trials[(trials.label == "IHM") | (trials.epsilon == 1.0)]
+    folder = write_run(tmp_path / "one", trials)
+    with pytest.warns(RuntimeWarning, match="1 of .* NaN"):
+        fig = build_figure(load_run(folder), title="", caption="")
+    (ax,) = fig.get_axes()
+    assert [line.get_label() for line in curve_lines(ax)][:2] == ["IHM", "AdaSSP"]
+    assert len(curve_lines(ax)[1].get_xdata()) == 1
+    assert fig._suptitle is None
+    assert any("NaN" in t.get_text() for t in fig.texts)
+
+
+def test_many_panels_grid_and_numeric_x(tmp_path):
+    frames = []
+    for k in range(6):
+        for n in (100, 1000, 10000):
+            part = trial_rows(n_trials=2).query("dataset == 'Alpha'").copy()
+            part["dataset"] = f"Synth{k}"
+            part["dataset_id"] = f"Synth{k} [n={n}]"
+            part["data.n"] = n
+            part["n"] = n
+            part["train_mse"] = part["train_mse"] * 1000 / n
+            frames.append(part)
+    trials = pd.concat(frames, ignore_index=True)
+    folder = write_run(tmp_path / "sweep", trials)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = build_figure(load_run(folder), x="data.n", refs=False)
+    axes = fig.get_axes()
+    assert len(axes) == 6  # one per dataset label, datasets sharing a label share the panel
+    assert axes[0].get_xlabel() == "" and axes[-1].get_xlabel() == "n"
+    assert axes[0].get_xscale() == "log"  # n spans two decades
+    # ε varies inside a (dataset, label, n) group: it splits the curves instead of being averaged over
+    labels = [line.get_label() for line in curve_lines(axes[0])]
+    assert len(labels) == 2 * 3 and labels[0] == "IHM, ε=0.1"
+    assert "n=100–10,000" in axes[0].get_title()
+    files = plot_run(folder, x="data.n", refs=False, ncols=2)
+    assert files[0].name == "figure_train_mse_vs_data_n.png" and files[0].stat().st_size > 1000
+    # x = epsilon with swept datasets: one panel per concrete dataset
+    fig = build_figure(load_run(folder), refs=True)
+    assert len(fig.get_axes()) == 18
+
+
+def test_logy_drops_numerically_zero_curve(tmp_path):
+    trials = trial_rows()
+    ols = trials[trials.label == "IHM"].assign(label="OLS", mechanism="ols")
+    trials = pd.concat([trials, ols], ignore_index=True)
+    trials["excess_train_mse"] = trials["train_mse"] - trials["dataset"].map(
+        {k: v["ols_train_mse"] for k, v in DATASETS.items()})
+    trials.loc[trials.label == "OLS", "excess_train_mse"] = 1e-19
+    fig = build_figure(load_run(write_run(tmp_path / "z", trials)), metric="excess", logy=True)
+    for ax in fig.get_axes():
+        assert [line.get_label() for line in curve_lines(ax)] == ["IHM", "AdaSSP"]
+        assert ax.get_ylim()[0] > 1e-4
