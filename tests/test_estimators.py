@@ -1,0 +1,147 @@
+"""dpbench.estimators: scikit-learn conventions, data-independent clipping, agreement with the raw mechanisms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn", reason="scikit-learn is an optional dependency (pip install 'dpbench[sklearn]')")
+
+from sklearn.base import clone  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from dpbench import registry  # noqa: E402
+from dpbench.estimators import DPLinearRegression, as_generator, clip_labels, clip_rows  # noqa: E402
+from dpbench.mechanisms import FitResult  # noqa: E402
+
+
+@parametrize_with_checks(
+    [DPLinearRegression("ihm"), DPLinearRegression("adassp"), DPLinearRegression("linmix", epsilon=2.0)]
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def sphere_problem(n: int = 2000, d: int = 4, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    theta = np.linspace(0.2, -0.3, d)
+    y = np.clip(X @ theta + 0.1 * rng.standard_normal(n), -1, 1)
+    return X, y, theta
+
+
+@pytest.fixture
+def recorder(monkeypatch):
+    """A registered mechanism that records the (X, y) it receives and returns θ = 1."""
+    seen: dict[str, np.ndarray] = {}
+
+    def fit(X, y, epsilon, delta, rng, *, scale: float = 1.0):
+        seen.update(X=X.copy(), y=y.copy(), epsilon=epsilon, delta=delta)
+        return FitResult(scale * np.ones(X.shape[1]), {"note": "recorded"})
+
+    registry.discover()
+    info = registry.MechanismInfo("_recorder", fit, "records inputs", "central", "zero_out")
+    monkeypatch.setitem(registry.MECHANISMS, "_recorder", info)
+    return seen
+
+
+def test_clip_rows_and_labels_are_per_row_projections():
+    X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    clipped = clip_rows(X, 1.0)
+    np.testing.assert_allclose(clipped, [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]])
+    np.testing.assert_allclose(clip_labels(np.array([-5.0, 0.2, 7.0]), 2.0), [-2.0, 0.2, 2.0])
+
+
+def test_fit_clips_to_given_bounds_and_never_rescales_by_the_data(recorder):
+    # Rows well inside the bound must reach the mechanism unchanged (÷ the constant bound), not stretched so
+    # that the largest row has norm 1 — that would be a data-dependent map and void the privacy guarantee.
+    X = np.array([[0.1, 0.0], [0.0, 0.2], [6.0, 8.0]])
+    y = np.array([0.5, -0.25, 9.0])
+    model = DPLinearRegression("_recorder", epsilon=1.0, delta=1e-3, x_bound=2.0, y_bound=1.0).fit(X, y)
+    np.testing.assert_allclose(recorder["X"], [[0.05, 0.0], [0.0, 0.1], [0.6, 0.8]])
+    np.testing.assert_allclose(recorder["y"], [0.5, -0.25, 1.0])
+    assert recorder["delta"] == 1e-3
+    # θ̂ = 1 on the unit-scaled problem maps back to y_bound / x_bound
+    np.testing.assert_allclose(model.coef_, [0.5, 0.5])
+    assert model.fit_info_ == {"note": "recorded"}
+
+
+def test_default_delta_is_one_over_n_squared(recorder):
+    X, y, _ = sphere_problem(n=50)
+    model = DPLinearRegression("_recorder").fit(X, y)
+    assert model.delta_ == pytest.approx(1 / 50**2)
+    assert recorder["delta"] == pytest.approx(1 / 50**2)
+
+
+def test_coefficients_map_back_to_the_original_scale():
+    X, y, _ = sphere_problem(n=300, d=3)
+    X2, y2 = 2.0 * X, 3.0 * y  # within bounds 2 and 3: no clipping, so the non-private fit is exact OLS
+    model = DPLinearRegression("ols", x_bound=2.0, y_bound=3.0).fit(X2, y2)
+    np.testing.assert_allclose(model.coef_, np.linalg.lstsq(X2, y2, rcond=None)[0], rtol=1e-10)
+
+
+@pytest.mark.parametrize("mechanism", ["ihm", "adassp", "linmix"])
+def test_matches_the_mechanism_called_directly_with_the_same_rng(mechanism):
+    X, y, _ = sphere_problem(n=400)
+    model = DPLinearRegression(mechanism, epsilon=2.0, delta=1e-5, random_state=3).fit(X, y)
+    direct = registry.get_mechanism(mechanism).fit(X, y, 2.0, 1e-5, np.random.default_rng(3))
+    np.testing.assert_allclose(model.coef_, direct.theta)
+
+
+def test_large_epsilon_recovers_ols_and_scores_well():
+    X, y, theta = sphere_problem(n=5000)
+    model = DPLinearRegression("ihm", epsilon=50.0, random_state=0).fit(X, y)
+    ols = np.linalg.lstsq(X, y, rcond=None)[0]
+    assert np.linalg.norm(model.coef_ - ols) < 0.05 * np.linalg.norm(ols)
+    assert model.score(X, y) > 0.5
+    np.testing.assert_allclose(model.predict(X), X @ model.coef_)
+
+
+def test_random_state_makes_fits_reproducible():
+    X, y, _ = sphere_problem(n=500)
+    a = DPLinearRegression("adassp", random_state=1).fit(X, y).coef_
+    b = DPLinearRegression("adassp", random_state=1).fit(X, y).coef_
+    c = DPLinearRegression("adassp", random_state=2).fit(X, y).coef_
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    assert isinstance(as_generator(np.random.RandomState(0)), np.random.Generator)
+    with pytest.raises(ValueError, match="random_state"):
+        as_generator("seed")
+
+
+def test_hyperparameters_are_estimator_parameters():
+    model = DPLinearRegression("ihm", epsilon=2.0, T=4, C=0.5)
+    params = model.get_params()
+    assert params["T"] == 4 and params["C"] == 0.5 and params["epsilon"] == 2.0
+    copy = clone(model).set_params(T=2, epsilon=3.0)
+    assert copy.get_params()["T"] == 2 and copy.epsilon == 3.0
+    assert model.get_params()["T"] == 4  # clone is independent
+    X, y, _ = sphere_problem(n=600)
+    search = GridSearchCV(DPLinearRegression("ihm", random_state=0), {"T": [1, 3]}, cv=2).fit(X, y)
+    assert search.best_params_["T"] in (1, 3)
+    assert search.best_estimator_.get_params()["T"] == search.best_params_["T"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mechanism": "nope"}, "mechanism: unknown mechanism 'nope'"),
+        ({"mechanism": "ihm", "Tee": 3}, "unknown hyperparameter 'Tee' of mechanism 'ihm'"),
+        ({"epsilon": -1.0}, "epsilon must be finite and > 0"),
+        ({"delta": 2.0}, "delta must lie in"),
+        ({"x_bound": 0.0}, "x_bound must be a finite number > 0"),
+        ({"y_bound": "big"}, "y_bound must be a finite number > 0 or None"),
+    ],
+)
+def test_bad_parameters_raise_value_error_naming_the_field(kwargs, message):
+    X, y, _ = sphere_problem(n=100)
+    with pytest.raises(ValueError, match=message):
+        DPLinearRegression(**kwargs).fit(X, y)
+
+
+def test_underdetermined_problem_is_reported_in_sklearn_terms():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="n_samples = 3 < n_features = 5"):
+        DPLinearRegression("ihm").fit(rng.uniform(-0.1, 0.1, (3, 5)), rng.uniform(-1, 1, 3))
