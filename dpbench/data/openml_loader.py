@@ -1,0 +1,130 @@
+"""Generic OpenML loader (spec 004 §8): any numeric OpenML regression dataset with the R recipe.
+
+Needs the optional ``openml`` package (``pip install dpbench[openml]``), imported only when the loader runs.
+By default it reads **only the local openml cache** and never touches the network: if the dataset is not
+cached (or the package is missing) it raises :class:`DataUnavailableError` saying how to fill the cache. Pass
+``allow_download=True`` to let openml download into the cache. Note: the loader points the process-wide
+``openml.config`` cache at the chosen directory.
+
+Cache directory: ``cache_dir`` if given, else ``$DPBENCH_DATA_DIR/openml`` when that variable is set, else
+``~/.cache/dpbench/openml``. Tecator (the paper's dataset) is ``data_id=505``; the vendored copy used by the
+``tecator`` loader needs no openml at all.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpbench.data._base import Dataset, DataUnavailableError
+from dpbench.data.recipes import SPEC, split_r
+from dpbench.registry import register_dataset
+
+
+def openml_cache_root(cache_dir: str | None = None) -> Path:
+    """Root cache directory handed to ``openml.config``."""
+    if cache_dir:
+        return Path(cache_dir).expanduser()
+    env = os.environ.get("DPBENCH_DATA_DIR")
+    if env:
+        return Path(env) / "openml"
+    return Path("~/.cache/dpbench/openml").expanduser()
+
+
+def _import_openml() -> Any:
+    try:
+        import openml  # noqa: PLC0415  (optional dependency, imported lazily)
+    except ImportError as err:
+        raise DataUnavailableError(
+            "the 'openml' loader needs the optional openml package: pip install 'dpbench[openml]' "
+            "(the vendored 'tecator' loader needs nothing)"
+        ) from err
+    return openml
+
+
+def _configure_cache(openml: Any, root: Path) -> Path:
+    """Point openml at ``root``; return the directory holding ``datasets/<id>/``."""
+    config = openml.config
+    if hasattr(config, "set_root_cache_directory"):
+        config.set_root_cache_directory(str(root))
+    else:  # older openml releases
+        config.cache_directory = str(root)
+    getter = getattr(config, "get_cache_directory", None)
+    return Path(getter()) if getter is not None else root
+
+
+def _is_cached(dataset_dir: Path) -> bool:
+    if not (dataset_dir / "description.xml").is_file():
+        return False
+    data_files = ("dataset.arff", "dataset.pq", "dataset.pkl.py3")
+    return any((dataset_dir / name).is_file() for name in data_files) or any(dataset_dir.glob("*.pq"))
+
+
+@register_dataset(
+    "openml",
+    summary="Any numeric OpenML regression dataset (local cache only unless allow_download), R recipe",
+    spec="004 §8 / " + SPEC,
+)
+def load_openml(
+    rng: np.random.Generator,
+    *,
+    data_id: int = 505,
+    target: str | None = None,
+    standardize: bool = False,
+    allow_download: bool = False,
+    cache_dir: str | None = None,
+) -> Dataset:
+    """OpenML dataset ``data_id`` (default 505 = Tecator): X = all non-target columns, y = ``target``
+    (default: the dataset's default target); rows with missing values dropped; R-type 80/20 split."""
+    openml = _import_openml()
+    root = openml_cache_root(cache_dir)
+    dataset_dir = _configure_cache(openml, root) / "datasets" / str(int(data_id))
+    if not allow_download and not _is_cached(dataset_dir):
+        raise DataUnavailableError(
+            f"OpenML dataset {data_id} is not in the local cache {dataset_dir}; nothing is downloaded by "
+            "default. Fill the cache once with the option allow_download=True (network needed), or set "
+            "cache_dir / $DPBENCH_DATA_DIR to an existing openml cache."
+        )
+    try:
+        dataset = openml.datasets.get_dataset(
+            int(data_id),
+            download_data=True,
+            download_qualities=False,
+            download_features_meta_data=False,
+        )
+        target_name = target or dataset.default_target_attribute
+        if not target_name:
+            raise ValueError(f"OpenML dataset {data_id} has no default target; pass target=...")
+        X_frame, y_frame, _, names = dataset.get_data(target=target_name)
+    except ValueError:
+        raise
+    except Exception as err:  # network or cache errors inside openml
+        if allow_download:
+            raise
+        raise DataUnavailableError(
+            f"OpenML dataset {data_id}: could not read the local cache ({err})"
+        ) from err
+    where = f"OpenML dataset {data_id} ({getattr(dataset, 'name', '?')})"
+    try:
+        X = np.asarray(X_frame, dtype=float)
+        y = np.asarray(y_frame, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as err:
+        raise ValueError(
+            f"{where}: non-numeric feature or target ({err}); only numeric data is supported"
+        ) from err
+    if X.ndim != 2 or X.shape[0] != y.shape[0]:
+        raise ValueError(f"{where}: features {X.shape} and target {y.shape} do not line up")
+    keep = np.isfinite(X).all(axis=1) & np.isfinite(y)
+    meta = {
+        "title": str(getattr(dataset, "name", f"OpenML {data_id}")),
+        "recipe": "R",
+        "file": f"openml:{int(data_id)}",
+        "data_id": int(data_id),
+        "target": str(target_name),
+        "features": [str(name) for name in names] if names is not None else None,
+        "rows_dropped_missing": int((~keep).sum()),
+    }
+    return split_r("openml", X[keep], y[keep], rng, standardize=standardize, meta=meta)
