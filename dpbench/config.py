@@ -57,7 +57,7 @@ TOP_LEVEL_KEYS = {
 KINDS = ("regression",)
 DATASET_KEYS = {"loader", "label", "options", "grid"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
-PLOT_KEYS = {"metric", "metrics", "x", "hue", "panel", "logy", "logx", "refs"}
+PLOT_KEYS = {"metric", "metrics", "x", "hue", "panel", "logy", "logx", "refs", "title", "caption", "ncols"}
 DELTA_RULE = re.compile(r"^\s*1\s*/\s*n\s*(?:\^\s*([0-9]*\.?[0-9]+))?\s*$")
 DEFAULT_METRICS = ("train_mse", "test_mse", "excess_train_mse")
 
@@ -292,11 +292,13 @@ def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
     combos = _grid_combinations(raw.get("grid"), f"{where}.grid")
     _check_names(combos[0], allowed, f"{where}.grid", f"hyperparameter of '{info.name}'")
     base_label = str(raw.get("label") or info.name)
+    # an external "pkg.module:fit" keeps its import path: worker processes only discover built-ins and entry points
+    reference = str(raw["mechanism"]) if ":" in str(raw["mechanism"]) else info.name
     entries = []
     for combo in combos:
         suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
         label = f"{base_label} ({suffix})" if suffix else base_label
-        entries.append(MechanismEntry(info.name, label, tuple(sorted({**hyper, **combo}.items()))))
+        entries.append(MechanismEntry(reference, label, tuple(sorted({**hyper, **combo}.items()))))
     return entries
 
 

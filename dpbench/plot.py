@@ -247,7 +247,7 @@ def build_figure(
     row_h = PANEL_SIZE[1] + 0.65  # panel + its two-line title
     fig_h = top_in + nrows * row_h + bottom_in
     fig = Figure(figsize=(fig_w, fig_h), dpi=DPI)
-    fig.subplots_adjust(left=0.8 / fig_w, right=1 - 0.25 / fig_w, top=1 - (top_in + 0.55) / fig_h,
+    fig.subplots_adjust(left=1.05 / fig_w, right=1 - 0.25 / fig_w, top=1 - (top_in + 0.55) / fig_h,
                         bottom=bottom_in / fig_h, wspace=0.32, hspace=0.65 / (PANEL_SIZE[1] - 0.1) + 0.12)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     for extra in axes.flat[len(panels):]:
