@@ -80,14 +80,6 @@ class DatasetEntry:
         """Unique, stable identifier (seeds and shard names derive from it)."""
         return f"{self.loader}{json.dumps(dict(self.options), sort_keys=True)}"
 
-    @property
-    def id(self) -> str:
-        """Human-readable unique id: the label plus any swept options."""
-        opts = dict(self.options)
-        if not self.swept:
-            return self.label
-        return f"{self.label} [" + ", ".join(f"{k}={opts[k]}" for k in self.swept) + "]"
-
 
 @dataclass(frozen=True)
 class MechanismEntry:
