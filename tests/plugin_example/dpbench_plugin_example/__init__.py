@@ -1,0 +1,1 @@
+"""A tiny package outside dpbench that contributes a mechanism (see docs/library.md)."""
