@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from dpbench import registry
 from dpbench.linalg import GramStats, gram_stats
@@ -71,40 +72,53 @@ def bench_mechanisms(
 ) -> pd.DataFrame:
     """One row per (dataset, mechanism): per-trial seconds and peak MB on the fast and explicit paths, and ratio."""
     rows = []
-    for name in datasets:
-        dataset = registry.get_dataset(name).load(np.random.default_rng(seed))
-        start = time.perf_counter()
-        stats = gram_stats(dataset.X_train, dataset.y_train)
-        _ = stats.eigh_x, stats.eigh_xy, stats.theta_ols, stats.ols_loss
-        precompute = time.perf_counter() - start
-        delta = 1.0 / stats.n**2
-        log(f"{name}: n={stats.n} d={stats.d} precompute {precompute * 1e3:.1f} ms")
-        for mech in mechanisms:
-            sketching = has_sketch_option(mech)
-            fast = time_trials(mechanism_call(mech, stats, epsilon, delta, "gram" if sketching else None), trials)
-            row = {
-                "dataset": name,
-                "n": stats.n,
-                "d": stats.d,
-                "precompute_ms": precompute * 1e3,
-                "mechanism": mech,
-                "fast_ms": fast.seconds * 1e3,
-                "fast_peak_mb": fast.peak_mb,
-                "explicit_ms": np.nan,
-                "explicit_peak_mb": np.nan,
-                "ratio": np.nan,
-            }
-            if sketching and explicit_trials > 0:
-                slow = time_trials(mechanism_call(mech, stats, epsilon, delta, "explicit"), explicit_trials)
-                row.update(
-                    explicit_ms=slow.seconds * 1e3, explicit_peak_mb=slow.peak_mb, ratio=slow.seconds / fast.seconds
-                )
-            rows.append(row)
-            log(
-                f"  {mech:<8} fast {row['fast_ms']:9.2f} ms ({row['fast_peak_mb']:7.1f} MB)  "
-                f"explicit {row['explicit_ms']:9.2f} ms ({row['explicit_peak_mb']:7.1f} MB)  ratio {row['ratio']:.1f}"
-            )
+    with threadpool_limits(limits=1):  # per-trial cost as the runner sees it (one BLAS thread per worker)
+        for name in datasets:
+            rows.extend(bench_dataset(name, mechanisms, trials, explicit_trials, epsilon, seed, log))
     return pd.DataFrame(rows)
+
+
+def bench_dataset(
+    name: str,
+    mechanisms: Iterable[str],
+    trials: int,
+    explicit_trials: int,
+    epsilon: float,
+    seed: int,
+    log: Callable[[str], None],
+) -> list[dict[str, float | str]]:
+    rows = []
+    dataset = registry.get_dataset(name).load(np.random.default_rng(seed))
+    start = time.perf_counter()
+    stats = gram_stats(dataset.X_train, dataset.y_train)
+    _ = stats.eigh_x, stats.eigh_xy, stats.theta_ols, stats.ols_loss
+    precompute = time.perf_counter() - start
+    delta = 1.0 / stats.n**2
+    log(f"{name}: n={stats.n} d={stats.d} precompute {precompute * 1e3:.1f} ms")
+    for mech in mechanisms:
+        sketching = has_sketch_option(mech)
+        fast = time_trials(mechanism_call(mech, stats, epsilon, delta, "gram" if sketching else None), trials)
+        row = {
+            "dataset": name,
+            "n": stats.n,
+            "d": stats.d,
+            "precompute_ms": precompute * 1e3,
+            "mechanism": mech,
+            "fast_ms": fast.seconds * 1e3,
+            "fast_peak_mb": fast.peak_mb,
+            "explicit_ms": np.nan,
+            "explicit_peak_mb": np.nan,
+            "ratio": np.nan,
+        }
+        if sketching and explicit_trials > 0:
+            slow = time_trials(mechanism_call(mech, stats, epsilon, delta, "explicit"), explicit_trials)
+            row.update(explicit_ms=slow.seconds * 1e3, explicit_peak_mb=slow.peak_mb, ratio=slow.seconds / fast.seconds)
+        rows.append(row)
+        log(
+            f"  {mech:<8} fast {row['fast_ms']:9.2f} ms ({row['fast_peak_mb']:7.1f} MB)  "
+            f"explicit {row['explicit_ms']:9.2f} ms ({row['explicit_peak_mb']:7.1f} MB)  ratio {row['ratio']:.1f}"
+        )
+    return rows
 
 
 def suite_wall_time(configs: Iterable[str], n_jobs: int, trials: int | None = None) -> float:

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import yaml
 from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
 
 from dpbench import __version__, registry
 from dpbench.config import Config, ConfigError, DatasetEntry, MechanismEntry
@@ -120,9 +121,7 @@ def fit_inputs(mech: registry.MechanismInfo, dataset: Dataset, stats: GramStats)
     available = {"stats": stats, "public_X": dataset.X_public, "population": dataset.population}
     missing = [name for name in mech.needs if available[name] is None]
     if missing:
-        raise ConfigError(
-            f"mechanism '{mech.name}' needs {missing} but dataset '{dataset.name}' provides none"
-        )
+        raise ConfigError(f"mechanism '{mech.name}' needs {missing} but dataset '{dataset.name}' provides none")
     return {name: available[name] for name in mech.needs}
 
 
@@ -157,19 +156,18 @@ def run_block(task: Task, config: Config) -> list[dict[str, Any]]:
         "delta": task.delta,
     }
     rows = []
-    for trial in range(task.trial_start, task.trial_stop):
-        seed = trial_seed(
-            config.seed, task.entry, task.mech, task.eps_index, trial, config.common_random_numbers
-        )
-        rng = np.random.default_rng(seed)
-        start = time.perf_counter()
-        result = as_fit_result(mech.fit(stats.X, stats.y, task.epsilon, task.delta, rng, **inputs, **hyper))
-        seconds = time.perf_counter() - start
-        row = {**base, "trial": trial}
-        row.update({name: metric(result.theta, dataset, stats) for name, metric in metrics})
-        row["seconds"] = seconds
-        row.update(info_columns(result.info))
-        rows.append(row)
+    with threadpool_limits(limits=1):  # parallelism is across trials; BLAS threads would oversubscribe the cores
+        for trial in range(task.trial_start, task.trial_stop):
+            seed = trial_seed(config.seed, task.entry, task.mech, task.eps_index, trial, config.common_random_numbers)
+            rng = np.random.default_rng(seed)
+            start = time.perf_counter()
+            result = as_fit_result(mech.fit(stats.X, stats.y, task.epsilon, task.delta, rng, **inputs, **hyper))
+            seconds = time.perf_counter() - start
+            row = {**base, "trial": trial}
+            row.update({name: metric(result.theta, dataset, stats) for name, metric in metrics})
+            row["seconds"] = seconds
+            row.update(info_columns(result.info))
+            rows.append(row)
     return rows
 
 
@@ -263,7 +261,12 @@ def _progress(total: int, enabled: bool):
 
 
 def execute(tasks: list[Task], config: Config, n_jobs: int) -> Iterator[tuple[Task, list[dict[str, Any]]]]:
-    """Yield (task, rows) as tasks finish (any order)."""
+    """Yield (task, rows) as tasks finish (any order); ``backend: dask`` runs them on a Dask cluster."""
+    if getattr(config, "backend", "loky") == "dask":
+        from dpbench.dask_backend import execute_dask
+
+        yield from execute_dask(tasks, config, n_jobs, _run_indexed)
+        return
     if n_jobs == 1:
         for task in tasks:
             yield task, run_block(task, config)
@@ -297,9 +300,7 @@ def assemble(run_dir: Path, tasks: list[Task], config: Config, dataset_order: li
     return table
 
 
-def run(
-    config: Config, *, n_jobs: int | None = None, fresh: bool = False, progress: bool = True, log=print
-) -> Path:
+def run(config: Config, *, n_jobs: int | None = None, fresh: bool = False, progress: bool = True, log=print) -> Path:
     """Run (or resume) an experiment; return its run directory."""
     started = time.time()
     n_jobs = config.n_jobs if n_jobs is None else n_jobs
@@ -309,9 +310,7 @@ def run(
     write_atomic(run_dir / "skipped.json", json.dumps(skipped, indent=2))
     shard_dir = run_dir / SHARD_DIR
     todo = [task for task in tasks if not (shard_dir / task.shard_name).exists()]
-    done_trials = sum(t.trial_stop - t.trial_start for t in tasks) - sum(
-        t.trial_stop - t.trial_start for t in todo
-    )
+    done_trials = sum(t.trial_stop - t.trial_start for t in tasks) - sum(t.trial_stop - t.trial_start for t in todo)
     if done_trials:
         log(f"resuming {run_dir}: {done_trials} trials already done, {len(todo)} blocks to go")
     with _progress(sum(t.trial_stop - t.trial_start for t in tasks), progress) as bar:
