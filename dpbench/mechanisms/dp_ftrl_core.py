@@ -1,0 +1,599 @@
+"""DP-FTRL-Σ for one-pass private linear regression (spec 002 §3): covariance designs, rules and the two engines.
+
+Algorithm 1 (spec 002 §3.1), 0-based stream t = 0..N−1, w_0 = 0:
+
+    r_t = x_tᵀw_t − y_t,   g_t = r_t x_t · min{1, ψ_t/(|r_t|·‖x_t‖_{Σ⁻¹})}           (Σ⁻¹-norm clipping)
+    g̃_{≤t} = Σ_{i≤t} g_i + ν(t+1)   (tree aggregation, node noise N(0, τ²(max_{s≤t}ψ_s)²Σ))
+    w_{t+1} = −η g̃_{≤t}            (FTRL with regulariser ‖w‖²/(2η)),   output w̄_N = (1/N)Σ_{t=0}^{N−1} w_t.
+
+Engines (same draws, same output up to round-off; tested against each other):
+
+* :func:`run_reference` — the literal loop with :class:`~dpbench.privacy.tree.TreeNoise`; needed for adaptive ψ_t
+  (RESIDUALEST, §3.3).
+* :func:`run_blocked` — fixed ψ (the benchmark default, §3.5). Since g_t = c_t x_t with a scalar c_t, the only
+  sequential quantity is c_t; within a block of B steps it needs x_tᵀ(Σ_{i<t} g_i) = x_tᵀG_{t0} + Σ_{t0≤i<t} c_i x_tᵀx_i
+  (one B×B Gram per block) and a_t = x_tᵀν(t) (tree noise, batched per block by
+  :func:`~dpbench.privacy.tree.inblock_prefix_noise`). The average is
+  w̄_N = −(η/N)[Σ_i (N−1−i) g_i + Σ_s m_s z_s] with m_s from :func:`~dpbench.privacy.tree.release_counts`.
+
+Noise N(0, σ²Σ) never costs O(d²) per step for a structured Σ: identity/diagonal are elementwise, a dense Σ is
+factored once (Cholesky, draws as one GEMM per block), and Σ = (λI + PᵀP)/M with d > M uses the exact low-rank draw
+z = √(λ/M)u + Pᵀv/√M and Woodbury norms (§3.4).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
+
+from dpbench.privacy.tree import TreeNoise, inblock_prefix_noise, kbar, release_counts
+
+SIGMA_DESIGNS = ("identity", "public", "oracle")
+PSI_MODES = ("fixed", "public_labeled", "private_split")
+SPECTRA = ("poly", "exp", "unknown")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# noise covariance designs (spec 002 §3.4)
+
+
+@dataclass
+class NoiseCovariance:
+    """Σ ≻ 0 with a cheap sampler of N(0, Σ) rows and cheap Σ⁻¹-norms.
+
+    kind: ``identity`` (Σ = sI), ``diag`` (Σ = diag(v)), ``dense`` (Σ = L Lᵀ, L lower Cholesky),
+    ``lowrank`` (Σ = s(λI + PᵀP)/M, exact O(d(M+1)) draws and Woodbury norms).
+    """
+
+    kind: str
+    d: int
+    scale: float = 1.0
+    diag: np.ndarray | None = None
+    chol: np.ndarray | None = None
+    P: np.ndarray | None = None
+    lam: float = 0.0
+    inner: Any = field(default=None, repr=False)  # cho_factor of λI_M + PPᵀ
+
+    @classmethod
+    def identity(cls, d: int) -> NoiseCovariance:
+        return cls("identity", int(d))
+
+    @classmethod
+    def diagonal(cls, values: np.ndarray) -> NoiseCovariance:
+        values = np.asarray(values, dtype=float)
+        if values.ndim != 1 or np.any(values <= 0):
+            raise ValueError("a diagonal noise covariance needs positive entries")
+        return cls("diag", values.size, diag=values)
+
+    @classmethod
+    def dense(cls, matrix: np.ndarray) -> NoiseCovariance:
+        matrix = np.asarray(matrix, dtype=float)
+        return cls("dense", matrix.shape[0], chol=np.linalg.cholesky((matrix + matrix.T) / 2.0))
+
+    @classmethod
+    def from_public(cls, P: np.ndarray, lam: float, lowrank: bool | None = None) -> NoiseCovariance:
+        """Σ = (λI + PᵀP)/M from M public rows P (uncentred, spec 002 Eq. 3.2); low-rank path when d > M."""
+        P = np.asarray(P, dtype=float)
+        M, d = P.shape
+        if not lam > 0:
+            raise ValueError(f"lam must be > 0, got {lam}")
+        if lowrank is None:
+            lowrank = d > M
+        if not lowrank:
+            sigma = P.T @ P
+            sigma[np.diag_indices(d)] += lam
+            return cls.dense(sigma / M)
+        inner = P @ P.T
+        inner[np.diag_indices(M)] += lam
+        return cls("lowrank", d, P=P, lam=float(lam), inner=cho_factor(inner, lower=True))
+
+    def scaled(self, c: float) -> NoiseCovariance:
+        """cΣ with the factor √c·F (draws from the same u are exactly √c times; spec 002 T4)."""
+        out = NoiseCovariance(self.kind, self.d, self.scale * c, self.diag, self.chol, self.P, self.lam, self.inner)
+        return out
+
+    @property
+    def n_public(self) -> int:
+        return 0 if self.P is None else int(self.P.shape[0])
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """n iid rows of N(0, Σ). Consumes rng row by row (chunking does not change the stream)."""
+        root = math.sqrt(self.scale)
+        if self.kind == "lowrank":
+            M = self.n_public
+            w = rng.standard_normal((n, self.d + M))
+            return root * (math.sqrt(self.lam / M) * w[:, : self.d] + (w[:, self.d:] @ self.P) / math.sqrt(M))
+        u = rng.standard_normal((n, self.d))
+        if self.kind == "identity":
+            return root * u if self.scale != 1.0 else u
+        if self.kind == "diag":
+            return u * (root * np.sqrt(self.diag))
+        return root * (u @ self.chol.T)
+
+    def inv_sq_norms(self, X: np.ndarray) -> np.ndarray:
+        """‖x_i‖²_{Σ⁻¹} for every row of X."""
+        X = np.asarray(X, dtype=float)
+        if self.kind == "identity":
+            out = np.einsum("ij,ij->i", X, X)
+        elif self.kind == "diag":
+            out = np.einsum("ij,ij->i", X, X / self.diag)
+        elif self.kind == "dense":
+            solved = solve_triangular(self.chol, X.T, lower=True)
+            out = np.einsum("ij,ij->j", solved, solved)
+        else:
+            M = self.n_public
+            b = X @ self.P.T
+            inner = np.einsum("ij,ij->i", b, cho_solve(self.inner, b.T).T)
+            out = (M / self.lam) * (np.einsum("ij,ij->i", X, X) - inner)
+        return out / self.scale
+
+    def matrix(self) -> np.ndarray:
+        """Σ as a dense matrix (tests only)."""
+        if self.kind == "identity":
+            return self.scale * np.eye(self.d)
+        if self.kind == "diag":
+            return self.scale * np.diag(self.diag)
+        if self.kind == "dense":
+            return self.scale * self.chol @ self.chol.T
+        return self.scale * (self.lam * np.eye(self.d) + self.P.T @ self.P) / self.n_public
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# rules (spec 002 §3.5, §4.2)
+
+
+def effective_dim(lams: np.ndarray, n: int, eta: float) -> float:
+    """D(η, N) = k* + Nη Σ_{i>k*} λ_i with k* = #{i : λ_i ≥ 1/(Nη)} (spec 002 §4.2)."""
+    lams = np.sort(np.asarray(lams, dtype=float))[::-1]
+    k = int(np.sum(lams >= 1.0 / (n * eta)))
+    return float(k + n * eta * lams[k:].sum())
+
+
+def eta_rule(
+    n: int,
+    tau: float,
+    *,
+    designed: bool,
+    spectrum: str = "unknown",
+    r: float | None = None,
+    eta_max: float = math.inf,
+    c1: float = 1.0,
+    c2: float = 8.0,
+) -> float:
+    """Data-independent step size (spec 002 §3.5): the Cor. 4.4/4.6 rate-balancing η with constants c1, c2."""
+    if spectrum not in SPECTRA:
+        raise ValueError(f"spectrum must be one of {SPECTRA}, got {spectrum!r}")
+    if spectrum == "poly" and (r is None or r <= 1):
+        raise ValueError(f"spectrum='poly' needs r > 1, got r={r!r}")
+    candidates = [eta_max]
+    if spectrum == "poly":
+        candidates.append(c1 * n ** (-1.0 / (1.0 + r)))
+    else:
+        candidates.append(c1)
+    if tau > 0:
+        if spectrum == "poly" and not designed:
+            candidates.append(c2 * tau ** (-2 * r / (1 + 2 * r)) * n ** (-(1 + r) / (1 + 2 * r)))
+        elif spectrum == "poly":
+            candidates.append(c2 * tau ** (-2 * r / (r + 3)) * n ** (-3 / (r + 3)))
+            candidates.append(c2 * tau ** (-2 * r / (1 + 3 * r)) * n ** (-(1 + r) / (1 + 3 * r)))
+        else:
+            candidates.append(c2 * (n * tau**2) ** (-1 / 3 if designed else -1 / 2))
+    return float(min(candidates))
+
+
+def theory_eta(n: int, trH: float) -> float:
+    """Thm 4.2's bound with σ_z = 1: 1/(32 tr(H) log2 N) (very conservative)."""
+    return 1.0 / (32.0 * trH * max(math.log2(n), 1.0))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# RESIDUALEST (spec 002 §3.3)
+
+
+def residual_est_public(Xe: np.ndarray, ye: np.ndarray, w: np.ndarray) -> float:
+    """Option 1: l = √(2·mean_i (ỹ_i − ⟨w, x̃_i⟩)²) on public labelled estimating data."""
+    res = ye - Xe @ w
+    return math.sqrt(2.0 * float(res @ res) / len(ye))
+
+
+def private_split_groups(m: int, n: int, epsilon: float, delta: float, beta1: float = 8.0) -> tuple[int, int]:
+    """(ñ, m̃) of Option 2: ñ = ⌈β₁ log(N/δ)/ε̃⌉ groups of m̃ = ⌊m/ñ⌋ rows, ε̃ = ε/√(8N log(2/δ)) (§2.4, §3.3).
+
+    Raises ValueError (``residual_est_infeasible``) when m̃ < 1, which happens at every realistic N (§3.3 warning).
+    """
+    eps_t = epsilon / math.sqrt(8.0 * n * math.log(2.0 / delta))
+    groups = math.ceil(beta1 * math.log(n / delta) / eps_t)
+    size = m // groups
+    if size < 1:
+        raise ValueError(
+            f"residual_est_infeasible: psi_mode='private_split' needs m ≥ ñ = {groups} estimating rows "
+            f"(ε̃ = {eps_t:.3g}), got m = {m}; use psi_mode='fixed' (spec 002 §3.3)"
+        )
+    return groups, size
+
+
+def stability_histogram_l(
+    r2: np.ndarray, groups: int, size: int, eps_t: float, delta_t: float, rng: np.random.Generator
+) -> float | None:
+    """Option 2 (Karwa–Vadhan form, spec 002 §3.3): noisy dyadic histogram of group means; l = √(2·upper end).
+
+    Returns None when every noisy bin falls under the threshold (caller falls back to l_{t−1}).
+    """
+    means = r2[: groups * size].reshape(groups, size).mean(axis=1)
+    keys = np.where(means > 0, np.floor(np.log2(np.where(means > 0, means, 1.0))), -np.inf)
+    bins, counts = np.unique(keys, return_counts=True)
+    noisy = counts / groups + rng.laplace(0.0, 2.0 / (eps_t * groups), size=bins.size)
+    noisy[noisy < 2.0 * math.log(2.0 / delta_t) / (eps_t * groups) + 1.0 / groups] = 0.0
+    if not np.any(noisy > 0):
+        return None
+    k = bins[int(np.argmax(noisy))]
+    upper = 0.0 if not np.isfinite(k) else 2.0 ** (k + 1)
+    return math.sqrt(2.0 * upper)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# engines
+
+
+@dataclass
+class EngineResult:
+    theta: np.ndarray  # w̄_N
+    w_last: np.ndarray  # w_N (diagnostic)
+    clip_frac: float
+    psi_max: float = math.nan
+    failures: int = 0
+    iterates: np.ndarray | None = None  # (N+1, d) when requested (reference engine, tests)
+
+
+def clip_coefficient(r: float, q: float, psi: float) -> float:
+    """c with g = c·x = CLIP(r x, ψ, Σ): r·min{1, ψ/(|r| q)}, where q = ‖x‖_{Σ⁻¹} (CLIP(0) = 0)."""
+    norm = abs(r) * q
+    return r if norm <= psi else r * psi / norm
+
+
+def run_blocked(
+    X: np.ndarray,
+    y: np.ndarray,
+    q: np.ndarray,
+    psi: float,
+    sigma: float,
+    eta: float,
+    cov: NoiseCovariance,
+    rng: np.random.Generator,
+    block: int = 128,
+) -> EngineResult:
+    """Algorithm 1 with fixed ψ and node std σ = τψ, blocked as described in the module docstring."""
+    n, d = X.shape
+    if block < 1 or block & (block - 1):
+        raise ValueError(f"block must be a power of 2, got {block}")
+    G = np.zeros(d)  # Σ_{i<t0} g_i
+    nu_start = np.zeros(d)  # ν(t0)
+    nu_at = {0: nu_start}
+    noise_sum = np.zeros(d)  # Σ_s m_s z_s
+    weights = release_counts(n)
+    coef = np.empty(n)
+    clipped = 0
+    nu_end = nu_start
+    for t0 in range(0, n, block):
+        b = min(block, n - t0)
+        Xb = X[t0:t0 + b]
+        if sigma > 0:
+            draws = sigma * cov.sample(rng, b)  # steps s = t0+1 .. t0+b
+            z_block = np.zeros((block, d))
+            rows = min(b, block - 1)
+            z_block[1:rows + 1] = draws[:rows]
+            nu_in = inblock_prefix_noise(z_block)
+            a = Xb @ nu_start + np.einsum("ij,ij->i", Xb, nu_in[:b])
+            noise_sum += weights[t0:t0 + b] @ draws
+        else:
+            a = np.zeros(b)
+        base = Xb @ G + a
+        gram = Xb @ Xb.T
+        cb = np.zeros(b)
+        yb = y[t0:t0 + b]
+        qb = q[t0:t0 + b]
+        for u in range(b):
+            r = -eta * (base[u] + gram[u, :u] @ cb[:u]) - yb[u]
+            norm = abs(r) * qb[u]
+            if norm > psi:
+                cb[u] = r * psi / norm
+                clipped += 1
+            else:
+                cb[u] = r
+        coef[t0:t0 + b] = cb
+        G = G + Xb.T @ cb
+        if sigma > 0:
+            s = t0 + b
+            if b == block:
+                nu_end = nu_at[s - (s & -s)] + draws[b - 1]
+                nu_at[s] = nu_end
+                nu_start = nu_end
+            else:
+                nu_end = nu_start + nu_in[b] if b < block else nu_end
+    steps_left = (n - 1 - np.arange(n)).astype(float)
+    theta = -(eta / n) * (X.T @ (steps_left * coef) + noise_sum)
+    w_last = -eta * (G + (nu_end if sigma > 0 else 0.0))
+    return EngineResult(theta, w_last, clipped / n, psi)
+
+
+def run_reference(
+    X: np.ndarray,
+    y: np.ndarray,
+    q: np.ndarray,
+    tau: float,
+    eta: float,
+    cov: NoiseCovariance,
+    rng: np.random.Generator,
+    *,
+    psi_fn=None,
+    psi: float | None = None,
+    keep_iterates: bool = False,
+) -> EngineResult:
+    """The literal Algorithm 1 loop (one tree step per example). ψ_t = psi_fn(w_t) if given, else the fixed ψ.
+
+    Node std σ_t = τ·max_{s≤t} ψ_s (running max, spec 002 §3.1).
+    """
+    n, d = X.shape
+    tree = TreeNoise(n, d, lambda: cov.sample(rng, 1)[0])
+    w = np.zeros(d)
+    wsum = np.zeros(d)
+    psi_max = 0.0
+    clipped = 0
+    failures = 0
+    iterates = np.zeros((n + 1, d)) if keep_iterates else None
+    for t in range(n):
+        wsum += w
+        if psi_fn is not None:
+            value = psi_fn(w)
+            if value is None:
+                failures += 1
+                value = psi_max
+            psi_t = float(value)
+        else:
+            psi_t = float(psi)
+        psi_max = max(psi_max, psi_t)
+        r = float(X[t] @ w - y[t])
+        c = clip_coefficient(r, q[t], psi_t)
+        clipped += c != r
+        noisy = tree.step(c * X[t], tau * psi_max if tau > 0 else 0.0)
+        w = -eta * noisy
+        if keep_iterates:
+            iterates[t + 1] = w
+    return EngineResult(wsum / n, w, clipped / n, psi_max, failures, iterates)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the mechanism body (spec 002 §3.7)
+
+_CACHE: dict[tuple, Any] = {}
+_CACHE_SIZE = 6
+
+
+def _fingerprint(A: np.ndarray) -> tuple:
+    """Cheap identity of an array for the per-process cache (id, shape and a strided checksum)."""
+    flat = A.reshape(-1)
+    return (id(A), A.shape, float(flat[:: max(1, flat.size // 997)].sum()))
+
+
+def _remember(key: tuple, value: Any) -> Any:
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = value
+    return value
+
+
+def _cached_public_cov(P: np.ndarray, lam: float) -> NoiseCovariance:
+    """Σ = (λI + PᵀP)/M is deterministic given the public rows and λ: build it once per process (trials reuse)."""
+    key = ("cov", _fingerprint(P), float(lam))
+    return _CACHE[key] if key in _CACHE else _remember(key, NoiseCovariance.from_public(P, lam))
+
+
+def _cached_norms(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
+    """‖x_i‖_{Σ⁻¹} of the (unpermuted) training rows; cached for dense/low-rank Σ (O(Nd²) each)."""
+    if cov.kind in ("identity", "diag"):
+        return np.sqrt(cov.inv_sq_norms(X))
+    key = ("q", id(cov), _fingerprint(X))
+    return _CACHE[key] if key in _CACHE else _remember(key, np.sqrt(cov.inv_sq_norms(X)))
+
+
+def _design_value(name: str, given: Any, population, key: str) -> Any:
+    if given is not None:
+        return given
+    if population is not None and key in population.extra:
+        return population.extra[key]
+    return None
+
+
+def fit_dp_ftrl(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float | None,
+    delta: float | None,
+    rng: np.random.Generator,
+    *,
+    sigma_design: str,
+    tau: float,
+    calibration_info: dict[str, Any],
+    public_X: np.ndarray | None = None,
+    population=None,
+    eta: float | str = "rule",
+    eta_c1: float = 1.0,
+    eta_c2: float = 8.0,
+    spectrum: str | None = None,
+    r: float | None = None,
+    trH: float | None = None,
+    eta_max: float | None = None,
+    clip_C: float | str = "auto",
+    c_C: float = 2.0,
+    C_X: float | None = None,
+    C_Y: float | None = None,
+    psi_mode: str = "fixed",
+    l0: float | None = None,
+    psi_cap: float | None = None,
+    estimating_X: np.ndarray | None = None,
+    estimating_y: np.ndarray | None = None,
+    lam_mult: float = 1.0,
+    public_C_fraction: float = 0.2,
+    public_C_rows: int | None = None,
+    shuffle: bool = True,
+    block: int = 128,
+    engine: str = "auto",
+    nonprivate: bool = False,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Steps 1–7 of spec 002 §3.7 for a given τ (τ = 0 and ``nonprivate`` ⇒ ψ = ∞: averaged SGD)."""
+    n, d = X.shape
+    if sigma_design not in SIGMA_DESIGNS:
+        raise ValueError(f"sigma_design must be one of {SIGMA_DESIGNS}, got {sigma_design!r}")
+    if psi_mode not in PSI_MODES:
+        raise ValueError(f"psi_mode must be one of {PSI_MODES}, got {psi_mode!r}")
+    if engine not in ("auto", "blocked", "reference"):
+        raise ValueError(f"engine must be 'auto', 'blocked' or 'reference', got {engine!r}")
+    # 1. stream order (data-independent permutation from the trial rng)
+    perm = rng.permutation(n) if shuffle else np.arange(n)
+    X_original = X
+    X, y = X[perm], y[perm]
+    # design constants: hyperparameters, else the generator's (known design, synthetic only)
+    spectrum = _design_value("spectrum", spectrum, population, "spectrum") or "unknown"
+    r = _design_value("r", r, population, "r")
+    trH = _design_value("trH", trH, population, "trH")
+    l0 = _design_value("l0", l0, population, "l0")
+    h_diag = population.extra.get("h_diag") if population is not None else None
+    P_sigma = P_C = None
+    if sigma_design == "public":
+        if public_X is None:
+            raise ValueError("sigma_design='public' needs public_X (unlabeled public rows); none given")
+        public_X = np.asarray(public_X, dtype=float)
+        if public_X.ndim != 2 or public_X.shape[1] != d:
+            raise ValueError(f"public_X must have shape (M, {d}), got {public_X.shape}")
+        m_c = int(public_C_rows) if public_C_rows is not None else int(round(public_C_fraction * len(public_X)))
+        if not 0 <= m_c < len(public_X):
+            raise ValueError(f"public_C_rows/public_C_fraction leave no rows to build Σ (M = {len(public_X)})")
+        P_sigma, P_C = public_X[: len(public_X) - m_c], public_X[len(public_X) - m_c:]
+        if trH is None:
+            trH = float(np.mean(np.einsum("ij,ij->i", public_X, public_X)))
+    if sigma_design == "oracle" and population is None:
+        raise ValueError("sigma_design='oracle' needs the generator's population (synthetic data only)")
+    if trH is None and sigma_design == "oracle":
+        trH = float(np.trace(population.cov)) if h_diag is None else float(np.sum(h_diag))
+    # 3. step size
+    if eta_max is None:
+        if trH is not None:
+            eta_max = 1.0 / (2.0 * trH)
+        elif C_X is not None:
+            eta_max = 1.0 / (2.0 * C_X**2)
+        else:
+            eta_max = math.inf
+    if isinstance(eta, str):
+        if eta == "rule":
+            eta_value = eta_rule(n, tau, designed=sigma_design != "identity", spectrum=spectrum, r=r,
+                                 eta_max=eta_max, c1=eta_c1, c2=eta_c2)
+        elif eta == "theory":
+            if trH is None:
+                raise ValueError("eta='theory' needs trH (or a design that provides it)")
+            eta_value = theory_eta(n, trH)
+        else:
+            raise ValueError(f"eta must be a number, 'rule' or 'theory', got {eta!r}")
+    else:
+        eta_value = float(eta)
+    if not eta_value > 0 or not math.isfinite(eta_value):
+        raise ValueError(f"eta must be finite and > 0, got {eta_value}")
+    # 4. Σ and the Σ⁻¹-norms
+    lam = math.nan
+    if sigma_design == "identity" or not math.isfinite(lam_mult):
+        cov = NoiseCovariance.identity(d)
+    elif sigma_design == "oracle":
+        lam = lam_mult / (n * eta_value)
+        if h_diag is not None:
+            cov = NoiseCovariance.diagonal(np.asarray(h_diag) + lam)
+        else:
+            cov = NoiseCovariance.dense(population.cov + lam * np.eye(d))
+    else:
+        lam = lam_mult * len(P_sigma) / (n * eta_value)
+        cov = _cached_public_cov(P_sigma, lam)
+    # 5. clipping constant C
+    tr_sh = math.nan
+    if nonprivate:
+        C = math.inf
+    elif not isinstance(clip_C, str):
+        C = float(clip_C)
+    elif clip_C != "auto":
+        raise ValueError(f"clip_C must be a number or 'auto', got {clip_C!r}")
+    elif sigma_design == "identity" and C_X is not None:
+        C = float(C_X)
+    else:
+        if cov.kind == "identity" and trH is not None and sigma_design != "public":
+            tr_sh = float(trH)
+        elif sigma_design == "oracle" and h_diag is not None:
+            tr_sh = float(np.sum(np.asarray(h_diag) / cov.diag))
+        elif sigma_design == "oracle":
+            tr_sh = float(np.trace(np.linalg.solve(cov.matrix(), population.cov)))
+        elif sigma_design == "public" and P_C is not None and len(P_C):
+            tr_sh = float(np.mean(cov.inv_sq_norms(P_C)))
+        elif sigma_design == "public":
+            tr_sh = float(np.mean(cov.inv_sq_norms(P_sigma)))  # in-sample: biased low (§3.5 pilot finding)
+        else:
+            raise ValueError("clip_C='auto' needs C_X, trH or a design that provides tr(Σ⁻¹H)")
+        C = c_C * math.sqrt(tr_sh)
+    # 6. clipping level
+    if nonprivate:
+        psi = math.inf
+    else:
+        if l0 is None:
+            if C_Y is None:
+                raise ValueError("psi_mode needs l0 (or C_Y, giving l0 = √2·C_Y); neither given")
+            l0 = math.sqrt(2.0) * C_Y
+        psi = C * float(l0)
+    q = _cached_norms(cov, X_original)[perm] if math.isfinite(psi) else np.zeros(n)
+    # 7. run
+    failures = 0
+    if psi_mode == "fixed" and engine != "reference":
+        result = run_blocked(X, y, q, psi, tau * psi if tau > 0 else 0.0, eta_value, cov, rng, block=block)
+    else:
+        psi_fn = None
+        if psi_mode == "public_labeled":
+            if estimating_X is None or estimating_y is None:
+                raise ValueError("psi_mode='public_labeled' needs labelled public estimating data")
+            cap = math.inf if psi_cap is None else float(psi_cap)
+
+            def psi_fn(w):
+                return min(C * residual_est_public(estimating_X, estimating_y, w), cap)
+
+        elif psi_mode == "private_split":
+            if estimating_X is None or estimating_y is None:
+                raise ValueError("psi_mode='private_split' needs a private labelled estimating split")
+            groups, size = private_split_groups(len(estimating_y), n, epsilon, delta)
+            eps_t = epsilon / math.sqrt(8.0 * n * math.log(2.0 / delta))
+            delta_t = delta / (2.0 * n)
+
+            def psi_fn(w):
+                res = estimating_y - estimating_X @ w
+                value = stability_histogram_l(res * res, groups, size, eps_t, delta_t, rng)
+                return None if value is None else C * value
+
+        result = run_reference(X, y, q, tau, eta_value, cov, rng, psi_fn=psi_fn, psi=psi)
+        failures = result.failures
+        psi = result.psi_max
+    info = {
+        "tau": tau,
+        "sigma_node": tau * psi if tau > 0 and math.isfinite(psi) else 0.0,
+        "psi": psi,
+        "C": C,
+        "l0": math.nan if l0 is None else float(l0),
+        "kbar": kbar(n),
+        "eta": eta_value,
+        "lam": lam,
+        "clip_frac": result.clip_frac,
+        "trSH_est": tr_sh,
+        "M": 0 if P_sigma is None else len(P_sigma),
+        "M_C": 0 if P_C is None else len(P_C),
+        "sigma_design": sigma_design,
+        "cov_kind": cov.kind,
+        "residual_est_failures": failures,
+        "w_last_norm": float(np.linalg.norm(result.w_last)),
+        **calibration_info,
+    }
+    return result.theta, info
