@@ -53,11 +53,13 @@ TOP_LEVEL_KEYS = {
     "mechanisms": "list of mechanism names or {mechanism, label, hyper, grid}",
     "plot": "defaults for `dpbench plot` (metric, x, hue, panel, logy, refs)",
     "notes": "free text kept with the run",
+    "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
+    "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
 KINDS = ("regression",)
 DATASET_KEYS = {"loader", "label", "options", "grid"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
-PLOT_KEYS = {"metric", "metrics", "x", "hue", "panel", "logy", "logx", "refs", "title", "caption", "ncols"}
+PLOT_KEYS = {"metric", "metrics", "x", "hue", "panel", "logy", "logx", "refs", "title", "caption", "ncols", "annotate"}
 DELTA_RULE = re.compile(r"^\s*1\s*/\s*n\s*(?:\^\s*([0-9]*\.?[0-9]+))?\s*$")
 DEFAULT_METRICS = ("train_mse", "test_mse", "excess_train_mse")
 
@@ -115,6 +117,8 @@ class Config:
     caption: str = ""
     plot: dict[str, Any] = field(default_factory=dict)
     notes: str = ""
+    backend: str = "loky"
+    scheduler: str | None = None
 
     @property
     def run_dir(self) -> Path:
@@ -154,6 +158,8 @@ class Config:
         """The fields that determine the results (a resumed run must match them; n_jobs may change)."""
         data = self.to_dict()
         for volatile in ("n_jobs", "title", "caption", "plot", "notes", "output_dir", "trial_block"):
+            data.pop(volatile)
+        for volatile in ("backend", "scheduler"):  # where trials run never changes their results
             data.pop(volatile)
         return json.loads(json.dumps(data, default=str))
 
@@ -324,6 +330,28 @@ def parse_metrics(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+BACKENDS = ("loky", "dask")
+SCHEDULER_SCHEMES = ("tcp://", "tls://", "ucx://", "inproc://", "ws://", "wss://")
+
+
+def parse_backend(backend: Any, scheduler: Any) -> dict[str, Any]:
+    """``backend``/``scheduler`` → Config fields; a scheduler is an address, a ``.json`` scheduler file or ``local``."""
+    if backend not in BACKENDS:
+        raise _fail("backend", f"must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if scheduler is None:
+        return {"backend": backend, "scheduler": None}
+    if backend != "dask":
+        raise _fail("scheduler", f"is only used with backend: dask (backend is {backend!r})")
+    if not isinstance(scheduler, str) or not (
+        scheduler == "local" or scheduler.startswith(SCHEDULER_SCHEMES) or scheduler.endswith(".json")
+    ):
+        raise _fail(
+            "scheduler",
+            f"must be 'local', an address such as tcp://host:8786 or a scheduler .json file, got {scheduler!r}",
+        )
+    return {"backend": backend, "scheduler": scheduler}
+
+
 def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     """Validate a config mapping (as loaded from YAML) and resolve it into a :class:`Config`."""
     if not isinstance(raw, dict):
@@ -373,6 +401,7 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
         caption=str(raw.get("caption", "")),
         plot=dict(plot),
         notes=str(raw.get("notes", "")),
+        **parse_backend(raw.get("backend", "loky"), raw.get("scheduler")),
     )
 
 

@@ -26,7 +26,9 @@ from matplotlib.figure import Figure
 from dpbench.results import EXCESS_NAMES, Run, aggregate, load_run, metric_values, reference_lines
 
 #: options ``plot_run`` understands (the config's ``plot:`` mapping may set any of them but ``metrics``)
-PLOT_OPTIONS = ("metric", "x", "hue", "panel", "logy", "refs", "logx", "title", "caption", "ncols")
+PLOT_OPTIONS = ("metric", "x", "hue", "panel", "logy", "refs", "logx", "title", "caption", "ncols", "annotate")
+#: point annotations ``annotate:`` may name
+ANNOTATIONS = ("ihm_clipping",)
 DPI = 150
 PANEL_SIZE = (4.4, 3.3)  # inches per panel
 FALLBACK_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
@@ -172,6 +174,7 @@ def build_figure(
     title: str | None = None,
     caption: str | None = None,
     ncols: int | None = None,
+    annotate: str | None = None,
 ) -> Figure:
     """Draw ``metric`` vs ``x`` with one curve per ``hue`` value and one panel per ``panel`` value.
 
@@ -181,6 +184,8 @@ def build_figure(
     the curve rather than being averaged over. ``title``/``caption`` default to the config's (``""`` hides them).
     """
     run = run if isinstance(run, Run) else load_run(run)
+    if annotate is not None and annotate not in ANNOTATIONS:
+        raise ValueError(f"annotate={annotate!r} is not known; known: {', '.join(ANNOTATIONS)}")
     trials = run.trials.copy()
     for option, column in (("x", x), ("hue", hue), ("panel", panel)):
         if column not in trials:
@@ -285,6 +290,9 @@ def build_figure(
                 ax.errorbar(xs, mean, yerr=[mean - lo, hi - mean], color=style["color"], capsize=3, linestyle="")
             handles.setdefault(legend_of[curve], line)
             drawn += 1
+            if annotate == "ihm_clipping" and mech_of[curves.index(curve)] == "ihm":
+                curve_trials = trials[(trials[panel_col] == value) & (trials[hue] == curve[0])]
+                _annotate_ihm_clipping(ax, curve_trials, run.dataset_info(str(value)), x, points)
         if use_logx:
             ax.set_xscale("log")
         if logy:
@@ -348,6 +356,26 @@ def _draw_refs(ax, run: Run, dataset: str, metric: str, logy: bool, handles: dic
         ax.text(0.98, 0.98, "\n".join(off), transform=ax.transAxes, ha="right", va="top", fontsize=7, color="grey")
 
 
+def _annotate_ihm_clipping(ax, trials: pd.DataFrame, info: Mapping[str, Any], x: str, points: pd.DataFrame) -> None:
+    """IHM paper Fig. 7 annotations (004 §5.5): "χ√κ_X/(2−χ): v, clip: p%" at each IHM point.
+
+    v = √((λ^X_max + β²)/(λ^X_min + β²))/(2√6 + 1) with β² = max{0, γ_IHM − λ^X_min} (the notebook's constant),
+    p = share of IHM iterations t ≥ 1 in which clipping changed the residual (mean of ``info.clip_fraction``).
+    """
+    if not {"info.gamma", "info.clip_fraction"} <= set(trials.columns) or not info:
+        return
+    lam_min, lam_max = max(float(info["lam_min_x"]), 0.0), float(info["lam_max_x"])
+    per_x = trials.groupby(x)[["info.gamma", "info.clip_fraction"]].mean()
+    for xv, mean in zip(points[x], points["mean"], strict=True):
+        if xv not in per_x.index:
+            continue
+        beta_sq = max(0.0, per_x.at[xv, "info.gamma"] - lam_min)
+        v = math.sqrt((lam_max + beta_sq) / (lam_min + beta_sq)) / (2 * math.sqrt(6) + 1)
+        clip = 100 * per_x.at[xv, "info.clip_fraction"]
+        ax.annotate(f"χ√κ/(2−χ): {v:.2f}\nclip: {clip:.0f}%", (xv, mean), textcoords="offset points",
+                    xytext=(4, 6), fontsize=6.5, color="darkgreen")
+
+
 def figure_stem(metric: str, x: str = "epsilon") -> str:
     safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in metric)
     return f"figure_{safe}" if x == "epsilon" else f"figure_{safe}_vs_{''.join(c if c.isalnum() else '_' for c in x)}"
@@ -365,6 +393,7 @@ def plot_run(
     title: str | None = None,
     caption: str | None = None,
     ncols: int | None = None,
+    annotate: str | None = None,
     **unknown: Any,
 ) -> list[Path]:
     """Draw a run's figure and write ``figure_<metric>.png`` (dpi 150) and ``.pdf`` in the run folder.
@@ -375,7 +404,7 @@ def plot_run(
         raise ValueError(f"unknown plot option(s) {', '.join(sorted(unknown))}; known: {', '.join(PLOT_OPTIONS)}")
     run = load_run(run_dir)
     fig = build_figure(run, metric=metric, x=x, hue=hue, panel=panel, logy=logy, refs=refs, logx=logx,
-                       title=title, caption=caption, ncols=ncols)
+                       title=title, caption=caption, ncols=ncols, annotate=annotate)
     stem = run.path / figure_stem(metric, x)
     written = []
     for suffix in (".png", ".pdf"):

@@ -303,3 +303,19 @@ def test_logy_drops_numerically_zero_curve(tmp_path):
     for ax in fig.get_axes():
         assert [line.get_label() for line in curve_lines(ax)] == ["IHM", "AdaSSP"]
         assert ax.get_ylim()[0] > 1e-4
+
+
+def test_ihm_clipping_annotation(tmp_path):
+    """Fig. 7's per-point text: χ√κ/(2−χ) from the spectrum and γ, and the clipping share."""
+    trials = trial_rows()
+    trials["info.gamma"] = np.where(trials["mechanism"] == "ihm", 10.0, np.nan)
+    trials["info.clip_fraction"] = np.where(trials["mechanism"] == "ihm", 0.5, np.nan)
+    datasets = {k: {**v, "lam_min_x": 0.0, "lam_max_x": 90.0} for k, v in DATASETS.items()}
+    folder = write_run(tmp_path / "annotated", trials)
+    (folder / "datasets.json").write_text(json.dumps(datasets))
+    fig = build_figure(folder, annotate="ihm_clipping")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    expected = f"χ√κ/(2−χ): {math.sqrt(100 / 10) / (2 * math.sqrt(6) + 1):.2f}\nclip: 50%"
+    assert texts.count(expected) == len(EPS)  # one per IHM point, none for AdaSSP
+    with pytest.raises(ValueError, match="annotate"):
+        build_figure(folder, annotate="nonsense")
