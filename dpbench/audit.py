@@ -55,6 +55,23 @@ THRESHOLD_LEVELS = (
 )  # fmt: skip
 BROKEN_VARIANTS = ("none", "eps_x10", "no_bound", "noise_div10")
 
+#: hyperparameters the audit passes by default: declarations of the audit data's bounds (‖x‖ ≤ 1, |y| ≤ 1) for
+#: mechanisms that need them stated. A mechanism can carry its own as a ``fit.audit_hyper`` dict attribute.
+AUDIT_HYPER: dict[str, dict[str, Any]] = {
+    "dp_ftrl_identity": {"C_X": 1.0, "C_Y": 1.0},
+    "dp_ftrl_sigma_public": {"C_Y": 1.0},
+    "dp_ftrl_sigma_oracle": {"l0": math.sqrt(2.0)},
+    "sgd_avg_nonprivate": {"C_X": 1.0},
+}
+
+
+def default_hyper(info: MechanismInfo) -> dict[str, Any]:
+    """The audit's default hyperparameters for ``info`` (``fit.audit_hyper`` or :data:`AUDIT_HYPER`)."""
+    declared = getattr(info.fit, "audit_hyper", None)
+    hyper = dict(declared) if isinstance(declared, Mapping) else dict(AUDIT_HYPER.get(info.name, {}))
+    allowed = info.hyperparameters()
+    return {k: v for k, v in hyper.items() if k in allowed}
+
 
 # ----------------------------------------------------------------------------------------------------------------
 # statistics: Clopper–Pearson and the ε lower bound
@@ -392,8 +409,13 @@ def audit(
     broken: str = "none",
     hyper: Mapping[str, Any] | None = None,
     background_norm: float = 0.2,
+    max_seconds: float | None = None,
 ) -> AuditResult:
-    """Audit ``info`` at claimed (ε, δ) (module docstring); ``broken`` selects a negative control."""
+    """Audit ``info`` at claimed (ε, δ) (module docstring); ``broken`` selects a negative control.
+
+    ``hyper`` defaults to :func:`default_hyper`. ``max_seconds`` caps the main runs: N is lowered (never below the
+    pilot size) so that 2N runs take about that long at the pilot's speed; the N used is reported.
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if int(trials) != trials or trials < 10:
@@ -401,7 +423,7 @@ def audit(
     if broken not in BROKEN_VARIANTS:
         raise ValueError(f"broken must be one of {BROKEN_VARIANTS}, got {broken!r}")
     pilot = int(pilot) if pilot is not None else max(200, min(2000, trials // 5))
-    hyper = dict(hyper or {})
+    hyper = default_hyper(info) if hyper is None else dict(hyper)
     unknown = sorted(set(hyper) - set(info.hyperparameters()))
     if unknown:
         raise ValueError(f"hyper: unknown hyperparameter {unknown[0]!r} of {info.name!r}")
@@ -427,7 +449,12 @@ def audit(
                 X, y, inputs = sides[side]
                 return run_mechanism(info, X, y, run_eps, delta, runs, np.random.default_rng(stream), inputs, hyper)
 
+            tick = time.perf_counter()
             p1, p0 = sample("D", pilot, seeds[1]), sample("D'", pilot, seeds[2])
+            per_run = (time.perf_counter() - tick) / (2 * pilot)
+            if max_seconds is not None and 2 * trials * per_run > max_seconds:
+                trials = max(pilot, int(max_seconds / (2 * per_run)))
+                base["trials"] = trials
             w = fisher_direction(p1, p0)
             pooled = np.concatenate([project(p1, w), project(p0, w)])
             thresholds = np.quantile(pooled[np.isfinite(pooled)], THRESHOLD_LEVELS)

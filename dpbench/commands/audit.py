@@ -74,6 +74,9 @@ def register(app: typer.Typer) -> None:
         negative_controls: Annotated[
             bool, typer.Option(help="also run every available negative control (reported; exit code unaffected)")
         ] = False,
+        max_seconds: Annotated[
+            float | None, typer.Option(help="cap per audit: fewer runs for slow mechanisms (N is reported)")
+        ] = None,
         hyper: Annotated[
             list[str] | None, typer.Option(help="hyperparameter key=value (repeatable; single mechanism)")
         ] = None,
@@ -89,7 +92,7 @@ def register(app: typer.Typer) -> None:
         epsilons = list(epsilon or [0.5, 2.0])
         if broken not in audit_lib.BROKEN_VARIANTS:
             raise ValueError(f"--broken must be one of {', '.join(audit_lib.BROKEN_VARIANTS)}, got {broken!r}")
-        hyper_values = parse_hyper(hyper or [])
+        hyper_values = parse_hyper(hyper) if hyper else None
         if hyper_values and len(infos) != 1:
             raise ValueError("--hyper applies to a single mechanism, not --all")
         if plot is not None:
@@ -107,7 +110,7 @@ def register(app: typer.Typer) -> None:
                 for eps in epsilons:
                     result = audit_lib.audit(
                         info, eps, delta, trials=trials, n=n, d=d, seed=seed, confidence=confidence,
-                        broken=control, hyper=hyper_values,
+                        broken=control, hyper=hyper_values, max_seconds=max_seconds,
                     )  # fmt: skip
                     typer.echo(
                         f"{info.name:<14} control={control:<12} ε={eps:<6g} ε̂_lower={result.eps_lower:.3f} "
