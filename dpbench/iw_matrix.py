@@ -217,3 +217,24 @@ def spectral_iteration(
         Fs.append(F)
         X = sym_update(X, F)
     return SpectralResult(X, n_floor, len(blocks), Fs)
+
+
+def population_info_matrix(kind: str, extra: dict, d: int, lam: float, gamma: float = 0.0) -> np.ndarray:
+    """U_λ (``kind="ldp"``) or W_{γ,λ} (``kind="dp"``) of a generator's p from ``Population.extra``.
+
+    Uses the closed forms: ``radial`` = (r_atoms, r_probs) for φ = r·u with u uniform on the sphere (isotropic
+    ⇒ X = x·I), ``basis_probs`` for basis distributions (diagonal X), else ``atoms``/``probs`` through the exact
+    iteration :func:`solve_info_matrix`.
+    """
+    B = float(extra.get("B", 1.0))
+    if "radial" in extra:
+        r, q = (np.asarray(a, dtype=float) for a in extra["radial"])
+        if kind == "ldp":
+            return u_isotropic(float(q @ r), d, lam) * np.eye(d)
+        return w_isotropic(r, q, d, gamma, lam) * np.eye(d)
+    if "basis_probs" in extra:
+        p = np.asarray(extra["basis_probs"], dtype=float)
+        return U_basis(p, B, lam) if kind == "ldp" else W_basis(p, B, gamma, lam)
+    if "atoms" in extra:
+        return solve_info_matrix(kind, extra["atoms"], extra["probs"], lam, gamma).X
+    raise KeyError("population carries no description of p (radial / basis_probs / atoms)")

@@ -1,0 +1,81 @@
+"""Shared plumbing of the information-weighted mechanisms (spec 000 §3.0, §4.1, §6): input checks and clipping,
+data-independent shuffling and splitting, the presets (theory-form vs calibrated) and the generic noise scale.
+
+Not a registry module (leading underscore): the mechanisms live in ``iw_central.py``, ``iw_local.py``,
+``iw_local_1d.py``; the algorithm functions there (``spectral_dp``, ``iwr_dp_stage2``, ``spectral_ldp``,
+``iwr_ldp_stage2``, ...) are importable by the bandit algorithms.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpbench.mechanisms._base import check_inputs
+from dpbench.privacy.info_weighted import check_calibration, check_neighbour, gaussian_std, neighbour_factor
+
+PRESETS = ("calibrated", "theory")
+
+
+def prepare(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, *, B: float, clip: bool, calibration: str,
+    neighbour: str = "replace",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Validate (ε, δ, calibration, neighbour) and the data bounds ‖φ‖ ≤ B, |y| ≤ 1 (spec 000 §3.0).
+
+    ``clip=True`` maps φ ← φ·min(1, B/‖φ‖), y ← clip_1(y) instead of raising (a per-record map: privacy-neutral).
+    """
+    if not (B > 0 and math.isfinite(B)):
+        raise ValueError(f"B must be a finite number > 0, got {B!r}")
+    check_calibration(calibration, float(epsilon))
+    check_neighbour(neighbour)
+    if clip:
+        X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
+        norms = np.linalg.norm(X, axis=1)
+        X = X * np.minimum(1.0, B / np.maximum(norms, 1e-300))[:, None]
+        y = np.clip(y, -1.0, 1.0)
+        return X, y
+    return check_inputs(X, y, epsilon, delta, x_bound=B, y_bound=1.0)
+
+
+def check_preset(preset: str) -> str:
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
+    return preset
+
+
+def permutation(n: int, rng: np.random.Generator, shuffle: bool) -> np.ndarray:
+    """Data-independent order of the records (spec 000 #13): a uniform permutation from ``rng`` or the identity."""
+    return rng.permutation(n) if shuffle else np.arange(n)
+
+
+def halves(n: int) -> tuple[slice, slice]:
+    """D₀ = first ⌊n/2⌋ records, D₁ = the rest (spec 000 §3.0)."""
+    n0 = n // 2
+    return slice(0, n0), slice(n0, n)
+
+
+def epoch_slices(n0: int, K: int, d: int) -> list[slice]:
+    """K disjoint epochs of N = ⌊n₀/K⌋ rows each (leftovers unused); raise if N < max(d, 8) (spec 000 #13)."""
+    if K < 1:
+        raise ValueError(f"K must be ≥ 1, got {K}")
+    N = n0 // K
+    if N < max(d, 8):
+        raise ValueError(f"epoch size N = ⌊{n0}/{K}⌋ = {N} < max(d, 8) = {max(d, 8)}: need more data or smaller K")
+    return [slice(k * N, (k + 1) * N) for k in range(K)]
+
+
+def unit_sigma(epsilon: float, delta: float, calibration: str, factor: float = 1.0) -> float:
+    """Noise std per unit of *half*-sensitivity: σ_{ε,δ} for the paper calibration (spec 000 §1.3), the analogous
+    gaussian_std(2·factor, ε, δ) for the generic families. Used only inside hyperparameter rules (γ, λ, K, η)."""
+    return gaussian_std(2.0 * factor, epsilon, delta, calibration)
+
+
+def central_factor(neighbour: str) -> float:
+    return neighbour_factor(neighbour, "central")
+
+
+def loglog_K(T: int, floor: int) -> int:
+    """K = max{⌈log log T⌉, floor} (natural logs; spec 000 #9)."""
+    return max(int(math.ceil(math.log(max(math.log(max(T, 3)), 1.0 + 1e-12)))), floor)
