@@ -12,6 +12,7 @@ global state, no display needed); PNG goes through the Agg renderer.
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 import warnings
 from collections.abc import Mapping
@@ -242,7 +243,7 @@ def build_figure(
     notes = []
     if run.skipped:
         notes.append("Skipped (data unavailable): " + "; ".join(
-            f"{k} — {textwrap.shorten(v, 90, placeholder='…')}" for k, v in run.skipped.items()))
+            f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))
     if nan_count:
         notes.append(f"{nan_count} trial(s) with NaN {metric} ignored.")
     caption_lines = _bottom_lines(caption, fig_w - 0.4, 9) if caption else []
@@ -354,6 +355,13 @@ def _draw_refs(ax, run: Run, dataset: str, metric: str, logy: bool, handles: dic
     ax.set_ylim(lo, hi)
     if off:
         ax.text(0.98, 0.98, "\n".join(off), transform=ax.transAxes, ha="right", va="top", fontsize=7, color="grey")
+
+
+def _skip_reason(reason: str) -> str:
+    """Short form of a skip reason: the missing file relative to the data folder, without the explanation."""
+    reason = re.sub(r"^data unavailable:\s*", "", str(reason)).split(" (")[0]
+    reason = re.sub(r"^.*?/datasets/", "datasets/", reason)
+    return textwrap.shorten(reason, 80, placeholder="…")
 
 
 def _annotate_ihm_clipping(ax, trials: pd.DataFrame, info: Mapping[str, Any], x: str, points: pd.DataFrame) -> None:
