@@ -56,7 +56,7 @@ TOP_LEVEL_KEYS = {
     "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
     "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
-KINDS = ("regression",)
+KINDS = ("regression", "bandit")  # bandit: contextual-bandit runs, parsed by dpbench/bandits/config.py
 DATASET_KEYS = {"loader", "label", "options", "grid"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
 PLOT_KEYS = {"metric", "metrics", "x", "hue", "panel", "logy", "logx", "refs", "title", "caption", "ncols", "annotate"}
@@ -356,6 +356,10 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     """Validate a config mapping (as loaded from YAML) and resolve it into a :class:`Config`."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
+    if raw.get("kind") == "bandit":  # contextual-bandit experiments have their own schema
+        from dpbench.bandits.config import parse_bandit_config
+
+        return parse_bandit_config(raw, source=source)
     _check_keys(raw, TOP_LEVEL_KEYS, "")
     name = raw.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name or ""):

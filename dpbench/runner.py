@@ -302,6 +302,10 @@ def assemble(run_dir: Path, tasks: list[Task], config: Config, dataset_order: li
 
 def run(config: Config, *, n_jobs: int | None = None, fresh: bool = False, progress: bool = True, log=print) -> Path:
     """Run (or resume) an experiment; return its run directory."""
+    if getattr(config, "kind", "regression") == "bandit":  # dpbench/bandits/runner.py (regret vs T)
+        from dpbench.bandits.runner import run_bandit_experiment
+
+        return run_bandit_experiment(config, n_jobs=n_jobs, fresh=fresh, progress=progress, log=log)
     started = time.time()
     n_jobs = config.n_jobs if n_jobs is None else n_jobs
     run_dir = prepare_run_dir(config, fresh)

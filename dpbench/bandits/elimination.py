@@ -1,0 +1,260 @@
+"""Batched private action elimination (spec 001 Alg 3/4/11 ≡ spec 000 Alg 6/7/15) with confidence-based planning
+and Awerbuch–Kleinberg C-spanners (spec 001 §3.8, §3.9; spec 000 §3.11).
+
+Epoch j (N^(j) = 2^j rounds) plays π^(j)(x) = Unif(spanner(A^(j−1)(x))) where, with A^(−1)(x) = A,
+``A^(τ)(x) = {a ∈ A^(τ−1)(x): f̂^(τ)(x,a) + b̂^(τ)(x,a) ≥ max_{a'∈A} [f̂^(τ)(x,a') − b̂^(τ)(x,a')]}`` (Eq. 8, consistent
+indexing of spec 001 #10 / spec 000 #24). At the end of epoch j (except the last) the epoch's data go to one
+regression-with-confidence oracle (:mod:`dpbench.bandits.oracles`). Epochs whose oracle batches would hold fewer
+than max(d, 8) records are not regressed (b̂ ≡ ∞ there: nothing eliminated, spec 001 §3.9 [CHOICE]).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpbench.bandits.envs import BanditEnv
+from dpbench.bandits.oracles import PRESETS, LinearEstimate, iwr_dp_fit, iwr_ldp_fit, ssp_ols_fit
+from dpbench.bandits.simulator import EpochData, doubling_epochs, register_algorithm
+from dpbench.privacy.info_weighted import check_calibration
+
+PLANNING = ("spanner", "uniform")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# planning and spanners (vectorised over the rounds of a chunk)
+
+
+def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
+    """Survivor mask A^(j−1)(x_t) (n, |A|) by Eq. 8 over the estimates τ = 0..j−1 (``None`` = no regression).
+
+    The max in Eq. 8 ranges over all of A (spec 001 #10). If noise ever empties a row, that row keeps its previous
+    survivors (post-processing; counted in the second return value). Estimates whose widths are ≥ 2 everywhere
+    cannot eliminate anything (clipped means differ by ≤ 2) and are skipped; the others are evaluated with one
+    stacked matrix product.
+    """
+    n, n_arms, d = Phi.shape
+    mask = np.ones((n, n_arms), dtype=bool)
+    min_norm = float(np.sqrt(np.min(np.einsum("nad,nad->na", Phi, Phi)))) if Phi.size else 0.0
+    active = [e for e in estimates if e is not None and e.min_width(min_norm) < e.cap]
+    if not active:
+        return mask, 0
+    flat = Phi.reshape(-1, d)
+    f_all = np.clip(flat @ np.stack([e.theta for e in active], axis=1), -1.0, 1.0).reshape(n, n_arms, -1)
+    P = (flat @ np.concatenate([e.M for e in active], axis=1)).reshape(n, n_arms, len(active), -1)
+    b_all = np.sqrt(np.einsum("naek,naek->nae", P, P)) * np.array([e.scale for e in active])
+    emptied = 0
+    for k, est in enumerate(active):
+        f = f_all[:, :, k]
+        b = np.minimum(b_all[:, :, k], est.cap)
+        best_lcb = np.max(f - b, axis=1, keepdims=True)
+        new = mask & (f + b >= best_lcb)
+        empty = ~new.any(axis=1)
+        if empty.any():
+            emptied += int(empty.sum())
+            new[empty] = mask[empty]
+        mask = new
+    return mask, emptied
+
+
+def spanner(Phi: np.ndarray, mask: np.ndarray, C: float = 2.0, tol: float = 1e-10,
+            max_swaps: int = 100) -> np.ndarray:
+    """A C-approximate barycentric spanner of {φ(x_t, a): mask[t, a]} for every row t (spec 001 Def. 7, §3.8).
+
+    Greedy volume maximisation (pivoted Gram–Schmidt: r = rank steps, each adds the survivor with the largest
+    residual, i.e. the largest |det| of the basis) followed by Awerbuch–Kleinberg swaps: while some survivor has a
+    coefficient |c_i| > C in the current basis, it replaces basis vector i (|det| grows by a factor > C, so this
+    terminates). Returns the spanner mask (n, |A|) ⊆ mask; every survivor is a combination of the spanner with
+    coefficients in [−C, C]. Coefficients come from the Gram–Schmidt frame (a triangular solve, vectorised).
+    """
+    n, n_arms, d = Phi.shape
+    rows_all = np.arange(n)
+    norms2 = np.einsum("nad,nad->na", Phi, Phi)
+    scale = np.sqrt(np.max(np.where(mask, norms2, 0.0), axis=1))  # per-row scale for the rank tolerance
+    R = np.where(mask[:, :, None], Phi, 0.0)
+    chosen = np.zeros((n, n_arms), dtype=bool)
+    basis = np.zeros((n, d), dtype=np.int64)
+    rank = np.zeros(n, dtype=np.int64)
+    Q = np.zeros((n, d, d))
+    for i in range(d):
+        res2 = np.einsum("nad,nad->na", R, R)
+        res2[chosen | ~mask] = 0.0
+        j = np.argmax(res2, axis=1)
+        top = np.sqrt(res2[rows_all, j])
+        ok = top > tol * np.maximum(scale, 1e-300)
+        if not ok.any():
+            break
+        q = np.where(ok[:, None], R[rows_all, j] / np.where(ok, top, 1.0)[:, None], 0.0)
+        R -= np.einsum("nad,nd->na", R, q)[:, :, None] * q[:, None, :]
+        Q[:, :, i] = q
+        chosen[ok, j[ok]] = True
+        basis[ok, i] = j[ok]
+        rank[ok] = i + 1
+    # coordinates in the Gram–Schmidt frame; the basis matrix is lower triangular (row i = basis vector i)
+    coords = np.einsum("nad,ndk->nak", Phi, Q)
+    Bc = coords[rows_all[:, None], basis]  # (n, d, d)
+    unused = np.arange(d)[None, :] >= rank[:, None]
+    Bc[unused] = 0.0
+    diag = np.einsum("nii->ni", Bc)
+    diag[unused] = 1.0
+    coef = np.zeros_like(coords)
+    for k in range(d - 1, -1, -1):
+        acc = coords[:, :, k] - np.einsum("nai,ni->na", coef[:, :, k + 1:], Bc[:, k + 1:, k])
+        coef[:, :, k] = acc / Bc[:, k, k][:, None]
+    big = np.where(mask, np.abs(coef).max(axis=2), 0.0).max(axis=1)
+    for t in np.nonzero(big > C)[0]:  # rare: Python loop over the rows that need Awerbuch–Kleinberg swaps
+        r = int(rank[t])
+        for _ in range(max_swaps):
+            c = np.abs(Phi[t] @ np.linalg.pinv(Phi[t, basis[t, :r]]))
+            c[~mask[t]] = 0.0
+            a, i = np.unravel_index(np.argmax(c), c.shape)
+            if c[a, i] <= C * (1 + 1e-9):
+                break
+            chosen[t, basis[t, i]] = False
+            basis[t, i] = a
+            chosen[t, a] = True
+    return chosen
+
+
+def spanner_coefficients(Phi: np.ndarray, mask: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """Max |coefficient| per row of the survivors expressed in the spanner (for tests / diagnostics)."""
+    out = np.zeros(Phi.shape[0])
+    for t in range(Phi.shape[0]):
+        idx = np.nonzero(span[t])[0]
+        if idx.size == 0:
+            continue
+        coef = Phi[t, mask[t]] @ np.linalg.pinv(Phi[t, idx])
+        out[t] = np.abs(coef).max()
+    return out
+
+
+def uniform_choice(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One index per row drawn uniformly from the True entries of ``mask`` (every row has at least one)."""
+    counts = mask.sum(axis=1)
+    k = np.floor(rng.random(mask.shape[0]) * counts).astype(np.int64)
+    return np.argmax(np.cumsum(mask, axis=1) > k[:, None], axis=1)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the meta-algorithm
+
+
+class EliminationPolicy:
+    """Alg 3/15 with a pluggable regression-with-confidence ``oracle(data, rng) -> LinearEstimate``."""
+
+    def __init__(self, env: BanditEnv, oracle, *, min_records: int, batches: int, planning: str, C: float):
+        if planning not in PLANNING:
+            raise ValueError(f"planning must be one of {PLANNING}, got {planning!r}")
+        self.env = env
+        self.oracle = oracle
+        self.min_records = min_records
+        self.batches = batches
+        self.planning = planning
+        self.C = C
+        self.estimates: list[LinearEstimate | None] = []
+        self.info: dict[str, Any] = {"epochs_fitted": 0, "n_floor": 0, "emptied_rows": 0}
+
+    def epochs(self, T: int) -> list[int]:
+        return doubling_epochs(T)
+
+    def act(self, Phi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        mask, emptied = eliminate(Phi, self.estimates)
+        self.info["emptied_rows"] += emptied
+        if self.planning == "spanner":
+            mask = spanner(Phi, mask, self.C)
+        return uniform_choice(mask, rng)
+
+    def update(self, data: EpochData, rng: np.random.Generator) -> None:
+        if data.n // self.batches < self.min_records:
+            self.estimates.append(None)  # b̂ ≡ ∞; the data are simply not used
+            return
+        est = self.oracle(data, rng)
+        self.estimates.append(est)
+        self.info["epochs_fitted"] += 1
+        self.info["n_floor"] += int(est.info.get("n_floor", 0))
+        self.info["width_scale_last"] = float(est.scale)
+        for key in ("lam", "gamma", "rho"):
+            if key in est.info:
+                self.info[f"{key}_last"] = float(est.info[key])
+
+
+def _common(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, calibration: str,
+            preset: str) -> float:
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
+    if math.isfinite(epsilon):
+        check_calibration(calibration, epsilon)
+    if env.link != "linear":
+        raise ValueError(f"the linear elimination oracles need link='linear', environment has {env.link!r}")
+    fail = 1.0 / T if fail_prob is None else float(fail_prob)
+    if not 0 < fail < 1:
+        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
+    return fail
+
+
+STYLE_JDP = {"color": "tab:blue", "marker": "o"}
+STYLE_LDP = {"color": "tab:green", "marker": "s"}
+STYLE_SSP = {"color": "tab:red", "marker": "^"}
+
+
+@register_algorithm("elim_iwr_jdp", summary="action elimination + information-weighted regression (JDP)",
+                    privacy_model="joint", spec="000 Alg 6 (15 + 5 + 7)", style=STYLE_JDP)
+def elim_iwr_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
+                 preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_gamma: float = 1.0,
+                 c_b: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
+                 planning: str = "spanner", C: float = 2.0) -> EliminationPolicy:
+    """JDP linear bandit (spec 000 Thm 6.2): per epoch Alg 5 (+ Alg 4);
+    b̂ = min{c_b(8λ + 16√(d_A log(2/δ)/N))‖Wφ‖, 2}."""
+    fail = _common(env, T, epsilon, fail_prob, calibration, preset)
+    k_eff = K if preset == "calibrated" else max(4, math.ceil(math.log(max(math.log(T), 1.0))))
+
+    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
+        return iwr_dp_fit(data, epsilon, delta, r, d_A=env.d_A, fail_prob=fail, preset=preset, K=K, c_lam=c_lam,
+                          c_gamma=c_gamma, c_b=c_b, calibration=calibration)
+
+    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * k_eff, planning=planning, C=C)
+
+
+@register_algorithm("elim_iwr_ldp", summary="action elimination + information-weighted regression (LDP)",
+                    privacy_model="local", spec="000 Thm 6.4 (15 + 3 + 7)", style=STYLE_LDP)
+def elim_iwr_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
+                 preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_b: float = 1.0,
+                 calibration: str = "paper", fail_prob: float | None = None, planning: str = "spanner",
+                 C: float = 2.0) -> EliminationPolicy:
+    """LDP linear bandit (spec 000 Thm 6.4): per epoch Alg 3 (+ Alg 2), b̂ = min{c_b·8λ‖Uφ‖, 2}."""
+    fail = _common(env, T, epsilon, fail_prob, calibration, preset)
+    k_eff = K if preset == "calibrated" else max(12, math.ceil(math.log(max(math.log(T), 1.0))))
+
+    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
+        return iwr_ldp_fit(data, epsilon, delta, r, fail_prob=fail, preset=preset, K=K, c_lam=c_lam, c_b=c_b,
+                           calibration=calibration)
+
+    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * k_eff, planning=planning, C=C)
+
+
+@register_algorithm("elim_ssp_jdp", summary="action elimination + SSP-OLS (JDP baseline, not from the paper)",
+                    privacy_model="joint", spec="001 §7.2", style=STYLE_SSP)
+def elim_ssp_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
+                 c_b: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
+                 planning: str = "spanner", C: float = 2.0) -> EliminationPolicy:
+    fail = _common(env, T, epsilon, fail_prob, calibration, "calibrated")
+
+    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
+        return ssp_ols_fit(data, epsilon, delta, r, fail_prob=fail, local=False, c_b=c_b, calibration=calibration)
+
+    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=1, planning=planning, C=C)
+
+
+@register_algorithm("elim_ssp_ldp", summary="action elimination + LDP SSP-OLS (baseline, not from the paper)",
+                    privacy_model="local", spec="001 §7.2", style={"color": "tab:orange", "marker": "v"})
+def elim_ssp_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
+                 c_b: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
+                 planning: str = "spanner", C: float = 2.0) -> EliminationPolicy:
+    fail = _common(env, T, epsilon, fail_prob, calibration, "calibrated")
+
+    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
+        return ssp_ols_fit(data, epsilon, delta, r, fail_prob=fail, local=True, c_b=c_b, calibration=calibration)
+
+    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=1, planning=planning, C=C)

@@ -1,0 +1,268 @@
+"""Contextual-bandit environments of spec 001 §7.1 and spec 000 §7.1 (G-Sphere, G-TwoScale, G-RareDir, G-PowerLaw,
+G-FixedArms), with linear (Rademacher) or logistic (Bernoulli) rewards.
+
+An environment *instance* (θ*, fixed arms) is drawn once per trial from the instance rng; contexts and reward
+coins are drawn by a :class:`ContextStream` in fixed-size blocks keyed by the block index, so every algorithm of a
+trial sees exactly the same contexts and the same reward coins (common random numbers), however it chunks rounds.
+
+* features ``φ(x_t, a)`` are rows of ``Phi[t, a, :]`` with ‖φ‖ ≤ 1 (spec 001 §1.1);
+* mean reward ``f*(x, a) = ν(<φ, θ*>)`` with ν = id (linear) or the sigmoid (logistic, spec 001 §1.1 / #19);
+* linear: ``r ∈ {−1, +1}`` with P(r = 1) = (1 + <φ, θ*>)/2 (Rademacher model); logistic: ``r ~ Bernoulli(ν)``;
+  the reward of round t is ``1{u_t < p}`` mapped to the reward set, with the stream's uniform coin ``u_t``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+LINKS = ("linear", "logistic")
+#: floats per context block (contexts of a block come from SeedSequence([*stream_key, block]))
+BLOCK_FLOATS = 1 << 21
+
+
+def block_rounds(n_arms: int, d: int) -> int:
+    """Rounds per context block: a power of two with ≈ BLOCK_FLOATS floats, between 64 and 2^14 (depends on the
+    environment's shape only, so every algorithm of a trial sees the same blocks)."""
+    rounds = max(64, min(1 << 14, BLOCK_FLOATS // (n_arms * d)))
+    return 1 << (rounds.bit_length() - 1)
+
+
+def sigmoid(t: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-t))
+
+
+def link_constants(link: str) -> tuple[float, float]:
+    """(μ_ν, L_ν) of the link on [−1, 1] (spec 001 §1.1): linear (1, 1); logistic (e/(1+e)², 1/4)."""
+    if link == "linear":
+        return 1.0, 1.0
+    if link == "logistic":
+        return math.e / (1.0 + math.e) ** 2, 0.25
+    raise ValueError(f"link must be one of {LINKS}, got {link!r}")
+
+
+def unit_sphere(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.ndarray:
+    """Uniform draws on S^{d−1} (normalised Gaussians), shape ``(*shape, d)``."""
+    g = rng.standard_normal((*shape, d))
+    return g / np.linalg.norm(g, axis=-1, keepdims=True)
+
+
+@dataclass
+class BanditEnv:
+    """One environment instance.
+
+    ``sampler(rng, n) -> Phi`` draws n i.i.d. contexts as an (n, |A|, d) feature array; ``theta`` is θ*.
+    ``meta`` holds exact population facts used in captions/tests (e.g. the exact U_λ scale of G-TwoScale).
+    """
+
+    name: str
+    d: int
+    n_arms: int
+    theta: np.ndarray
+    sampler: Callable[[np.random.Generator, int], np.ndarray]
+    link: str = "linear"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.link not in LINKS:
+            raise ValueError(f"link must be one of {LINKS}, got {self.link!r}")
+
+    def contexts(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return self.sampler(rng, n)
+
+    def mean(self, Phi: np.ndarray) -> np.ndarray:
+        """f*(x, a) = ν(<φ(x, a), θ*>) for every row/arm (spec 001 §1.1)."""
+        lin = Phi @ self.theta
+        return lin if self.link == "linear" else sigmoid(lin)
+
+    def reward(self, mean: np.ndarray, coins: np.ndarray) -> np.ndarray:
+        """Rewards from the mean of the chosen arm and the round's uniform coin (spec 001 §7.1)."""
+        if self.link == "linear":
+            return np.where(coins < (1.0 + mean) / 2.0, 1.0, -1.0)
+        return np.where(coins < mean, 1.0, 0.0)
+
+    @property
+    def d_A(self) -> int:
+        """d_A ≤ min(d, |A|) (spec 001 §1.1); the bound is used (the exact value is context dependent)."""
+        return min(self.d, self.n_arms)
+
+
+class ContextStream:
+    """Contexts and reward coins of one trial, drawn block-wise from ``SeedSequence([*key, block])``."""
+
+    def __init__(self, env: BanditEnv, key: tuple[int, ...]):
+        self.env = env
+        self.key = tuple(int(k) for k in key)
+        self.block = block_rounds(env.n_arms, env.d)
+        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _block(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        if b not in self._cache:
+            if len(self._cache) > 4:
+                self._cache.pop(min(self._cache))
+            rng = np.random.default_rng(np.random.SeedSequence([*self.key, b]))
+            Phi = self.env.contexts(rng, self.block)
+            coins = rng.random(self.block)
+            self._cache[b] = (Phi, coins)
+        return self._cache[b]
+
+    def get(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(Phi[start:stop], coins[start:stop]) for rounds start..stop−1 (0-based)."""
+        if not 0 <= start <= stop:
+            raise ValueError(f"bad round range [{start}, {stop})")
+        parts_phi, parts_coin = [], []
+        t = start
+        while t < stop:
+            b, off = divmod(t, self.block)
+            take = min(stop - t, self.block - off)
+            Phi, coins = self._block(b)
+            parts_phi.append(Phi[off:off + take])
+            parts_coin.append(coins[off:off + take])
+            t += take
+        if not parts_phi:
+            return np.zeros((0, self.env.n_arms, self.env.d)), np.zeros(0)
+        if len(parts_phi) == 1:
+            return parts_phi[0], parts_coin[0]
+        return np.concatenate(parts_phi), np.concatenate(parts_coin)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# registry of environment factories: make(rng, *, options...) -> BanditEnv (rng draws the instance: θ*, fixed arms)
+
+
+@dataclass(frozen=True)
+class EnvInfo:
+    name: str
+    make: Callable[..., BanditEnv]
+    summary: str
+    spec: str = ""
+
+    def options(self) -> dict[str, Any]:
+        params = inspect.signature(self.make).parameters.values()
+        return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+ENVIRONMENTS: dict[str, EnvInfo] = {}
+
+
+def register_env(name: str, *, summary: str, spec: str = "") -> Callable[[Callable[..., BanditEnv]], Callable]:
+    def decorator(make: Callable[..., BanditEnv]) -> Callable[..., BanditEnv]:
+        ENVIRONMENTS[name] = EnvInfo(name, make, summary, spec)
+        return make
+
+    return decorator
+
+
+def get_env(name: str) -> EnvInfo:
+    if name not in ENVIRONMENTS:
+        raise KeyError(f"unknown environment {name!r}; registered: {', '.join(sorted(ENVIRONMENTS))}")
+    return ENVIRONMENTS[name]
+
+
+def _check_sizes(d: int, n_arms: int, d_min: int = 1) -> None:
+    if isinstance(d, bool) or not isinstance(d, int) or d < d_min:
+        raise ValueError(f"d must be an integer ≥ {d_min}, got {d!r}")
+    if isinstance(n_arms, bool) or not isinstance(n_arms, int) or n_arms < 2:
+        raise ValueError(f"n_arms must be an integer ≥ 2, got {n_arms!r}")
+
+
+@register_env("sphere", summary="G-Sphere: φ(x,a) = u_a ~ Unif(S^{d−1}) i.i.d. per round and arm", spec="001 §7.1")
+def sphere(rng: np.random.Generator, *, d: int = 5, n_arms: int = 10, link: str = "linear") -> BanditEnv:
+    _check_sizes(d, n_arms)
+    theta = unit_sphere(rng, (), d)
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        return unit_sphere(r, (n, n_arms), d)
+
+    return BanditEnv("sphere", d, n_arms, theta, sampler, link, {"title": f"G-Sphere(d={d}, |A|={n_arms})"})
+
+
+@register_env("twoscale", summary="G-TwoScale: φ = c_t u_a, c_t = 1 w.p. ρ else s (heavy-tailed norms)",
+              spec="001 §7.1")
+def twoscale(
+    rng: np.random.Generator, *, d: int = 5, n_arms: int = 10, rho: float = 1e-3, s: float = 1e-2,
+    link: str = "linear",
+) -> BanditEnv:
+    _check_sizes(d, n_arms)
+    if not (0 < rho <= 1 and 0 < s <= 1):
+        raise ValueError(f"rho and s must lie in (0, 1], got rho={rho!r}, s={s!r}")
+    theta = unit_sphere(rng, (), d)
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        scale = np.where(r.random(n) < rho, 1.0, s)
+        return scale[:, None, None] * unit_sphere(r, (n, n_arms), d)
+
+    mean_norm = rho + (1 - rho) * s
+    return BanditEnv("twoscale", d, n_arms, theta, sampler, link,
+                     {"title": f"G-TwoScale(d={d}, |A|={n_arms}, ρ={rho:g}, s={s:g})", "mean_norm": mean_norm})
+
+
+@register_env("raredir", summary="G-RareDir: last coordinate excited only w.p. ρ (no explorability)",
+              spec="001 §7.1")
+def raredir(rng: np.random.Generator, *, d: int = 5, n_arms: int = 10, rho: float = 1e-2,
+            link: str = "linear") -> BanditEnv:
+    _check_sizes(d, n_arms, d_min=2)
+    if not 0 < rho <= 1:
+        raise ValueError(f"rho must lie in (0, 1], got {rho!r}")
+    w = unit_sphere(rng, (), d - 1)
+    theta = np.concatenate([0.6 * w, [0.8]])
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        rare = r.random(n) < rho
+        full = unit_sphere(r, (n, n_arms), d)
+        flat = np.concatenate([unit_sphere(r, (n, n_arms), d - 1), np.zeros((n, n_arms, 1))], axis=-1)
+        return np.where(rare[:, None, None], full, flat)
+
+    return BanditEnv("raredir", d, n_arms, theta, sampler, link,
+                     {"title": f"G-RareDir(d={d}, |A|={n_arms}, ρ={rho:g})"})
+
+
+@register_env("powerlaw", summary="G-PowerLaw: φ_i = z_i√λ_i, λ_i ∝ i^{-2} (dimension-free instance)",
+              spec="001 §7.1")
+def powerlaw(rng: np.random.Generator, *, d: int = 100, n_arms: int = 10, link: str = "linear") -> BanditEnv:
+    _check_sizes(d, n_arms)
+    lam = np.arange(1, d + 1, dtype=float) ** -2.0
+    lam /= lam.sum()
+    root = np.sqrt(lam)
+    theta = rng.choice([-1.0, 1.0], size=d) * root
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        signs = np.where(r.random((n, n_arms, d)) < 0.5, -1.0, 1.0)
+        return signs * root
+
+    return BanditEnv("powerlaw", d, n_arms, theta, sampler, link,
+                     {"title": f"G-PowerLaw(d={d}, |A|={n_arms})", "spectrum": lam})
+
+
+@register_env("fixedarms", summary="G-FixedArms: fixed unit arms, θ* with best-vs-second gap ≥ Δ_min (Thm 6.3)",
+              spec="000 §7.1")
+def fixedarms(rng: np.random.Generator, *, d: int = 5, n_arms: int = 5, gap: float = 0.1,
+              link: str = "linear", max_tries: int = 100_000) -> BanditEnv:
+    """Context-free arms v_a ~ Unif(S^{d−1}) drawn once; θ* ~ Unif(S^{d−1}) by rejection until the gap between the
+    best and second-best mean reward is ≥ Δ_min (spec 000 §7.1). Arms are redrawn every 1000 rejections."""
+    _check_sizes(d, n_arms)
+    if not 0 < gap < 2:
+        raise ValueError(f"gap must lie in (0, 2), got {gap!r}")
+    for attempt in range(max_tries):
+        if attempt % 1000 == 0:
+            arms = unit_sphere(rng, (n_arms,), d)
+        theta = unit_sphere(rng, (), d)
+        lin = arms @ theta
+        means = lin if link == "linear" else sigmoid(lin)
+        top2 = np.sort(means)[-2:]
+        if top2[1] - top2[0] >= gap:
+            break
+    else:
+        raise ValueError(f"fixedarms: no θ* with gap ≥ {gap} found in {max_tries} draws")
+    gap_value = float(top2[1] - top2[0])
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        return np.broadcast_to(arms, (n, n_arms, d))
+
+    return BanditEnv("fixedarms", d, n_arms, theta, sampler, link,
+                     {"title": f"G-FixedArms(d={d}, |A|={n_arms}, Δ_min={gap:g})", "gap": gap_value})

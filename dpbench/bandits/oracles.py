@@ -1,0 +1,299 @@
+"""Per-epoch private regression oracles used inside the bandit algorithms (spec 000 §3.4/3.5/3.2/3.3, spec 001
+§3.10/3.11 and the baselines of spec 001 §7.2). Each takes one epoch's :class:`EpochData` (reading it only through
+``take``, so every datum enters exactly one release) and returns an estimate.
+
+Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP-" references). Noise scales use
+the shared calibration of :mod:`dpbench.privacy.info_weighted` (``gaussian_std``: paper / classical / AGM, with
+replace-one l2-sensitivities), never tuned.
+
+Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂):
+``f̂(φ) = clip_{[-1,1]}(<φ, θ̂>)`` and ``b̂(φ) = min{scale·‖Mφ‖, 2}`` (spec 000 §3.11 / #23; the clip and cap are
+post-processing and keep valid intervals valid).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpbench.bandits.simulator import EpochData
+from dpbench.iw_matrix import dp_weight, ldp_weight, spectral_iteration
+from dpbench.linalg_iw import ball_lsq, floor_psd, inv_msqrt
+from dpbench.privacy.info_weighted import gaussian_std, release_stds, sigma_chen, sym_gaussian
+
+PRESETS = ("calibrated", "theory")
+
+
+@dataclass
+class LinearEstimate:
+    """f̂(φ) = clip(<φ, θ̂>, −1, 1); b̂(φ) = min(scale·‖Mφ‖, cap) (``scale = inf`` ⇒ b̂ ≡ cap: nothing eliminated)."""
+
+    theta: np.ndarray
+    M: np.ndarray
+    scale: float
+    cap: float = 2.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def min_width(self, min_norm: float) -> float:
+        """A lower bound of b̂ over features with ‖φ‖ ≥ min_norm: min(scale·σ_min(M)·min_norm, cap)."""
+        if not math.isfinite(self.scale):
+            return self.cap
+        smin = float(np.linalg.svd(self.M, compute_uv=False).min())
+        return min(self.scale * smin * min_norm, self.cap)
+
+    def predict(self, Phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        f = np.clip(Phi @ self.theta, -1.0, 1.0)
+        if not math.isfinite(self.scale):
+            return f, np.full(f.shape, self.cap)
+        P = Phi @ self.M
+        width = self.scale * np.sqrt(np.einsum("...k,...k->...", P, P))
+        return f, np.minimum(width, self.cap)
+
+
+def noise_std(l2_sens: float, epsilon: float, delta: float, calibration: str) -> float:
+    """Gaussian std for replace-one l2-sensitivity ``l2_sens`` at (ε, δ); 0 when ε = ∞ (non-private)."""
+    if math.isinf(epsilon):
+        return 0.0
+    return gaussian_std(l2_sens, epsilon, delta, calibration)
+
+
+def sigma_scale(epsilon: float, delta: float, calibration: str) -> float:
+    """The σ that enters the *parameter rules* (γ, λ, K): the paper's σ_{α,β} for ``paper``, else the std per unit
+    half-sensitivity of the chosen family; 0 when ε = ∞."""
+    if math.isinf(epsilon):
+        return 0.0
+    if calibration == "paper":
+        return sigma_chen(epsilon, delta)
+    return gaussian_std(2.0, epsilon, delta, calibration)
+
+
+def release_pair(sens: tuple[float, float], epsilon: float, delta: float, calibration: str) -> list[float]:
+    """Stds of two releases on the same records, (ε, δ) together (spec 000 §3.13); zeros when ε = ∞."""
+    if math.isinf(epsilon):
+        return [0.0, 0.0]
+    return release_stds(list(sens), epsilon, delta, calibration)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# JDP: information-weighted regression (spec 000 Alg 4 + Alg 5), parameters of Lemma H.3 / §6
+
+
+def iwr_dp_params(N: int, d: int, d_A: int, epsilon: float, delta: float, fail_prob: float, *, preset: str,
+                  K: int, c_lam: float, c_gamma: float, calibration: str) -> tuple[int, float, float]:
+    """(K, λ, γ) of one JDP epoch with N records (spec 000 §6.1 "Bandits (Lemma H.3)").
+
+    theory: λ = 8√(d_A log(2/δ)/N), γ = K(σ√(d + log(K/δ)) + log(K/δ))/(λN), K = max(⌈log log N⌉, 4).
+    calibrated: λ = c_λ/√N (the regression default λ = 1/√T of spec 000 §6.2), γ = c_γ·(same rule), K given.
+    δ here is the failure probability (1/T); σ = σ_{α,β}.
+    """
+    if preset == "theory":
+        K = max(4, math.ceil(math.log(max(math.log(N), 1.0))))
+        lam = 8.0 * math.sqrt(d_A * math.log(2.0 / fail_prob) / N)
+        c_gamma = 1.0
+    elif preset == "calibrated":
+        lam = c_lam / math.sqrt(N)
+    else:
+        raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
+    sigma = sigma_scale(epsilon, delta, calibration)
+    log_k = math.log(K / fail_prob)
+    gamma = c_gamma * K * (sigma * math.sqrt(d + log_k) + log_k) / (lam * N)
+    return K, lam, gamma
+
+
+def iwr_dp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, d_A: int,
+               fail_prob: float, preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_gamma: float = 1.0,
+               c_b: float = 1.0, calibration: str = "paper", B: float = 1.0) -> LinearEstimate:
+    """Spec 000 Alg 5 (with Alg 4 on the first half) on one epoch; width of Lemma F.4(3) / App. H.3.
+
+    Stage 1 (Alg 4): K disjoint blocks of ⌊n₀/K⌋ records, H_(k) = mean of W^{1/2}φφᵀW^{1/2}/(1+γ‖Wφ‖), released
+    with symmetric noise of l2-sensitivity 2B/(γN_k) (paper: SymPriv_{B/(γN)}, std σB/(γN)).
+    Stage 2 (Alg 5): ψ = mean w(φ)y, Ψ = mean w(φ)φᵀ with w(φ) = Wφ/(1+γ‖Wφ‖); sensitivities 2/(γN₁), 2B/(γN₁)
+    (paper: doubled Δ, std 2σ/(γN₁), 2Bσ/(γN₁), spec 000 #1); θ̂ = (Ψ̃ + λI)^{-1}ψ̃.
+    Width b̂(φ) = c_b·(8λ + 16√(d_A log(2/δ)/N))·‖Wφ‖ (= 10λ‖Wφ‖ with the theory λ), capped at 2.
+    """
+    N, d = data.n, data.d
+    K, lam, gamma = iwr_dp_params(N, d, d_A, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam,
+                                  c_gamma=c_gamma, calibration=calibration)
+    n0 = N // 2
+    Nk = n0 // K
+    N1 = N - n0
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_H = noise_std(2.0 * B / (gamma * Nk), epsilon, delta, calibration)
+
+    def noise_fn(_k: int, H: np.ndarray) -> np.ndarray:
+        return H + sym_gaussian(d, std_H, rng) if std_H > 0 else H
+
+    spectral = spectral_iteration(blocks, dp_weight(gamma), noise_fn, [lam] * K)
+    W = spectral.X
+    Phi1, y1 = data.take(n0, N)
+    WPhi = Phi1 @ W
+    wphi = WPhi / (1.0 + gamma * np.linalg.norm(WPhi, axis=1))[:, None]
+    psi = wphi.T @ y1 / N1
+    Psi = wphi.T @ Phi1 / N1
+    std_psi, std_Psi = release_pair((2.0 / (gamma * N1), 2.0 * B / (gamma * N1)), epsilon, delta, calibration)
+    psi = psi + std_psi * rng.standard_normal(d)
+    Psi = Psi + std_Psi * rng.standard_normal((d, d))
+    A = Psi + lam * np.eye(d)
+    try:
+        theta = np.linalg.solve(A, psi)
+        lstsq = 0
+    except np.linalg.LinAlgError:
+        theta = np.linalg.lstsq(A, psi, rcond=None)[0]
+        lstsq = 1
+    scale = c_b * (8.0 * lam + 16.0 * math.sqrt(d_A * math.log(2.0 / fail_prob) / N))
+    info = {"lam": lam, "gamma": gamma, "K": K, "n_floor": spectral.n_floor, "lstsq": lstsq,
+            "std_H": std_H, "std_psi": std_psi}
+    return LinearEstimate(theta, W, scale, info=info)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# LDP: information-weighted regression (spec 000 Alg 2 + Alg 3), width 8λ‖Uφ‖ (Thm 6.4)
+
+
+def iwr_ldp_params(N: int, d: int, epsilon: float, delta: float, fail_prob: float, *, preset: str, K: int,
+                   c_lam: float, calibration: str, B: float = 1.0) -> tuple[int, float]:
+    """(K, λ) of one LDP epoch (spec 000 §6.1/6.2).
+
+    theory: K = max(⌈log log N⌉, 12), λ = K·B·σ·√(K(d + log(K/δ))/N) (proof of Thm 4.4, C₁ = 1).
+    calibrated: K given (4), λ = c_λ·σ·B·√((d + log(K/δ))/n₀), n₀ = ⌊N/2⌋. σ = max(σ_{α,β}, 1): the matrix
+    concentration term of a non-private run has the same form with σ → 1 [CHOICE, needed for ε = ∞].
+    """
+    sigma = max(sigma_scale(epsilon, delta, calibration), 1.0)
+    if preset == "theory":
+        K = max(12, math.ceil(math.log(max(math.log(N), 1.0))))
+        lam = K * B * sigma * math.sqrt(K * (d + math.log(K / fail_prob)) / N)
+    elif preset == "calibrated":
+        lam = c_lam * sigma * B * math.sqrt((d + math.log(K / fail_prob)) / (N // 2))
+    else:
+        raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
+    return K, lam
+
+
+def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
+                preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_b: float = 1.0,
+                calibration: str = "paper", B: float = 1.0) -> LinearEstimate:
+    """Spec 000 Alg 3 (Alg 2 on the first half) on one epoch, per-user noise aggregated exactly (§3.0 shortcut).
+
+    Alg 2: each user releases SymPriv_B(V_t), V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ B; l2-sensitivity 2B); the
+    server averages; λ_(k) = (2k+1)λ/(2K+1). Alg 3: each user releases ψ_t = Uφy/‖Uφ‖ (Priv_2) and Ψ_t = Uφφᵀ/‖Uφ‖
+    (Priv_{2B}); θ̂ = argmin_{‖θ‖≤1} ‖(Ψ̂ + λI)θ − ψ̂‖. Width b̂ = c_b·8λ‖Uφ‖ capped at 2.
+    """
+    N, d = data.n, data.d
+    K, lam = iwr_ldp_params(N, d, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam,
+                            calibration=calibration, B=B)
+    n0 = N // 2
+    Nk = n0 // K
+    N1 = N - n0
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
+
+    def noise_fn(_k: int, H: np.ndarray) -> np.ndarray:
+        return H + sym_gaussian(d, std_V / math.sqrt(Nk), rng) if std_V > 0 else H
+
+    schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
+    spectral = spectral_iteration(blocks, ldp_weight, noise_fn, schedule)
+    U = spectral.X
+    Phi1, y1 = data.take(n0, N)
+    UPhi = Phi1 @ U
+    norms = np.linalg.norm(UPhi, axis=1)
+    inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    uphi = UPhi * inv[:, None]
+    psi = uphi.T @ y1 / N1
+    Psi = uphi.T @ Phi1 / N1
+    std_psi, std_Psi = release_pair((2.0, 2.0 * B), epsilon, delta, calibration)
+    psi = psi + std_psi / math.sqrt(N1) * rng.standard_normal(d)
+    Psi = Psi + std_Psi / math.sqrt(N1) * rng.standard_normal((d, d))
+    theta = ball_lsq(Psi + lam * np.eye(d), psi, 1.0)
+    info = {"lam": lam, "K": K, "n_floor": spectral.n_floor, "std_V_user": std_V, "std_psi_user": std_psi}
+    return LinearEstimate(theta, U, c_b * 8.0 * lam, info=info)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# baselines: SSP-OLS (spec 001 §7.2 / spec 000 §3.12), JDP and LDP
+
+
+def ssp_ols_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
+                local: bool, c_b: float = 1.0, calibration: str = "paper", B: float = 1.0) -> LinearEstimate:
+    """SSP-OLS with the ridge and width of spec 001 §7.2.
+
+    JDP: G = (1/N)Σφφᵀ, g = (1/N)Σφy released with sensitivities 2B²/N, 2B/N (paper: SymPriv_{2B²/N}, Priv_{2B/N},
+    spec 000 §3.12). LDP: each user releases φφᵀ (sym.) and φy with sensitivities 2B², 2B, averaged.
+    Ridge ρ = 2·s_G·(2√d + √(2 ln(2/δ))) with s_G the std of the entries of G̃ (at least 1/N so that the
+    non-private run is well posed); V = G̃ + ρI floored at ρ/2; θ̂ = V^{-1}g̃;
+    b̂(φ) = c_b(√(d ln(1/δ)/N) + √ρ)‖φ‖_{V^{-1}}, capped at 2.
+    """
+    N, d = data.n, data.d
+    Phi, y = data.take(0, N)
+    G = Phi.T @ Phi / N
+    g = Phi.T @ y / N
+    if local:
+        std_G, std_g = (s / math.sqrt(N) for s in release_pair((2.0 * B * B, 2.0 * B), epsilon, delta,
+                                                               calibration))
+    else:
+        std_G, std_g = release_pair((2.0 * B * B / N, 2.0 * B / N), epsilon, delta, calibration)
+    G = G + sym_gaussian(d, std_G, rng) if std_G > 0 else G
+    g = g + std_g * rng.standard_normal(d)
+    rho = max(2.0 * std_G * (2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / fail_prob))), 1.0 / N)
+    V, fired = floor_psd(G + rho * np.eye(d), rho / 2.0)
+    theta = np.linalg.solve(V, g)
+    scale = c_b * (math.sqrt(d * math.log(1.0 / fail_prob) / N) + math.sqrt(rho))
+    info = {"rho": rho, "n_floor": int(fired), "std_G": std_G}
+    return LinearEstimate(theta, inv_msqrt(V), scale, info=info)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# dimension-free oracles for SquareCB: spec 001 Alg 5 (JDP, batched projected GD) and Alg 6 (LDP clipped SGD)
+
+
+def dimfree_jdp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
+                    R: float = 2.0, c_K: float = 1.0, calibration: str = "paper") -> tuple[np.ndarray, dict]:
+    """Spec 001 Alg 5 (Thm 6.2): K batches of N = ⌊T/K⌋, θ ← Proj_{B(R)}(θ − g_(k)) (η = 1), then ONE release of
+    the last iterate with l2-sensitivity 2(R+1)/N (paper: Priv_{(R+1)/N}, std σ(R+1)/N). Improper output.
+    K = min{√(T/(log T·log(1/δ))), c (T/(σ√log(1/δ)))^{2/3}} (Prop E.1; c = c_K; σ = 0 ⇒ first term)."""
+    T, d = data.n, data.d
+    log_t, log_d = math.log(max(T, 3)), math.log(1.0 / fail_prob)
+    K_float = math.sqrt(T / (log_t * log_d))
+    sigma = sigma_scale(epsilon, delta, calibration)
+    if sigma > 0:
+        K_float = min(K_float, c_K * (T / (sigma * math.sqrt(log_d))) ** (2.0 / 3.0))
+    K = max(1, min(T, int(K_float)))
+    N = T // K
+    theta = np.zeros(d)
+    for k in range(K):
+        Phi, y = data.take(k * N, (k + 1) * N)
+        theta = theta - Phi.T @ (Phi @ theta - y) / N
+        norm = np.linalg.norm(theta)
+        if norm > R:
+            theta *= R / norm
+    std = noise_std(2.0 * (R + 1.0) / N, epsilon, delta, calibration)
+    theta = theta + std * rng.standard_normal(d)
+    return theta, {"K": K, "std": std}
+
+
+def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
+                    R: float = 2.0, c_K: float = 1.0, calibration: str = "paper") -> tuple[np.ndarray, dict]:
+    """Spec 001 Alg 6 ≡ spec 000 Alg 8 (Thm 6.3 / 7.3): K batches; each user sends g_t = φ(clip_R(<θ,φ>) − y) +
+    Gaussian noise of l2-sensitivity 2(R+1) (paper: Priv_{R+1}, std σ(R+1)); θ ← θ − mean (η = 1, no projection).
+    K = max{1, ⌊(T/(σ² log(T/δ)))^{1/3}⌋} (spec 000 §6.2, Eq. 43 not enforced), capped by the non-private rule
+    √(T/(log T·log(1/δ))) so that σ → 0 is defined [CHOICE]."""
+    T, d = data.n, data.d
+    log_t, log_d = math.log(max(T, 3)), math.log(1.0 / fail_prob)
+    K_float = math.sqrt(T / (log_t * log_d))
+    sigma = sigma_scale(epsilon, delta, calibration)
+    if sigma > 0:
+        K_float = min(K_float, c_K * (T / (sigma**2 * math.log(T / fail_prob))) ** (1.0 / 3.0))
+    K = max(1, min(T, int(K_float)))
+    N = T // K
+    std = noise_std(2.0 * (R + 1.0), epsilon, delta, calibration)  # per user
+    theta = np.zeros(d)
+    clipped = 0
+    for k in range(K):
+        Phi, y = data.take(k * N, (k + 1) * N)
+        pred = Phi @ theta
+        clipped += int(np.sum(np.abs(pred) > R))
+        g = Phi.T @ (np.clip(pred, -R, R) - y) / N
+        theta = theta - (g + std / math.sqrt(N) * rng.standard_normal(d))
+    return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}

@@ -1,0 +1,257 @@
+"""The contextual-bandit simulator ``run_bandit(env, algo, T, epsilon, delta, rng, **hyper)``; algorithm registry.
+
+An algorithm is a *batched policy* (spec 001 §3.9: epochs with a fixed policy inside):
+
+* ``epochs(T)`` — boundaries ``0 = t_0 < t_1 < … < t_J = T`` (0-based rounds; doubling for the paper's algorithms);
+* ``act(Phi, rng)`` — actions for a chunk of rounds of the current epoch, vectorised: ``Phi`` is (n, |A|, d);
+* ``update(data, rng)`` — called once at the end of every epoch but the last with that epoch's data
+  (:class:`EpochData`: chosen features φ(x_t, a_t) and rewards r_t).
+
+Rounds inside an epoch are simulated in chunks (contexts → actions → expected-reward regret → rewards), so a run
+costs O(T·|A|·d) numpy work plus one regression per epoch.
+
+**Each datum used once.** Oracles read an epoch's data only through :meth:`EpochData.take`, which marks the rounds
+in a per-run :class:`DataLedger` and raises :class:`DataReuseError` if a round is taken twice. A private algorithm's
+whole run is then (ε, δ)-JDP/LDP without composition loss (spec 001 §1.4 Lemma C.1, spec 000 Lemma F.1); the final
+ledger is returned so tests can check it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from dpbench.bandits.envs import BanditEnv, ContextStream
+
+PRIVACY_MODELS = ("joint", "local", "none")
+#: target number of floats in one simulated chunk of contexts (n·|A|·d)
+CHUNK_FLOATS = 1 << 17
+
+
+class DataReuseError(AssertionError):
+    """A round's datum was handed to a second release stage (violates the each-datum-once design)."""
+
+
+class DataLedger:
+    """Counts, per round, how many release stages consumed its datum (must stay ≤ 1)."""
+
+    def __init__(self, T: int):
+        self.counts = np.zeros(T, dtype=np.int8)
+
+    def mark(self, start: int, stop: int) -> None:
+        if start < 0 or stop > self.counts.size or start > stop:
+            raise ValueError(f"ledger: bad range [{start}, {stop}) for T = {self.counts.size}")
+        if self.counts[start:stop].any():
+            raise DataReuseError(f"rounds in [{start}, {stop}) were already used by an earlier release stage")
+        self.counts[start:stop] += 1
+
+    @property
+    def used(self) -> int:
+        return int(self.counts.sum())
+
+
+@dataclass
+class EpochData:
+    """One epoch's data: chosen features ``Phi`` (N, d) and rewards ``y`` (N,), rounds start..start+N−1."""
+
+    Phi: np.ndarray
+    y: np.ndarray
+    start: int
+    ledger: DataLedger
+
+    @property
+    def n(self) -> int:
+        return int(self.y.size)
+
+    @property
+    def d(self) -> int:
+        return int(self.Phi.shape[1])
+
+    def take(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows lo..hi−1 of the epoch for one release stage (marks them used; a second take raises)."""
+        if not 0 <= lo <= hi <= self.n:
+            raise ValueError(f"take: bad range [{lo}, {hi}) for an epoch of {self.n} rounds")
+        self.ledger.mark(self.start + lo, self.start + hi)
+        return self.Phi[lo:hi], self.y[lo:hi]
+
+
+class Policy(Protocol):
+    info: dict[str, Any]
+
+    def epochs(self, T: int) -> list[int]: ...
+
+    def act(self, Phi: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+
+    def update(self, data: EpochData, rng: np.random.Generator) -> None: ...
+
+
+def doubling_epochs(T: int) -> list[int]:
+    """Boundaries of the schedule T^(j) = 2^j (spec 001 §3.9 / #11, spec 000 #25): epoch j has N^(j) = 2^j rounds
+    (rounds 2^j − 1 … 2^{j+1} − 2 in 0-based indexing); the last epoch is truncated at T."""
+    bounds = [0]
+    size = 1
+    while bounds[-1] < T:
+        bounds.append(min(T, bounds[-1] + size))
+        size *= 2
+    return bounds
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# algorithm registry
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    """A registered bandit algorithm: ``make(env, T, epsilon, delta, rng, **hyper) -> Policy``."""
+
+    name: str
+    make: Callable[..., Policy]
+    summary: str
+    privacy_model: str  # joint | local | none
+    spec: str = ""
+    style: Mapping[str, Any] = field(default_factory=dict)
+
+    def hyperparameters(self) -> dict[str, Any]:
+        params = inspect.signature(self.make).parameters.values()
+        return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+ALGORITHMS: dict[str, AlgorithmInfo] = {}
+
+
+def register_algorithm(
+    name: str, *, summary: str, privacy_model: str, spec: str = "", style: Mapping[str, Any] | None = None
+) -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
+    if privacy_model not in PRIVACY_MODELS:
+        raise ValueError(f"privacy_model must be one of {PRIVACY_MODELS}, got {privacy_model!r}")
+
+    def decorator(make: Callable[..., Policy]) -> Callable[..., Policy]:
+        if name in ALGORITHMS and ALGORITHMS[name].make is not make:
+            raise ValueError(f"bandit algorithm {name!r} is registered twice")
+        ALGORITHMS[name] = AlgorithmInfo(name, make, summary, privacy_model, spec, dict(style or {}))
+        return make
+
+    return decorator
+
+
+def discover_algorithms() -> None:
+    """Import the modules that register algorithms and environments."""
+    import importlib
+
+    for module in ("envs", "elimination", "squarecb", "linucb"):
+        importlib.import_module(f"dpbench.bandits.{module}")
+
+
+def get_algorithm(name: str) -> AlgorithmInfo:
+    discover_algorithms()
+    if name not in ALGORITHMS:
+        raise KeyError(f"unknown bandit algorithm {name!r}; registered: {', '.join(sorted(ALGORITHMS))}")
+    return ALGORITHMS[name]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the simulator
+
+
+@dataclass
+class BanditResult:
+    """Per-round records of one run (0-based round t): instant pseudo-regret max_a f*(x_t,a) − f*(x_t,a_t),
+    action a_t and reward r_t; the algorithm's diagnostics; the data ledger; wall seconds."""
+
+    regret: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    info: dict[str, Any]
+    ledger: DataLedger
+    seconds: float
+
+    @property
+    def cumulative(self) -> np.ndarray:
+        return np.cumsum(self.regret)
+
+    def records(self) -> dict[str, np.ndarray]:
+        """Per-round records (t = 1..T, a_t, r_t, instant regret) as columns."""
+        return {"t": np.arange(1, self.regret.size + 1), "action": self.actions, "reward": self.rewards,
+                "instant_regret": self.regret}
+
+
+def check_budget(epsilon: float, delta: float) -> tuple[float, float]:
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0 (math.inf = non-private), got {epsilon!r}")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    return float(epsilon), float(delta)
+
+
+def run_bandit(
+    env: BanditEnv,
+    algo: str | AlgorithmInfo,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    stream: ContextStream | None = None,
+    **hyper: Any,
+) -> BanditResult:
+    """Simulate ``T`` rounds of ``algo`` on ``env`` at privacy (ε, δ) (ε = ``math.inf``: σ = 0, same code path).
+
+    ``rng`` drives the algorithm (action sampling, privacy noise); contexts/rewards come from ``stream`` (default:
+    a stream keyed by a draw from ``rng``). Returns per-round records (:class:`BanditResult`).
+    """
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+        raise ValueError(f"T must be a positive integer, got {T!r}")
+    T = int(T)
+    epsilon, delta = check_budget(epsilon, delta)
+    info = get_algorithm(algo) if isinstance(algo, str) else algo
+    unknown = sorted(set(hyper) - set(info.hyperparameters()))
+    if unknown:
+        raise ValueError(f"unknown hyperparameter {unknown[0]!r} of bandit algorithm {info.name!r}; "
+                         f"allowed: {', '.join(sorted(info.hyperparameters()))}")
+    if stream is None:
+        stream = ContextStream(env, (int(rng.integers(2**32)), 1))
+    started = time.perf_counter()
+    policy = info.make(env, T, epsilon, delta, rng, **hyper)
+    bounds = policy.epochs(T)
+    if bounds[0] != 0 or bounds[-1] != T or any(b <= a for a, b in zip(bounds, bounds[1:], strict=False)):
+        raise ValueError(f"{info.name}: epochs must increase strictly from 0 to T, got {bounds[:5]}…")
+    ledger = DataLedger(T)
+    regret = np.empty(T)
+    actions = np.empty(T, dtype=np.int32)
+    rewards = np.empty(T)
+    chunk = max(1, CHUNK_FLOATS // (env.n_arms * env.d))
+    for start, stop in zip(bounds, bounds[1:], strict=False):
+        chosen = np.empty((stop - start, env.d))
+        for c0 in range(start, stop, chunk):
+            c1 = min(stop, c0 + chunk)
+            Phi, coins = stream.get(c0, c1)
+            a = np.asarray(policy.act(Phi, rng), dtype=np.int64)
+            rows = np.arange(c1 - c0)
+            means = env.mean(Phi)
+            picked = means[rows, a]
+            regret[c0:c1] = means.max(axis=1) - picked
+            actions[c0:c1] = a
+            rewards[c0:c1] = env.reward(picked, coins)
+            chosen[c0 - start:c1 - start] = Phi[rows, a]
+        if stop < T:  # the last epoch's regression would never be used (spec 001 #11)
+            policy.update(EpochData(chosen, rewards[start:stop].copy(), start, ledger), rng)
+    return BanditResult(regret, actions, rewards, dict(policy.info), ledger, time.perf_counter() - started)
+
+
+def checkpoints(T: int, per_octave: int = 4, first: int = 16) -> np.ndarray:
+    """Rounds at which cumulative regret is recorded: ⌊2^{k/per_octave}⌉ from ``first`` up to T, plus T."""
+    if T <= first:
+        return np.arange(1, T + 1)
+    k_max = int(math.floor(per_octave * math.log2(T)))
+    k_min = int(math.ceil(per_octave * math.log2(first)))
+    grid = {int(round(2 ** (k / per_octave))) for k in range(k_min, k_max + 1)}
+    grid = sorted(t for t in grid if first <= t <= T)
+    if grid[-1] != T:
+        grid.append(T)
+    return np.asarray(grid, dtype=np.int64)
