@@ -200,9 +200,7 @@ def parse_epsilons(value: Any) -> tuple[float, ...]:
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         values = [value]
     else:
-        raise _fail(
-            "epsilons", f"must be a non-empty list of numbers > 0 or {{logspace: [a, b, n]}}, got {value!r}"
-        )
+        raise _fail("epsilons", f"must be a non-empty list of numbers > 0 or {{logspace: [a, b, n]}}, got {value!r}")
     clean = []
     for i, eps in enumerate(values):
         if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
@@ -218,9 +216,7 @@ def parse_delta(value: Any) -> str | float:
         try:
             value = float(value)
         except ValueError:
-            raise _fail(
-                "delta", f"must be '1/n^2', '1/n', '1/n^p' or a number in (0, 1), got {value!r}"
-            ) from None
+            raise _fail("delta", f"must be '1/n^2', '1/n', '1/n^p' or a number in (0, 1), got {value!r}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise _fail("delta", f"δ must be in (0, 1) (or a rule such as '1/n^2'), got {value!r}")
     return float(value)
@@ -241,54 +237,62 @@ def _grid_combinations(grid: Any, where: str) -> list[dict[str, Any]]:
 def _check_names(given: dict[str, Any], allowed: dict[str, Any], where: str, what: str) -> None:
     unknown = sorted(set(given) - set(allowed))
     if unknown:
-        raise _fail(
-            f"{where}.{unknown[0]}", f"unknown {what}; allowed: {', '.join(sorted(allowed)) or '(none)'}"
-        )
+        raise _fail(f"{where}.{unknown[0]}", f"unknown {what}; allowed: {', '.join(sorted(allowed)) or '(none)'}")
+
+
+def _parse_component(
+    raw: Any, where: str, name_key: str, keys: set[str], lookup, params_key: str, allowed_of, what: str
+) -> tuple[Any, dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """Common part of a dataset/mechanism entry: name lookup, parameter names, grid expansion.
+
+    Returns (registry info, the raw mapping, its fixed parameters, the grid combinations).
+    """
+    if isinstance(raw, str):
+        raw = {name_key: raw}
+    if not isinstance(raw, dict) or name_key not in raw:
+        raise _fail(where, f"must be a {name_key} name or a mapping with '{name_key}', got {raw!r}")
+    _check_keys(raw, keys, where)
+    try:
+        info = lookup(raw[name_key])
+    except KeyError as err:
+        raise _fail(f"{where}.{name_key}", str(err).strip("\"'")) from None
+    params = raw.get(params_key) or {}
+    if not isinstance(params, dict):
+        raise _fail(f"{where}.{params_key}", f"must be a mapping, got {params!r}")
+    allowed = allowed_of(info)
+    _check_names(params, allowed, f"{where}.{params_key}", f"{what} '{info.name}'")
+    combos = _grid_combinations(raw.get("grid"), f"{where}.grid")
+    _check_names(combos[0], allowed, f"{where}.grid", f"{what} '{info.name}'")
+    return info, raw, params, combos
 
 
 def parse_dataset(raw: Any, index: int) -> list[DatasetEntry]:
-    where = f"datasets[{index}]"
-    if isinstance(raw, str):
-        raw = {"loader": raw}
-    if not isinstance(raw, dict) or "loader" not in raw:
-        raise _fail(where, f"must be a loader name or a mapping with 'loader', got {raw!r}")
-    _check_keys(raw, DATASET_KEYS, where)
-    try:
-        info = registry.get_dataset(raw["loader"])
-    except KeyError as err:
-        raise _fail(f"{where}.loader", str(err).strip("\"'")) from None
-    options = raw.get("options") or {}
-    if not isinstance(options, dict):
-        raise _fail(f"{where}.options", f"must be a mapping, got {options!r}")
-    allowed = info.options()
-    _check_names(options, allowed, f"{where}.options", f"option of loader '{info.name}'")
-    combos = _grid_combinations(raw.get("grid"), f"{where}.grid")
-    _check_names(combos[0], allowed, f"{where}.grid", f"option of loader '{info.name}'")
+    info, raw, options, combos = _parse_component(
+        raw,
+        f"datasets[{index}]",
+        "loader",
+        DATASET_KEYS,
+        registry.get_dataset,
+        "options",
+        lambda i: i.options(),
+        "option of loader",
+    )
     label = str(raw.get("label") or "")  # empty: the runner uses the loader's title
     swept = tuple(combos[0])
-    return [
-        DatasetEntry(info.name, label, tuple(sorted({**options, **combo}.items())), swept) for combo in combos
-    ]
+    return [DatasetEntry(info.name, label, tuple(sorted({**options, **combo}.items())), swept) for combo in combos]
 
 
 def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
-    where = f"mechanisms[{index}]"
-    if isinstance(raw, str):
-        raw = {"mechanism": raw}
-    if not isinstance(raw, dict) or "mechanism" not in raw:
-        raise _fail(where, f"must be a mechanism name or a mapping with 'mechanism', got {raw!r}")
-    _check_keys(raw, MECHANISM_KEYS, where)
-    try:
-        info = registry.get_mechanism(raw["mechanism"])
-    except KeyError as err:
-        raise _fail(f"{where}.mechanism", str(err).strip("\"'")) from None
-    hyper = raw.get("hyper") or {}
-    if not isinstance(hyper, dict):
-        raise _fail(f"{where}.hyper", f"must be a mapping, got {hyper!r}")
-    allowed = info.hyperparameters()
-    _check_names(hyper, allowed, f"{where}.hyper", f"hyperparameter of '{info.name}'")
-    combos = _grid_combinations(raw.get("grid"), f"{where}.grid")
-    _check_names(combos[0], allowed, f"{where}.grid", f"hyperparameter of '{info.name}'")
+    info, raw, hyper, combos = _parse_component(
+        raw,
+        f"mechanisms[{index}]",
+        "mechanism",
+        MECHANISM_KEYS,
+        registry.get_mechanism,
+        "hyper",
+        lambda i: i.hyperparameters(),
+        "hyperparameter of",
+    )
     base_label = str(raw.get("label") or info.name)
     # an external "pkg.module:fit" keeps its import path: worker processes only discover built-ins and entry points
     reference = str(raw["mechanism"]) if ":" in str(raw["mechanism"]) else info.name
@@ -309,9 +313,7 @@ def _parse_list(raw: dict[str, Any], key: str, parser) -> list:
     for i, entry in enumerate(entries):
         ident = entry.key if key == "datasets" else entry.label
         if ident in seen:
-            raise _fail(
-                key, f"entry {i} duplicates entry {seen[ident]} ({ident}); give it a distinct label/options"
-            )
+            raise _fail(key, f"entry {i} duplicates entry {seen[ident]} ({ident}); give it a distinct label/options")
         seen[ident] = i
     return entries
 
