@@ -188,7 +188,8 @@ def fisher_direction(out1: np.ndarray, out0: np.ndarray) -> np.ndarray:
 
 def project(outputs: np.ndarray, w: np.ndarray) -> np.ndarray:
     """s = ⟨w, θ̂⟩ per run; non-finite outputs map to +inf (a fixed post-processing, so DP is preserved)."""
-    s = np.asarray(outputs, dtype=float) @ w
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = np.asarray(outputs, dtype=float) @ w
     return np.where(np.isfinite(s), s, np.inf)
 
 
