@@ -174,6 +174,14 @@ def w_isotropic(r_atoms: Sequence[float], r_probs: Sequence[float], d: int, gamm
 # private spectral iteration (Alg 2 / Alg 4)
 
 
+def epoch_statistic(Phi: np.ndarray, X: np.ndarray, weight_fn: WeightFn, root: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """H = (1/N)Σ_t w(φ_t) X^{1/2}φ_tφ_tᵀX^{1/2} over the rows of one epoch (Eq. 21 / Alg 2 line 4)."""
+    root = msqrt(X) if root is None else root
+    P = Phi @ root
+    return (P * weight_fn(Phi, X)[:, None]).T @ P / Phi.shape[0]
+
+
 @dataclass
 class SpectralResult:
     """Output of :func:`spectral_iteration`: the final matrix, floors fired and the per-epoch F_(k)."""
@@ -206,9 +214,7 @@ def spectral_iteration(
     Fs = []
     for k, (Phi, lam_k) in enumerate(zip(blocks, lam_schedule, strict=True)):
         root = msqrt(X)
-        weights = weight_fn(Phi, X)
-        P = Phi @ root
-        H = (P * weights[:, None]).T @ P / Phi.shape[0]
+        H = epoch_statistic(Phi, X, weight_fn, root)
         S = noise_fn(k, H) + lam_k * np.eye(d)
         if floor:
             S, fired = floor_psd(S, lam_k / 2.0)
