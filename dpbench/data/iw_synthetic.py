@@ -187,3 +187,13 @@ def abs_error_1d(theta: np.ndarray, dataset: Dataset, stats) -> float:
     if pop is None or pop.theta.shape != (1,):
         return float("nan")
     return float(abs(float(np.asarray(theta).ravel()[0]) - float(pop.theta[0])))
+
+
+@register_metric("scaled_excess_risk", "empirical PoP ‖θ̂ − θ*‖²_Σ·n/d")
+def scaled_excess_risk(theta: np.ndarray, dataset: Dataset, stats) -> float:
+    """‖θ̂ − θ*‖²_Σ·n/d (spec 000 §7.5 E3: the empirical price of privacy; NaN on real data)."""
+    pop = dataset.population
+    if pop is None:
+        return float("nan")
+    diff = np.asarray(theta, dtype=float) - pop.theta
+    return float(diff @ pop.cov @ diff) * dataset.n / dataset.d
