@@ -1,0 +1,163 @@
+"""``dpbench bandit-report RUN``: regret slopes and the privacy gap of a ``kind: bandit`` run.
+
+* **Slopes** — per (environment, algorithm, ε): the log–log slope of the mean cumulative regret vs T over the last
+  ``octaves`` doublings before T_max (spec 001 §5: 1/2 for elimination, 3/4 JDP SquareCB, 5/6 LDP SquareCB).
+* **Privacy gap** — ``Reg(T, ε) − Reg(T, ∞)`` of the same algorithm, paired by trial (both runs see the same
+  instance, contexts and reward coins), mean ± 1.96·sd/√R, at the requested T; drawn vs 1/ε (spec 001 F6(b):
+  roughly linear in 1/ε and not growing with T for JDP). Also the log–log slope of the gap vs 1/ε.
+
+Writes ``bandit_report.csv`` (slopes), ``privacy_gap.csv`` and ``figure_privacy_gap.png``/``.pdf`` in the run folder.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+import pandas as pd
+import typer
+from matplotlib.figure import Figure
+
+Z95 = 1.96
+
+
+def regret_slopes(trials: pd.DataFrame, octaves: float = 4.0) -> pd.DataFrame:
+    """Log–log slope of mean regret vs T over [T_max/2^octaves, T_max] per (dataset_id, label, epsilon)."""
+    rows = []
+    for (ds, label, eps), g in trials.groupby(["dataset_id", "label", "epsilon"], sort=False):
+        curve = g.groupby("T")["regret"].mean()
+        t_max = curve.index.max()
+        window = curve[(curve.index >= t_max / 2**octaves) & (curve > 0)]
+        slope = np.polyfit(np.log(window.index.to_numpy(float)), np.log(window.to_numpy()), 1)[0] \
+            if len(window) >= 3 else math.nan
+        final = g[g["T"] == t_max]["regret"]
+        rows.append({"dataset_id": ds, "label": label, "epsilon": eps, "T_max": int(t_max),
+                     "regret_T_max": float(final.mean()),
+                     "ci95": float(Z95 * final.std(ddof=0) / math.sqrt(len(final))),
+                     "slope": float(slope), "cpu_s_per_1e5_rounds": float(
+                         (g.drop_duplicates("trial")["cpu_seconds"] / t_max * 1e5).mean())
+                     if "cpu_seconds" in g else math.nan})
+    return pd.DataFrame(rows)
+
+
+def privacy_gaps(trials: pd.DataFrame, at: list[int]) -> pd.DataFrame:
+    """Paired Reg(T, ε) − Reg(T, ∞) per (dataset_id, label, ε, T) for the T in ``at`` (nearest checkpoint)."""
+    rows = []
+    for (ds, label), g in trials.groupby(["dataset_id", "label"], sort=False):
+        base = g[np.isinf(g["epsilon"])]
+        if base.empty or len(g["epsilon"].unique()) < 2:
+            continue
+        checkpoints = np.sort(g["T"].unique())
+        for target in at:
+            T = int(checkpoints[np.argmin(np.abs(np.log(checkpoints) - math.log(target)))])
+            ref = base[base["T"] == T].set_index("trial")["regret"]
+            for eps, ge in g[np.isfinite(g["epsilon"]) & (g["T"] == T)].groupby("epsilon"):
+                diff = (ge.set_index("trial")["regret"] - ref).dropna()
+                if diff.empty:
+                    continue
+                rows.append({"dataset_id": ds, "label": label, "epsilon": float(eps), "inv_epsilon": 1.0 / eps,
+                             "T": T, "gap": float(diff.mean()),
+                             "ci95": float(Z95 * diff.std(ddof=0) / math.sqrt(len(diff))), "trials": len(diff)})
+    return pd.DataFrame(rows)
+
+
+def gap_slopes(gaps: pd.DataFrame) -> pd.DataFrame:
+    """Log–log slope of the mean gap vs 1/ε per (dataset_id, label, T) (positive gaps only)."""
+    rows = []
+    for (ds, label, T), g in gaps.groupby(["dataset_id", "label", "T"], sort=False):
+        ok = g[g["gap"] > 0]
+        slope = np.polyfit(np.log(ok["inv_epsilon"]), np.log(ok["gap"]), 1)[0] if len(ok) >= 2 else math.nan
+        rows.append({"dataset_id": ds, "label": label, "T": T, "gap_slope_vs_inv_eps": float(slope)})
+    return pd.DataFrame(rows)
+
+
+def gap_figure(gaps: pd.DataFrame, title: str, caption: str) -> Figure:
+    panels = list(pd.unique(gaps["dataset_id"]))
+    ncols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig = Figure(figsize=(4.6 * ncols + 0.4, 3.6 * nrows + 1.6), dpi=150)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    styles = ["-", "--", ":", "-."]
+    for ax, panel in zip(axes.flat, panels, strict=False):
+        sub = gaps[gaps["dataset_id"] == panel]
+        Ts = sorted(sub["T"].unique())
+        for ci, label in enumerate(pd.unique(sub["label"])):
+            for ti, T in enumerate(Ts):
+                pts = sub[(sub["label"] == label) & (sub["T"] == T)].sort_values("inv_epsilon")
+                if pts.empty:
+                    continue
+                ax.errorbar(pts["inv_epsilon"], pts["gap"], yerr=pts["ci95"], color=f"C{ci}",
+                            linestyle=styles[ti % 4], marker="o", capsize=3,
+                            label=f"{label}, T = 2^{int(round(math.log2(T)))}")
+        ax.set_xscale("log")
+        ax.set_xlabel("1/ε")
+        ax.set_ylabel("Reg(T, ε) − Reg(T, ∞)")
+        ax.axhline(0, color="grey", linewidth=0.8)
+        ax.grid(True, alpha=0.4)
+        ax.set_title(str(panel), fontsize=10)
+        ax.legend(fontsize=7)
+    for extra in axes.flat[len(panels):]:
+        fig.delaxes(extra)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    if caption:
+        fig.text(0.5, 0.01, "\n".join(textwrap.wrap(caption, 40 * ncols + 20)), ha="center", va="bottom",
+                 fontsize=8, style="italic")
+    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+    return fig
+
+
+def report(run_dir: Path, at: list[int] | None = None, octaves: float = 4.0) -> dict[str, pd.DataFrame]:
+    import yaml
+
+    trials_path = run_dir / "trials.csv"
+    if not trials_path.is_file():
+        raise FileNotFoundError(f"{trials_path} not found (run `dpbench run` first)")
+    trials = pd.read_csv(trials_path)
+    if "T" not in trials or "regret" not in trials:
+        raise ValueError(f"{trials_path} is not a bandit run (no T/regret columns)")
+    trials["epsilon"] = trials["epsilon"].astype(float)
+    t_max = int(trials["T"].max())
+    at = at or [t_max // 16, t_max]
+    slopes = regret_slopes(trials, octaves)
+    slopes.to_csv(run_dir / "bandit_report.csv", index=False)
+    gaps = privacy_gaps(trials, at)
+    out = {"slopes": slopes, "gaps": gaps}
+    if not gaps.empty:
+        gaps.to_csv(run_dir / "privacy_gap.csv", index=False)
+        out["gap_slopes"] = gap_slopes(gaps)
+        config = yaml.safe_load((run_dir / "config.yaml").read_text()) if (run_dir / "config.yaml").exists() else {}
+        title = f"Privacy gap vs 1/ε — {config.get('name', run_dir.name)}"
+        caption = ("Paired by trial (same instance, contexts and reward coins); mean ± 1.96·sd/√R. "
+                   + str(config.get("caption", "")))
+        fig = gap_figure(gaps, title, caption)
+        for suffix in (".png", ".pdf"):
+            fig.savefig(run_dir / f"figure_privacy_gap{suffix}", dpi=150)
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(name="bandit-report")
+    def bandit_report(
+        run_dir: Annotated[Path, typer.Argument(help="a kind: bandit run folder (holding trials.csv)")],
+        at: Annotated[list[int] | None, typer.Option(help="T values for the privacy gap (default T_max/16, T_max)")]
+        = None,
+        octaves: Annotated[float, typer.Option(help="doublings before T_max used for the regret slope")] = 4.0,
+    ) -> None:
+        """Regret-vs-T slopes and the privacy gap Reg(T, ε) − Reg(T, ∞) vs 1/ε of a bandit run."""
+        try:
+            out = report(run_dir, at, octaves)
+        except (ValueError, FileNotFoundError) as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(code=2) from None
+        with pd.option_context("display.width", 200, "display.max_columns", 20):
+            typer.echo(out["slopes"].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+            if not out["gaps"].empty:
+                typer.echo("")
+                typer.echo(out["gaps"].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+                typer.echo("")
+                typer.echo(out["gap_slopes"].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+                typer.echo(f"wrote {run_dir / 'figure_privacy_gap.png'}")
