@@ -374,14 +374,17 @@ def _annotate_ihm_clipping(ax, trials: pd.DataFrame, info: Mapping[str, Any], x:
         return
     lam_min, lam_max = max(float(info["lam_min_x"]), 0.0), float(info["lam_max_x"])
     per_x = trials.groupby(x)[["info.gamma", "info.clip_fraction"]].mean()
+    last = points[x].max()
     for xv, mean in zip(points[x], points["mean"], strict=True):
         if xv not in per_x.index:
             continue
         beta_sq = max(0.0, per_x.at[xv, "info.gamma"] - lam_min)
         v = math.sqrt((lam_max + beta_sq) / (lam_min + beta_sq)) / (2 * math.sqrt(6) + 1)
         clip = 100 * per_x.at[xv, "info.clip_fraction"]
+        right_edge = xv == last  # keep the last label inside the axes
         ax.annotate(f"χ√κ/(2−χ): {v:.2f}\nclip: {clip:.0f}%", (xv, mean), textcoords="offset points",
-                    xytext=(4, 6), fontsize=6.5, color="darkgreen")
+                    xytext=(-4 if right_edge else 4, 6), ha="right" if right_edge else "left", fontsize=6.5,
+                    color="darkgreen")
 
 
 def figure_stem(metric: str, x: str = "epsilon") -> str:

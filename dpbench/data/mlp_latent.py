@@ -28,7 +28,7 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
 
 def random_mlp_features(latent: np.ndarray, width: int, rng: np.random.Generator) -> np.ndarray:
     """Three sigmoid layers of ``width`` units with N(0, 1) weights and 0.001·N(0, 1) biases applied to a 1-D latent."""
-    weights = [rng.standard_normal((1, width)), rng.standard_normal((width, width)), rng.standard_normal((width, width))]
+    weights = [rng.standard_normal((1, width))] + [rng.standard_normal((width, width)) for _ in range(2)]
     biases = [1e-3 * rng.standard_normal(width) for _ in range(3)]
     hidden = latent[:, None]
     for weight, bias in zip(weights, biases, strict=True):
@@ -75,7 +75,7 @@ def load(
         y[test],
         y_bound=1.0 if clip_y else float(np.max(np.abs(y[train]))),
         meta={
-            "title": f"Synthetic clipping test (n={n_train}, d={d})",
+            "title": "Synthetic clipping test (App. L)",
             "recipe": "synthetic (004 Fig. 7, notebook version)",
             "x_scale": x_scale,
             "label_fraction_over_1": clipped,
