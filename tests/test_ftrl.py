@@ -442,7 +442,8 @@ def test_ftrl_configs_validate():
     assert configs, "no configs/ftrl_*.yaml"
     for path in configs:
         cfg = load_config(path)
-        assert cfg.caption and ("synthetic demonstration" in cfg.caption or "exploratory" in cfg.caption.lower())
+        caption = cfg.caption.lower()
+        assert "synthetic demonstration" in caption or "exploratory" in caption, path.name
 
 
 @pytest.mark.slow

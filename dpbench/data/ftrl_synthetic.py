@@ -127,3 +127,10 @@ def excess_pop_paper(theta: np.ndarray, dataset: Dataset, stats=None) -> float:
     if h is not None:
         return 0.5 * float(np.sum(h * diff * diff))
     return 0.5 * float(diff @ population.cov @ diff)
+
+
+if __name__ == "__main__":  # print the design constants the configs use: python -m dpbench.data.ftrl_synthetic
+    for d in (256, 512, 1024, 2048, 4096):
+        for spectrum, r in (("poly", 2.0), ("poly", 3.0), ("poly", 5.0), ("exp", 0.0)):
+            values = design_constants(spectrum_values(d, spectrum, r), wstar_inv_i(d), 0.5)
+            print(d, spectrum, r, {k: round(v, 6) for k, v in values.items()})

@@ -172,7 +172,7 @@ def fit_sigma_oracle(
     l0: float | None = None,
     lam_mult: float = 1.0,
     psi_mode: str = "fixed",
-    psi_cap: float | None = None,
+    psi_cap: float | str | None = None,
     estimating_m: int = 256,
     shuffle: bool = True,
     population=None,
@@ -180,7 +180,8 @@ def fit_sigma_oracle(
     """Σ = H + (lam_mult/(Nη))I with the generator's H; C = c_C·√tr(Σ⁻¹H) exact; ψ = C·l0 (l0 from the design).
 
     ``psi_mode="public_labeled"`` runs RESIDUALEST Option 1 on the first ``estimating_m`` labelled public rows the
-    generator provides (``population.extra['estimating']``), capped at ``psi_cap`` if given (spec 002 §3.5);
+    generator provides (``population.extra['estimating']``), capped at ``psi_cap`` if given (``"C_l0"``: the
+    fixed-ψ level C·l0; spec 002 §3.5);
     ``psi_mode="private_split"`` treats the same rows as the disjoint private estimating split (Option 2).
     """
     est_X = est_y = None
@@ -226,3 +227,17 @@ def fit_sgd_avg(
                               nonprivate=True)
     info["psi"] = math.inf
     return FitResult(theta, info)
+
+
+@register_mechanism(
+    "ftrl_zero",
+    summary="Zero predictor θ = 0 (reference line of the DP-FTRL figures; spec 002 §5.3 E3)",
+    privacy_model="none",
+    neighbour="none",
+    spec="002 §5.3",
+    style={"color": "grey", "marker": "", "linestyle": "-."},
+)
+def fit_zero(X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None,
+             rng: np.random.Generator) -> FitResult:
+    """θ = 0 (uses no data and no randomness)."""
+    return FitResult(np.zeros(np.asarray(X).shape[1]))

@@ -433,7 +433,7 @@ def fit_dp_ftrl(
     C_Y: float | None = None,
     psi_mode: str = "fixed",
     l0: float | None = None,
-    psi_cap: float | None = None,
+    psi_cap: float | str | None = None,
     estimating_X: np.ndarray | None = None,
     estimating_y: np.ndarray | None = None,
     lam_mult: float = 1.0,
@@ -557,7 +557,12 @@ def fit_dp_ftrl(
         if psi_mode == "public_labeled":
             if estimating_X is None or estimating_y is None:
                 raise ValueError("psi_mode='public_labeled' needs labelled public estimating data")
-            cap = math.inf if psi_cap is None else float(psi_cap)
+            if psi_cap is None:
+                cap = math.inf
+            elif psi_cap == "C_l0":  # the recommended cap ψ ≤ C·l0 (= the fixed-ψ level, spec 002 §3.5)
+                cap = psi
+            else:
+                cap = float(psi_cap)
 
             def psi_fn(w):
                 return min(C * residual_est_public(estimating_X, estimating_y, w), cap)

@@ -1,0 +1,49 @@
+# DP-FTRL (spec 002): proposed synthetic demonstrations E1–E4 and the exploratory real-data E5 (the paper has no
+# experiments). `make reproduce-ftrl` runs everything (≈ 1 h on 2 idle cores), prints the fitted slopes / tables and
+# copies the figures to docs/figures/ftrl_*.png. Single-threaded BLAS per worker (oversubscription is much slower).
+FTRL_E1 := r2 r3 r5 exp
+FTRL_E4 := e4a_clipping e4b_calibration e4c_lam e4d_public_m e4e_clipC e4f_eta
+FTRL_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+
+.PHONY: reproduce-ftrl reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-ftrl-e3 reproduce-ftrl-e4 reproduce-ftrl-e5 \
+	test-ftrl $(addprefix ftrl-e1-,$(FTRL_E1)) $(addprefix ftrl-,$(FTRL_E4))
+
+reproduce-ftrl: reproduce-ftrl-e3 reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-ftrl-e4 reproduce-ftrl-e5
+
+$(addprefix ftrl-e1-,$(FTRL_E1)): ftrl-e1-%:
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl_e1_$*.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/ftrl_e1_$*
+	$(DPBENCH) ftrl-report results/ftrl_e1_$* --nmin 2048
+	mkdir -p docs/figures && cp results/ftrl_e1_$*/figure_excess_pop_paper_vs_data_n.png docs/figures/ftrl_e1_$*.png
+
+reproduce-ftrl-e1: $(addprefix ftrl-e1-,$(FTRL_E1))
+
+reproduce-ftrl-e2:
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl_e2_dim.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/ftrl_e2_dim
+	$(DPBENCH) ftrl-report results/ftrl_e2_dim --x data.d
+	mkdir -p docs/figures && cp results/ftrl_e2_dim/figure_excess_pop_paper_vs_data_d.png docs/figures/ftrl_e2_dim.png
+
+reproduce-ftrl-e3:
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl_e3_eps.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/ftrl_e3_eps
+	$(DPBENCH) ftrl-report results/ftrl_e3_eps
+	mkdir -p docs/figures && cp results/ftrl_e3_eps/figure_excess_pop_paper.png docs/figures/ftrl_e3_eps.png
+
+$(addprefix ftrl-,$(FTRL_E4)): ftrl-%:
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl_$*.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/ftrl_$*
+	$(DPBENCH) ftrl-report results/ftrl_$*
+	mkdir -p docs/figures && cp results/ftrl_$*/figure_excess_pop_paper*.png docs/figures/ftrl_$*.png
+
+reproduce-ftrl-e4: $(addprefix ftrl-,$(FTRL_E4))
+
+reproduce-ftrl-e5:
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl_e5_real.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/ftrl_e5_real
+	$(DPBENCH) plot results/ftrl_e5_real --metric train_mse
+	$(DPBENCH) ftrl-report results/ftrl_e5_real --metric test_mse
+	mkdir -p docs/figures && cp results/ftrl_e5_real/figure_test_mse.png docs/figures/ftrl_e5_real.png
+
+test-ftrl:
+	$(FTRL_ENV) $(PYTHON) -m pytest -q tests/test_ftrl.py
