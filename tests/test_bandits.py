@@ -346,3 +346,21 @@ def test_bandit_run_resume_and_n_jobs_invariance(tmp_path):
 
     fig = build_figure(run_dir, metric="regret", x="T", logy=True)
     assert fig.axes
+
+
+def test_glm_dp_erm_oracle_noise_and_accuracy():
+    env = sphere(np.random.default_rng(0), d=4, n_arms=3, link="logistic")
+    from dpbench.bandits.oracles import iwr_glm_dp_fit
+
+    data = _data(env, 2**14)
+    est = iwr_glm_dp_fit(data, 0.5, 1e-5, np.random.default_rng(1), link="logistic", fail_prob=1e-4)
+    assert data.ledger.counts.max() == 1 and data.ledger.used == 2**14 - (2**13 % 4)
+    gamma, N1 = est.info["gamma"], 2**13
+    mu = math.e / (1 + math.e) ** 2
+    delta_n = 32 * (1 / mu + 1) / (gamma * N1)
+    assert est.info["std_w"] == pytest.approx(sigma_chen(0.5, 1e-5) * delta_n)  # Priv_{Δ_N} (spec 000 #5)
+    nonpriv = iwr_glm_dp_fit(_data(env, 2**14), math.inf, 1e-5, np.random.default_rng(1), link="logistic",
+                             fail_prob=1e-4)
+    assert np.linalg.norm(nonpriv.theta - env.theta) < 0.3
+    f, _ = nonpriv.predict(env.contexts(np.random.default_rng(9), 500))
+    assert np.all((f > 0) & (f < 1))  # f̂ = sigmoid(<φ, θ̂>)

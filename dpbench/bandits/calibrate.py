@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from dpbench.bandits.envs import get_env
-from dpbench.bandits.oracles import LinearEstimate, iwr_dp_fit, iwr_ldp_fit, ssp_ols_fit
+from dpbench.bandits.oracles import LinearEstimate, iwr_dp_fit, iwr_glm_dp_fit, iwr_ldp_fit, ssp_ols_fit
 from dpbench.bandits.simulator import DataLedger, EpochData
 
 PILOT_ROOT = 987_654_321_123
@@ -32,7 +32,9 @@ TARGET = 0.95
 
 
 def fit_oracle(name: str, data: EpochData, epsilon: float, delta: float, rng: np.random.Generator,
-               fail_prob: float, d_A: int) -> LinearEstimate:
+               fail_prob: float, d_A: int, link: str = "linear") -> LinearEstimate:
+    if name == "iwr_glm_jdp":
+        return iwr_glm_dp_fit(data, epsilon, delta, rng, link=link, fail_prob=fail_prob)
     if name == "iwr_jdp":
         return iwr_dp_fit(data, epsilon, delta, rng, d_A=d_A, fail_prob=fail_prob)
     if name == "iwr_ldp":
@@ -41,7 +43,7 @@ def fit_oracle(name: str, data: EpochData, epsilon: float, delta: float, rng: np
         return ssp_ols_fit(data, epsilon, delta, rng, fail_prob=fail_prob, local=False)
     if name == "ssp_ldp":
         return ssp_ols_fit(data, epsilon, delta, rng, fail_prob=fail_prob, local=True)
-    raise ValueError(f"oracle must be iwr_jdp, iwr_ldp, ssp_jdp or ssp_ldp, got {name!r}")
+    raise ValueError(f"oracle must be iwr_jdp, iwr_glm_jdp, iwr_ldp, ssp_jdp or ssp_ldp, got {name!r}")
 
 
 def coverage_pilot(oracle: str, env_name: str, env_options: dict, sizes: list[int], epsilons: list[float], *,
@@ -63,7 +65,7 @@ def coverage_pilot(oracle: str, env_name: str, env_options: dict, sizes: list[in
             for eps_index, eps in enumerate(epsilons):
                 rng = np.random.default_rng([PILOT_ROOT, seed, 2, N, eps_index])
                 est = fit_oracle(oracle, EpochData(chosen, y, 0, DataLedger(N)), eps, delta, rng, fail_prob,
-                                 env.d_A)
+                                 env.d_A, env.link)
                 f, _ = est.predict(Phi_eval)
                 P = Phi_eval @ est.M
                 b1 = est.scale * np.sqrt(np.einsum("nak,nak->na", P, P))
@@ -90,6 +92,7 @@ PILOTS = {
     "ssp_jdp": ("sphere", {"d": 5, "n_arms": 10}, [0.1, 0.5, 1.0, math.inf]),
     "iwr_ldp": ("sphere", {"d": 3, "n_arms": 5}, [0.5, 1.0, math.inf]),
     "ssp_ldp": ("sphere", {"d": 3, "n_arms": 5}, [0.5, 1.0, math.inf]),
+    "iwr_glm_jdp": ("sphere", {"d": 5, "n_arms": 10, "link": "logistic"}, [0.1, 0.5, 1.0, math.inf]),
 }
 
 
@@ -98,18 +101,22 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--out", default="results/bandit_calibration")
     parser.add_argument("--max-log2", type=int, default=17, help="largest pilot epoch size 2^k")
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--only", nargs="*", default=None, help="subset of the pilot oracles")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sizes = [2**k for k in range(6, args.max_log2 + 1)]
     tables, chosen = [], {}
     for oracle, (env_name, options, epsilons) in PILOTS.items():
+        if args.only and oracle not in args.only:
+            continue
         table = coverage_pilot(oracle, env_name, options, sizes, epsilons, seeds=args.seeds)
         chosen[oracle] = choose_c_b(table)
         tables.append(table)
         print(f"{oracle}: c_b = {chosen[oracle]}")
-    pd.concat(tables).to_csv(out / "coverage.csv", index=False)
-    (out / "chosen.json").write_text(json.dumps(chosen, indent=2))
+    suffix = "" if not args.only else "_" + "_".join(args.only)
+    pd.concat(tables).to_csv(out / f"coverage{suffix}.csv", index=False)
+    (out / f"chosen{suffix}.json").write_text(json.dumps(chosen, indent=2))
     return chosen
 
 

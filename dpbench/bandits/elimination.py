@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
-from dpbench.bandits.oracles import PRESETS, LinearEstimate, iwr_dp_fit, iwr_ldp_fit, ssp_ols_fit
+from dpbench.bandits.oracles import PRESETS, LinearEstimate, iwr_dp_fit, iwr_glm_dp_fit, iwr_ldp_fit, ssp_ols_fit
 from dpbench.bandits.simulator import EpochData, doubling_epochs, register_algorithm
 from dpbench.privacy.info_weighted import check_calibration
 
@@ -258,3 +258,25 @@ def elim_ssp_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.r
         return ssp_ols_fit(data, epsilon, delta, r, fail_prob=fail, local=True, c_b=c_b, calibration=calibration)
 
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=1, planning=planning, C=C)
+
+
+@register_algorithm("elim_iwr_glm_jdp", summary="action elimination + information-weighted DP-ERM GLM (JDP)",
+                    privacy_model="joint", spec="000 Thm H.5 (15 + 13 + 14)",
+                    style={"color": "tab:cyan", "marker": "h"})
+def elim_iwr_glm_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
+                     K: int = 4, c_lam: float = 1.0, c_gamma: float = 1.0, c_b: float = 1.0,
+                     calibration: str = "paper", fail_prob: float | None = None, planning: str = "spanner",
+                     C: float = 2.0) -> EliminationPolicy:
+    """JDP GLM bandit (spec 000 Thm H.5): per epoch Alg 13 (Alg 4 + Alg 14); f̂ = ν(<φ, θ̂>),
+    b̂ = min{c_b·8L_νλ‖Wφ‖, 2}. Works for linear and logistic links."""
+    if math.isfinite(epsilon):
+        check_calibration(calibration, epsilon)
+    fail = 1.0 / T if fail_prob is None else float(fail_prob)
+    if not 0 < fail < 1:
+        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
+
+    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
+        return iwr_glm_dp_fit(data, epsilon, delta, r, link=env.link, fail_prob=fail, K=K, c_lam=c_lam,
+                              c_gamma=c_gamma, c_b=c_b, calibration=calibration)
+
+    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * K, planning=planning, C=C)

@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from dpbench.bandits.envs import link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
 from dpbench.iw_matrix import dp_weight, ldp_weight, spectral_iteration
-from dpbench.linalg_iw import ball_lsq, floor_psd, inv_msqrt
+from dpbench.linalg_iw import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
 from dpbench.privacy.info_weighted import gaussian_std, release_stds, sigma_chen, sym_gaussian
 
 PRESETS = ("calibrated", "theory")
@@ -36,6 +37,7 @@ class LinearEstimate:
     scale: float
     cap: float = 2.0
     info: dict[str, Any] = field(default_factory=dict)
+    link: str = "linear"  # logistic: f̂ = sigmoid(<φ, θ̂>) (spec 000 Thm H.5)
 
     def min_width(self, min_norm: float) -> float:
         """A lower bound of b̂ over features with ‖φ‖ ≥ min_norm: min(scale·σ_min(M)·min_norm, cap)."""
@@ -45,7 +47,8 @@ class LinearEstimate:
         return min(self.scale * smin * min_norm, self.cap)
 
     def predict(self, Phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        f = np.clip(Phi @ self.theta, -1.0, 1.0)
+        lin = Phi @ self.theta
+        f = np.clip(lin, -1.0, 1.0) if self.link == "linear" else sigmoid(lin)
         if not math.isfinite(self.scale):
             return f, np.full(f.shape, self.cap)
         P = Phi @ self.M
@@ -147,6 +150,86 @@ def iwr_dp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Gen
     info = {"lam": lam, "gamma": gamma, "K": K, "n_floor": spectral.n_floor, "lstsq": lstsq,
             "std_H": std_H, "std_psi": std_psi}
     return LinearEstimate(theta, W, scale, info=info)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# JDP GLM: spec 000 Alg 13 (Alg 4 on the first half) + Alg 14 (DP-ERM with noisy-Hessian regulariser)
+
+
+def _integral_link(t: np.ndarray, link: str) -> np.ndarray:
+    """∫_0^t ν(s) ds: t²/2 (linear), log(1 + e^t) − log 2 (logistic) (spec 001 §1.1)."""
+    if link == "linear":
+        return 0.5 * t * t
+    return np.logaddexp(0.0, t) - math.log(2.0)
+
+
+def iwr_glm_dp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, link: str,
+                   fail_prob: float, K: int = 4, c_lam: float = 1.0, c_gamma: float = 1.0, c_b: float = 1.0,
+                   calibration: str = "paper", B: float = 1.0, max_iter: int = 3000) -> LinearEstimate:
+    """Spec 000 Alg 13 + Alg 14 (central-DP GLM regression by DP-ERM), one epoch; width of Thm H.5.
+
+    λ = c_λ√(d/(μ_ν²N)), γ = c_γ·K(B + μ_ν^{-1})(σ√(d + log(K/δ)) + log(K/δ))/(λN) (spec 000 §6.1, calibrated by
+    multipliers). Alg 4 on the first half gives W. Alg 14 on the second half (N₁ records):
+    H = mean W^{1/2}φφᵀW^{1/2}/(1+γ‖Wφ‖) + λI, H̃ = H + symmetric noise (paper SymPriv_{2B/(γN₁)}, (ε/2, δ/2));
+    if λ_min(W^{1/2}H̃W^{1/2}) < ¼ return θ̂ = 0; else minimise
+    L̂(w) = mean ℓ_ν(<Wφ, w>, y)/(1+γ‖Wφ‖) + (μ_ν/2)wᵀW^{1/2}(λI + H̃ − H)W^{1/2}w on {‖Ww‖ ≤ 1} by projected GD
+    (step 1/L_s, stop when the gradient mapping ‖G(w)‖ ≤ μ_νΔ_N/32), Δ_N = 32(μ_ν^{-1} + B)/(γN₁);
+    w̃ = w + N(0, (σΔ_N)²I) (Priv_{Δ_N}, spec 000 #5), θ̂ = Ww̃. Width b̂ = min{c_b·8L_νλ‖Wφ‖, 2}.
+    """
+    mu, L = link_constants(link)
+    N, d = data.n, data.d
+    n0 = N // 2
+    Nk = n0 // K
+    N1 = N - n0
+    lam = c_lam * math.sqrt(d / (mu * mu * N))
+    sigma = sigma_scale(epsilon, delta, calibration)
+    log_k = math.log(K / fail_prob)
+    gamma = c_gamma * K * (B + 1.0 / mu) * (sigma * math.sqrt(d + log_k) + log_k) / (lam * N)
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_H1 = noise_std(2.0 * B / (gamma * Nk), epsilon, delta, calibration)
+
+    def noise_fn(_k: int, H: np.ndarray) -> np.ndarray:
+        return H + sym_gaussian(d, std_H1, rng) if std_H1 > 0 else H
+
+    W = spectral_iteration(blocks, dp_weight(gamma), noise_fn, [lam] * K).X
+    Phi, y = data.take(n0, N)
+    delta_n = 32.0 * (1.0 / mu + B) / (gamma * N1)
+    if math.isinf(epsilon):
+        std_H, std_w = 0.0, 0.0
+    elif calibration == "paper":
+        std_H, std_w = release_stds([2.0 * B / (gamma * N1), delta_n], epsilon, delta, "paper")
+    else:  # sequential releases, each at (ε/2, δ/2) (spec 000 §3.13)
+        std_H = gaussian_std(2.0 * B / (gamma * N1), epsilon / 2, delta / 2, calibration)
+        std_w = gaussian_std(delta_n, epsilon / 2, delta / 2, calibration)
+    root = msqrt(W)
+    WPhi = Phi @ W
+    weights = 1.0 / (1.0 + gamma * np.linalg.norm(WPhi, axis=1))
+    Z = sym_gaussian(d, std_H, rng) if std_H > 0 else np.zeros((d, d))
+    H_tilde = ((Phi @ root) * weights[:, None]).T @ (Phi @ root) / N1 + lam * np.eye(d) + Z
+    info: dict[str, Any] = {"lam": lam, "gamma": gamma, "K": K, "std_w": std_w, "fallback_zero": 0}
+    scale = c_b * 8.0 * L * lam
+    if np.linalg.eigvalsh(root @ H_tilde @ root).min() < 0.25:
+        info["fallback_zero"] = 1
+        return LinearEstimate(np.zeros(d), W, scale, info=info, link=link)
+    reg = mu * root @ (lam * np.eye(d) + Z) @ root  # μ_ν W^{1/2}(λI + H̃ − H)W^{1/2}
+    data_curv = (WPhi * weights[:, None]).T @ WPhi / N1
+    L_s = L * np.linalg.eigvalsh(data_curv).max() + max(0.0, np.linalg.eigvalsh(reg).max())
+    tol = mu * delta_n / 32.0
+    w = np.zeros(d)
+    iters = 0
+    for _ in range(max_iter):
+        iters += 1
+        t = WPhi @ w
+        mean = t if link == "linear" else sigmoid(t)
+        grad = WPhi.T @ ((mean - y) * weights) / N1 + reg @ w
+        w_next = proj_ellipsoid(W, w - grad / L_s)
+        gmap = L_s * np.linalg.norm(w - w_next)
+        w = w_next
+        if gmap <= tol:
+            break
+    info["pgd_iters"] = iters
+    w_tilde = w + std_w * rng.standard_normal(d)
+    return LinearEstimate(W @ w_tilde, W, scale, info=info, link=link)
 
 
 # ----------------------------------------------------------------------------------------------------------------
