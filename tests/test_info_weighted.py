@@ -13,7 +13,6 @@ from dpbench import registry
 from dpbench.data.iw_synthetic import c_d, l1_functional
 from dpbench.iw_matrix import (
     F_dp,
-    F_ldp,
     U_basis,
     W_basis,
     W_gamma0,
