@@ -50,6 +50,15 @@ def permutation(n: int, rng: np.random.Generator, shuffle: bool) -> np.ndarray:
     return rng.permutation(n) if shuffle else np.arange(n)
 
 
+def shuffled(X: np.ndarray, y: np.ndarray, rng: np.random.Generator, shuffle: bool
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows in a uniformly random order from ``rng`` (no copy and no rng use when ``shuffle`` is False)."""
+    if not shuffle:
+        return X, y
+    order = rng.permutation(X.shape[0])
+    return X[order], y[order]
+
+
 def halves(n: int) -> tuple[slice, slice]:
     """D₀ = first ⌊n/2⌋ records, D₁ = the rest (spec 000 §3.0)."""
     n0 = n // 2

@@ -28,8 +28,8 @@ from dpbench.mechanisms._iw_common import (
     epoch_slices,
     halves,
     loglog_K,
-    permutation,
     prepare,
+    shuffled,
     unit_sigma,
 )
 from dpbench.privacy.info_weighted import gaussian_std, release_stds, sym_gaussian
@@ -165,9 +165,8 @@ def fit_iwr_dp(
     K = int(K or hyper["K"])
     lam = float(lam or hyper["lam"])
     gamma = float(gamma or hyper["gamma"])
-    order = permutation(n, rng, shuffle)
+    X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
-    X, y = X[order], y[order]
     stage1, std_H = spectral_dp(X[s0], K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
                                 calibration=calibration, neighbour=neighbour, nonprivate=nonprivate)
     theta, info2 = iwr_dp_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta,
@@ -275,9 +274,8 @@ def fit_iwr_dp_erm(
     K = int(K or hyper["K"])
     lam = float(lam or hyper["lam"])
     gamma = float(gamma or hyper["gamma"])
-    order = permutation(n, rng, shuffle)
+    X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
-    X, y = X[order], y[order]
     stage1, std_spec = spectral_dp(X[s0], K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
                                    calibration=calibration, neighbour=neighbour, nonprivate=nonprivate)
     theta, info2 = erm_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,

@@ -20,7 +20,16 @@ import numpy as np
 from dpbench.iw_matrix import SpectralResult, ldp_weight, population_info_matrix, spectral_iteration
 from dpbench.linalg_iw import ball_lsq, unit_rows
 from dpbench.mechanisms._base import FitResult
-from dpbench.mechanisms._iw_common import check_preset, epoch_slices, halves, loglog_K, permutation, prepare, unit_sigma
+from dpbench.mechanisms._iw_common import (
+    check_preset,
+    epoch_slices,
+    halves,
+    loglog_K,
+    permutation,
+    prepare,
+    shuffled,
+    unit_sigma,
+)
 from dpbench.privacy.info_weighted import gaussian_std, l2ball_sample, release_stds, sym_gaussian
 from dpbench.registry import register_mechanism
 
@@ -135,8 +144,7 @@ def fit_iwr_ldp(
                           fail_prob=fail_prob)
     K = int(K or hyper["K"])
     lam = float(lam or hyper["lam"])
-    order = permutation(n, rng, shuffle)
-    X, y = X[order], y[order]
+    X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
     stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
                                  calibration=calibration, per_user_noise=per_user_noise, nonprivate=nonprivate)
@@ -201,8 +209,7 @@ def fit_iwr_glm_ldp(
                           fail_prob=fail_prob)
     K = int(K or hyper["K"])
     lam = float(lam or hyper["lam"])
-    order = permutation(n, rng, shuffle)
-    X, y = X[order], y[order]
+    X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
     stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
                                  calibration=calibration, nonprivate=nonprivate)
