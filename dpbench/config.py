@@ -188,6 +188,8 @@ def _positive_int(value: Any, field_name: str, minimum: int = 1) -> int:
 def parse_epsilons(value: Any) -> tuple[float, ...]:
     if isinstance(value, dict):
         _check_keys(value, {"logspace", "linspace"}, "epsilons")
+        if len(value) != 1:
+            raise _fail("epsilons", f"must hold exactly one of logspace/linspace, got {value!r}")
         ((kind, args),) = value.items()
         if not (isinstance(args, list) and len(args) == 3):
             raise _fail(f"epsilons.{kind}", f"must be [start, stop, num], got {args!r}")
@@ -252,6 +254,8 @@ def _parse_component(
     if not isinstance(raw, dict) or name_key not in raw:
         raise _fail(where, f"must be a {name_key} name or a mapping with '{name_key}', got {raw!r}")
     _check_keys(raw, keys, where)
+    if not isinstance(raw[name_key], str):
+        raise _fail(f"{where}.{name_key}", f"must be a {name_key} name (string), got {raw[name_key]!r}")
     try:
         info = lookup(raw[name_key])
     except KeyError as err:
@@ -327,7 +331,7 @@ def parse_metrics(value: Any) -> tuple[str, ...]:
         raise _fail("metrics", f"must be a non-empty list, got {value!r}")
     registry.discover()  # modules of mechanisms/loaders may register their own metrics
     for i, name in enumerate(value):
-        if name not in METRICS:
+        if not isinstance(name, str) or name not in METRICS:
             raise _fail(f"metrics[{i}]", f"unknown metric {name!r}; allowed: {', '.join(sorted(METRICS))}")
     return tuple(value)
 
