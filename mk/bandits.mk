@@ -3,7 +3,7 @@
 # and `dpbench bandit-report` (regret slopes + privacy gap vs 1/ε). Figures are copied to docs/figures/.
 BANDIT_FIGS = docs/figures
 
-.PHONY: reproduce-bandits reproduce-bandit-calibration reproduce-bandit-jdp reproduce-bandit-ldp \
+.PHONY: reproduce-bandits reproduce-bandit-calibration reproduce-bandit-jdp reproduce-bandit-ldp reproduce-bandit-glm \
 	reproduce-bandit-dimfree reproduce-bandit-gap
 
 reproduce-bandits: reproduce-bandit-jdp reproduce-bandit-ldp reproduce-bandit-dimfree reproduce-bandit-gap
@@ -32,3 +32,8 @@ reproduce-bandit-dimfree:
 
 reproduce-bandit-gap:
 	$(call BANDIT_RUN,bandit_gap,--lineary)
+
+reproduce-bandit-glm:
+	$(call BANDIT_RUN,bandit_glm,--logy)
+
+reproduce-bandits: reproduce-bandit-glm

@@ -364,3 +364,15 @@ def test_glm_dp_erm_oracle_noise_and_accuracy():
     assert np.linalg.norm(nonpriv.theta - env.theta) < 0.3
     f, _ = nonpriv.predict(env.contexts(np.random.default_rng(9), 500))
     assert np.all((f > 0) & (f < 1))  # f̂ = sigmoid(<φ, θ̂>)
+
+
+def test_theory_preset_width_is_ten_lambda():
+    """Theory preset (spec 000 §6.1, Lemma H.3): λ = 8√(d_A log(2/δ)/N) and the width scale 8λ + 16√(·) = 10λ."""
+    env = sphere(np.random.default_rng(0), d=4, n_arms=6)
+    est = iwr_dp_fit(_data(env, 4096), 1.0, 1e-5, np.random.default_rng(0), d_A=4, fail_prob=1e-3,
+                     preset="theory")
+    lam = 8 * math.sqrt(4 * math.log(2 / 1e-3) / 4096)
+    assert est.info["lam"] == pytest.approx(lam)
+    assert est.scale == pytest.approx(10 * lam)
+    with pytest.raises(ValueError, match="preset"):
+        iwr_dp_fit(_data(env, 256), 1.0, 1e-5, np.random.default_rng(0), d_A=4, fail_prob=1e-3, preset="nope")

@@ -29,12 +29,15 @@ PILOT_ROOT = 987_654_321_123
 #: spec 001 §6 grid {1, .5, .25, .1, .05}, extended below 0.05 [CHOICE, logged in the deviations]
 C_B_GRID = (1.0, 0.5, 0.25, 0.1, 0.05, 0.025, 0.01)
 TARGET = 0.95
+#: c_γ of the GLM oracle: with c_γ = 1 the output perturbation of Alg 14 exceeds the 8L_νλ width (pilot coverage
+#: < 0.95 for every c_b ≤ 1 at N ≥ 2^16); c_γ = 4 restores it (chosen on pilot seeds from {1, 4}) [CHOICE]
+GLM_C_GAMMA = 4.0
 
 
 def fit_oracle(name: str, data: EpochData, epsilon: float, delta: float, rng: np.random.Generator,
                fail_prob: float, d_A: int, link: str = "linear") -> LinearEstimate:
     if name == "iwr_glm_jdp":
-        return iwr_glm_dp_fit(data, epsilon, delta, rng, link=link, fail_prob=fail_prob)
+        return iwr_glm_dp_fit(data, epsilon, delta, rng, link=link, fail_prob=fail_prob, c_gamma=GLM_C_GAMMA)
     if name == "iwr_jdp":
         return iwr_dp_fit(data, epsilon, delta, rng, d_A=d_A, fail_prob=fail_prob)
     if name == "iwr_ldp":
