@@ -37,3 +37,8 @@ reproduce-bandit-glm:
 	$(call BANDIT_RUN,bandit_glm,--logy)
 
 reproduce-bandits: reproduce-bandit-glm
+
+reproduce-bandit-jdp-dims:
+	$(call BANDIT_RUN,bandit_jdp_dims,--logy)
+
+reproduce-bandits: reproduce-bandit-jdp-dims
