@@ -376,3 +376,14 @@ def test_theory_preset_width_is_ten_lambda():
     assert est.scale == pytest.approx(10 * lam)
     with pytest.raises(ValueError, match="preset"):
         iwr_dp_fit(_data(env, 256), 1.0, 1e-5, np.random.default_rng(0), d_A=4, fail_prob=1e-3, preset="nope")
+
+
+def test_choose_c_b_smallest_valid_multiplier():
+    from dpbench.bandits.calibrate import choose_c_b, coverage_pilot
+
+    table = pd.DataFrame({"c_b": [1.0, 0.5, 0.25] * 2, "N": [64] * 3 + [128] * 3, "epsilon": [1.0] * 6,
+                          "coverage": [1.0, 0.97, 0.99, 1.0, 0.96, 0.5]})
+    assert choose_c_b(table) == 0.5  # 0.25 fails at N = 128
+    pilot = coverage_pilot("ssp_jdp", "sphere", {"d": 3, "n_arms": 4}, [256], [math.inf], seeds=2, n_eval=200)
+    cover = pilot.groupby("c_b")["coverage"].mean()
+    assert cover.is_monotonic_increasing and cover.loc[1.0] >= cover.loc[0.01]
