@@ -64,6 +64,20 @@ AUDIT_HYPER: dict[str, dict[str, Any]] = {
     "sgd_avg_nonprivate": {"C_X": 1.0},
 }
 
+#: audit dataset shape overrides ({"n": .., "d": ..}) for mechanisms restricted to some shapes; a mechanism can
+#: carry its own as a ``fit.audit_data`` dict attribute.
+AUDIT_DATA: dict[str, dict[str, int]] = {
+    "ldp_laplace_ssp_1d": {"d": 1},
+    "ldp_simple_1d": {"d": 1},
+}
+
+
+def default_shape(info: MechanismInfo, n: int | None = None, d: int | None = None) -> tuple[int, int]:
+    """(n, d) of the audit dataset: explicit values, else ``fit.audit_data`` / :data:`AUDIT_DATA`, else (100, 2)."""
+    declared = getattr(info.fit, "audit_data", None)
+    shape = dict(declared) if isinstance(declared, Mapping) else dict(AUDIT_DATA.get(info.name, {}))
+    return int(n if n is not None else shape.get("n", 100)), int(d if d is not None else shape.get("d", 2))
+
 
 def default_hyper(info: MechanismInfo) -> dict[str, Any]:
     """The audit's default hyperparameters for ``info`` (``fit.audit_hyper`` or :data:`AUDIT_HYPER`)."""
@@ -369,7 +383,7 @@ class AuditResult:
         return self.eps_lower > self.epsilon
 
 
-def _inputs(info: MechanismInfo, X: np.ndarray, y: np.ndarray, pair: NeighbourPair) -> dict[str, Any]:
+def mechanism_inputs(info: MechanismInfo, X: np.ndarray, y: np.ndarray, pair: NeighbourPair) -> dict[str, Any]:
     available = {"stats": None, "public_X": pair.public_X, "population": pair.population}
     out = {}
     for name in info.needs:
@@ -403,8 +417,8 @@ def audit(
     *,
     trials: int = 20_000,
     pilot: int | None = None,
-    n: int = 100,
-    d: int = 2,
+    n: int | None = None,
+    d: int | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     broken: str = "none",
@@ -425,6 +439,7 @@ def audit(
         raise ValueError(f"broken must be one of {BROKEN_VARIANTS}, got {broken!r}")
     pilot = int(pilot) if pilot is not None else max(200, min(2000, trials // 5))
     hyper = default_hyper(info) if hyper is None else dict(hyper)
+    n, d = default_shape(info, n, d)
     unknown = sorted(set(hyper) - set(info.hyperparameters()))
     if unknown:
         raise ValueError(f"hyper: unknown hyperparameter {unknown[0]!r} of {info.name!r}")
@@ -442,8 +457,8 @@ def audit(
     try:
         with broken_copy(info, broken) if broken in ("no_bound", "noise_div10") else contextlib.nullcontext():
             sides = {
-                "D": (pair.X, pair.y, _inputs(info, pair.X, pair.y, pair)),
-                "D'": (pair.X_prime, pair.y_prime, _inputs(info, pair.X_prime, pair.y_prime, pair)),
+                "D": (pair.X, pair.y, mechanism_inputs(info, pair.X, pair.y, pair)),
+                "D'": (pair.X_prime, pair.y_prime, mechanism_inputs(info, pair.X_prime, pair.y_prime, pair)),
             }
 
             def sample(side: str, runs: int, stream: np.random.SeedSequence) -> np.ndarray:

@@ -65,8 +65,8 @@ def register(app: typer.Typer) -> None:
         delta: Annotated[float, typer.Option(help="claimed δ")] = 1e-5,
         trials: Annotated[int, typer.Option(help="runs per dataset of the pair")] = 20_000,
         seed: Annotated[int, typer.Option(help="seed of the pair and the runs")] = 0,
-        n: Annotated[int, typer.Option(help="rows of the audit dataset")] = 100,
-        d: Annotated[int, typer.Option(help="columns of the audit dataset")] = 2,
+        n: Annotated[int | None, typer.Option(help="rows of the audit dataset (default 100)")] = None,
+        d: Annotated[int | None, typer.Option(help="columns of the audit dataset (default 2)")] = None,
         confidence: Annotated[float, typer.Option(help="joint confidence of the lower bound")] = 0.95,
         broken: Annotated[
             str, typer.Option(help="negative control: none | eps_x10 | no_bound | noise_div10")
@@ -129,7 +129,8 @@ def register(app: typer.Typer) -> None:
         if write_doc is not None:
             command = "dpbench " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "dpbench audit"
             table = (
-                f"Command: `{command}` (δ = {delta:g}, N = {trials} runs per side, n = {n}, d = {d}, seed {seed}, "
+                f"Command: `{command}` (δ = {delta:g}, N = {trials} runs per side unless capped, n = {n or 100}, "
+                f"d = {d or 2} unless the mechanism declares otherwise, seed {seed}, "
                 f"joint confidence {confidence:g}).\n\n" + audit_lib.format_table(results, markdown=True)
             )
             text = write_doc.read_text() if write_doc.exists() else "# Privacy\n"
