@@ -250,6 +250,7 @@ def test_cli_exit_code_when_caught():
     ("args", "match"),
     [
         (["audit"], "exactly one"),
+        (["audit", "dpgd", "--doc-block", "Bad Name"], "--doc-block"),
         (["audit", "nope"], "unknown mechanism"),
         (["audit", "dpgd", "--broken", "bad"], "--broken"),
         (["audit", "dpgd", "--hyper", "T"], "key=value"),
@@ -271,3 +272,14 @@ def test_write_doc_replaces_only_the_generated_block(tmp_path):
     assert "old table" not in text and "intro" in text and "footer" in text
     assert "| dpgd | central | replace_one | none | 1 |" in text
     assert text.count(A_DOC_BEGIN) == 1
+
+
+def test_named_doc_blocks_and_several_mechanisms(tmp_path):
+    doc = tmp_path / "privacy.md"
+    doc.write_text("# Privacy\n")
+    args = ["audit", "dpgd", "adassp", "--trials", "200", "-e", "1", "--write-doc", str(doc)]
+    assert runner.invoke(app, [*args, "--doc-block", "controls", "--broken", "eps_x10"]).exit_code in (0, 1)
+    assert runner.invoke(app, args).exit_code == 0
+    text = doc.read_text()
+    assert text.count("audit-table:controls:begin") == 1 and text.count(A_DOC_BEGIN) == 1
+    assert "| adassp |" in text and "| eps_x10 |" in text
