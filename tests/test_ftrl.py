@@ -462,3 +462,29 @@ def test_nonprivate_rate_t5_small():
         means.append(np.mean(vals))
     slope = np.polyfit(np.log(ns), np.log(means), 1)[0]
     assert slope <= -2 / 3 + 0.1
+
+
+def test_public_design_cache_is_keyed_on_the_data(small_problem):
+    ds = small_problem
+    kwargs = dict(public_C_rows=200, **_design(ds))
+    first = fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=ds.X_public,
+                             **kwargs)
+    again = fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=ds.X_public,
+                             **kwargs)
+    np.testing.assert_array_equal(first.theta, again.theta)
+    other_public = ds.X_public[::-1].copy()  # same rows, different Σ/C split
+    other = fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=other_public,
+                             **kwargs)
+    assert not np.array_equal(first.theta, other.theta)
+
+
+def test_public_split_loader():
+    from dpbench.data.ftrl_public_split import load as load_split
+
+    base = __import__("dpbench.data.synthetic", fromlist=["load"]).load(np.random.default_rng(3))  # n=1000, d=5
+    ds = load_split(np.random.default_rng(3), base="sphere_linear", public_fraction=0.3)
+    assert ds.X_public.shape == (300, 5) and ds.X_train.shape == (700, 5) and ds.population is None
+    rows = {tuple(r) for r in np.vstack([ds.X_public, ds.X_train])}
+    assert len(rows) == 1000 and rows == {tuple(r) for r in base.X_train}  # a partition of the training rows
+    with pytest.raises(ValueError, match="public_fraction"):
+        load_split(np.random.default_rng(3), base="sphere_linear", public_fraction=1.0)

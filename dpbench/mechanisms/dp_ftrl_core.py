@@ -57,6 +57,7 @@ class NoiseCovariance:
     P: np.ndarray | None = None
     lam: float = 0.0
     inner: Any = field(default=None, repr=False)  # cho_factor of λI_M + PPᵀ
+    cache_key: tuple | None = field(default=None, repr=False)  # set when the per-process cache owns it
 
     @classmethod
     def identity(cls, d: int) -> NoiseCovariance:
@@ -100,19 +101,38 @@ class NoiseCovariance:
     def n_public(self) -> int:
         return 0 if self.P is None else int(self.P.shape[0])
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """n iid rows of N(0, Σ). Consumes rng row by row (chunking does not change the stream)."""
+    @property
+    def noise_dim(self) -> int:
+        """k: a draw is z = F u with u ~ N(0, I_k) (k = d, or d + M for the low-rank design)."""
+        return self.d + self.n_public if self.kind == "lowrank" else self.d
+
+    def apply_factor(self, U: np.ndarray) -> np.ndarray:
+        """Rows u ↦ F u with F Fᵀ = Σ (U has k columns; returns d columns)."""
         root = math.sqrt(self.scale)
-        if self.kind == "lowrank":
-            M = self.n_public
-            w = rng.standard_normal((n, self.d + M))
-            return root * (math.sqrt(self.lam / M) * w[:, : self.d] + (w[:, self.d:] @ self.P) / math.sqrt(M))
-        u = rng.standard_normal((n, self.d))
         if self.kind == "identity":
-            return root * u if self.scale != 1.0 else u
+            return root * U if self.scale != 1.0 else U
         if self.kind == "diag":
-            return u * (root * np.sqrt(self.diag))
-        return root * (u @ self.chol.T)
+            return U * (root * np.sqrt(self.diag))
+        if self.kind == "dense":
+            return root * (U @ self.chol.T)
+        M = self.n_public
+        return root * (math.sqrt(self.lam / M) * U[..., : self.d] + (U[..., self.d:] @ self.P) / math.sqrt(M))
+
+    def transpose_apply(self, X: np.ndarray) -> np.ndarray:
+        """Rows x ↦ Fᵀx, so that xᵀ(F u) = (Fᵀx)ᵀu (returns k columns)."""
+        root = math.sqrt(self.scale)
+        if self.kind == "identity":
+            return root * X if self.scale != 1.0 else X
+        if self.kind == "diag":
+            return X * (root * np.sqrt(self.diag))
+        if self.kind == "dense":
+            return root * (X @ self.chol)
+        M = self.n_public
+        return root * np.hstack([math.sqrt(self.lam / M) * X, (X @ self.P.T) / math.sqrt(M)])
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """n iid rows of N(0, Σ): F u with u ~ N(0, I_k). Chunking the rows does not change the rng stream."""
+        return self.apply_factor(rng.standard_normal((n, self.noise_dim)))
 
     def inv_sq_norms(self, X: np.ndarray) -> np.ndarray:
         """‖x_i‖²_{Σ⁻¹} for every row of X."""
@@ -265,15 +285,24 @@ def run_blocked(
     cov: NoiseCovariance,
     rng: np.random.Generator,
     block: int = 128,
+    XF: np.ndarray | None = None,
 ) -> EngineResult:
-    """Algorithm 1 with fixed ψ and node std σ = τψ, blocked as described in the module docstring."""
+    """Algorithm 1 with fixed ψ and node std σ = τψ, blocked as described in the module docstring.
+
+    The noise is kept in the standard-normal coordinates u of z = F u: the iterates only need x_tᵀν(t) =
+    (Fᵀx_t)ᵀν_u(t) and the weighted sum Σ m_s z_s = F Σ m_s u_s, so a dense Σ costs O(Nd) per trial once
+    ``XF`` = X F (``cov.transpose_apply(X)``, cacheable across trials) is known.
+    """
     n, d = X.shape
     if block < 1 or block & (block - 1):
         raise ValueError(f"block must be a power of 2, got {block}")
+    k = cov.noise_dim
+    if sigma > 0 and XF is None:
+        XF = cov.transpose_apply(X)
     G = np.zeros(d)  # Σ_{i<t0} g_i
-    nu_start = np.zeros(d)  # ν(t0)
+    nu_start = np.zeros(k)  # ν_u(t0)
     nu_at = {0: nu_start}
-    noise_sum = np.zeros(d)  # Σ_s m_s z_s
+    noise_sum = np.zeros(k)  # Σ_s m_s u_s
     weights = release_counts(n)
     coef = np.empty(n)
     clipped = 0
@@ -282,12 +311,13 @@ def run_blocked(
         b = min(block, n - t0)
         Xb = X[t0:t0 + b]
         if sigma > 0:
-            draws = sigma * cov.sample(rng, b)  # steps s = t0+1 .. t0+b
-            z_block = np.zeros((block, d))
+            draws = rng.standard_normal((b, k))  # u of steps s = t0+1 .. t0+b
+            u_block = np.zeros((block, k))
             rows = min(b, block - 1)
-            z_block[1:rows + 1] = draws[:rows]
-            nu_in = inblock_prefix_noise(z_block)
-            a = Xb @ nu_start + np.einsum("ij,ij->i", Xb, nu_in[:b])
+            u_block[1:rows + 1] = draws[:rows]
+            nu_in = inblock_prefix_noise(u_block)
+            XFb = XF[t0:t0 + b]
+            a = sigma * (XFb @ nu_start + np.einsum("ij,ij->i", XFb, nu_in[:b]))
             noise_sum += weights[t0:t0 + b] @ draws
         else:
             a = np.zeros(b)
@@ -313,10 +343,11 @@ def run_blocked(
                 nu_at[s] = nu_end
                 nu_start = nu_end
             else:
-                nu_end = nu_start + nu_in[b] if b < block else nu_end
+                nu_end = nu_start + nu_in[b]
     steps_left = (n - 1 - np.arange(n)).astype(float)
-    theta = -(eta / n) * (X.T @ (steps_left * coef) + noise_sum)
-    w_last = -eta * (G + (nu_end if sigma > 0 else 0.0))
+    noise_avg = sigma * cov.apply_factor(noise_sum) if sigma > 0 else 0.0
+    theta = -(eta / n) * (X.T @ (steps_left * coef) + noise_avg)
+    w_last = -eta * (G + (sigma * cov.apply_factor(nu_end) if sigma > 0 else 0.0))
     return EngineResult(theta, w_last, clipped / n, psi)
 
 
@@ -374,9 +405,10 @@ _CACHE_SIZE = 6
 
 
 def _fingerprint(A: np.ndarray) -> tuple:
-    """Cheap identity of an array for the per-process cache (id, shape and a strided checksum)."""
+    """Cheap identity of an array for the per-process cache (buffer address, shape, strides, strided checksum)."""
     flat = A.reshape(-1)
-    return (id(A), A.shape, float(flat[:: max(1, flat.size // 997)].sum()))
+    address = A.__array_interface__["data"][0]
+    return (address, A.shape, A.strides, float(flat[:: max(1, flat.size // 997)].sum()))
 
 
 def _remember(key: tuple, value: Any) -> Any:
@@ -389,14 +421,26 @@ def _remember(key: tuple, value: Any) -> Any:
 def _cached_public_cov(P: np.ndarray, lam: float) -> NoiseCovariance:
     """Σ = (λI + PᵀP)/M is deterministic given the public rows and λ: build it once per process (trials reuse)."""
     key = ("cov", _fingerprint(P), float(lam))
-    return _CACHE[key] if key in _CACHE else _remember(key, NoiseCovariance.from_public(P, lam))
+    if key not in _CACHE:
+        cov = NoiseCovariance.from_public(P, lam)
+        cov.cache_key = key
+        _remember(key, cov)
+    return _CACHE[key]
+
+
+def _cached_xf(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
+    """X F (the rows in the noise coordinates, O(Nd²) for a dense Σ); cached per (Σ, X)."""
+    if cov.cache_key is None:
+        return cov.transpose_apply(X)
+    key = ("xf", cov.cache_key, _fingerprint(X))
+    return _CACHE[key] if key in _CACHE else _remember(key, cov.transpose_apply(X))
 
 
 def _cached_norms(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     """‖x_i‖_{Σ⁻¹} of the (unpermuted) training rows; cached for dense/low-rank Σ (O(Nd²) each)."""
-    if cov.kind in ("identity", "diag"):
+    if cov.kind in ("identity", "diag") or cov.cache_key is None:
         return np.sqrt(cov.inv_sq_norms(X))
-    key = ("q", id(cov), _fingerprint(X))
+    key = ("q", cov.cache_key, _fingerprint(X))
     return _CACHE[key] if key in _CACHE else _remember(key, np.sqrt(cov.inv_sq_norms(X)))
 
 
@@ -548,10 +592,11 @@ def fit_dp_ftrl(
             l0 = math.sqrt(2.0) * C_Y
         psi = C * float(l0)
     q = _cached_norms(cov, X_original)[perm] if math.isfinite(psi) else np.zeros(n)
+    XF = _cached_xf(cov, X_original)[perm] if tau > 0 and cov.kind in ("dense", "lowrank") else None
     # 7. run
     failures = 0
     if psi_mode == "fixed" and engine != "reference":
-        result = run_blocked(X, y, q, psi, tau * psi if tau > 0 else 0.0, eta_value, cov, rng, block=block)
+        result = run_blocked(X, y, q, psi, tau * psi if tau > 0 else 0.0, eta_value, cov, rng, block=block, XF=XF)
     else:
         psi_fn = None
         if psi_mode == "public_labeled":
