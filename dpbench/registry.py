@@ -10,9 +10,11 @@ named directly in a config as ``"package.module:function"`` (see :func:`get_mech
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import pkgutil
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -52,11 +54,7 @@ class MechanismInfo:
     def hyperparameters(self) -> dict[str, Any]:
         """Keyword-only parameters of ``fit`` with their defaults (the tunable hyperparameters)."""
         params = inspect.signature(self.fit).parameters.values()
-        return {
-            p.name: p.default
-            for p in params
-            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS
-        }
+        return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS}
 
     @property
     def private(self) -> bool:
@@ -127,22 +125,43 @@ def register_dataset(
 
 
 _DISCOVERED = False
+#: modules that failed to import during discovery: module name → error (reported by the lookups)
+IMPORT_ERRORS: dict[str, str] = {}
 
 
 def discover() -> None:
-    """Import every built-in mechanism/loader module and installed plugins (idempotent)."""
+    """Import every built-in mechanism/loader module and installed plugins (idempotent).
+
+    A module that fails to import does not hide the others: its error is recorded in :data:`IMPORT_ERRORS`,
+    warned about, and named by :func:`get_mechanism` / :func:`get_dataset` when a lookup fails.
+    """
     global _DISCOVERED
     if _DISCOVERED:
         return
     _DISCOVERED = True
+    names = []
     for package_name in ("dpbench.mechanisms", "dpbench.data", "dpbench.bandits"):
         package = importlib.import_module(package_name)
-        for module in pkgutil.iter_modules(package.__path__):
-            if not module.name.startswith("_"):
-                importlib.import_module(f"{package_name}.{module.name}")
+        names += [
+            f"{package_name}.{m.name}" for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")
+        ]
+    loaders: list[tuple[str, Callable[[], Any]]] = [
+        (name, functools.partial(importlib.import_module, name)) for name in names
+    ]
     for group in ("dpbench.mechanisms", "dpbench.datasets"):
-        for entry in entry_points(group=group):
-            entry.load()
+        loaders += [(f"entry point {entry.name} ({entry.value})", entry.load) for entry in entry_points(group=group)]
+    for name, load in loaders:
+        try:
+            load()
+        except Exception as err:  # noqa: BLE001 - one broken module or plugin must not hide the rest
+            IMPORT_ERRORS[name] = f"{type(err).__name__}: {err}"
+            warnings.warn(f"dpbench: could not import {name}: {IMPORT_ERRORS[name]}", RuntimeWarning, stacklevel=2)
+
+
+def _import_note() -> str:
+    if not IMPORT_ERRORS:
+        return ""
+    return "; modules that failed to import: " + "; ".join(f"{k} ({v})" for k, v in IMPORT_ERRORS.items())
 
 
 def _import_object(path: str) -> Any:
@@ -178,11 +197,11 @@ def get_mechanism(name: str) -> MechanismInfo:
         )
         MECHANISMS[name] = info
         return info
-    raise KeyError(f"unknown mechanism {name!r}; registered: {', '.join(sorted(MECHANISMS))}")
+    raise KeyError(f"unknown mechanism {name!r}; registered: {', '.join(sorted(MECHANISMS))}{_import_note()}")
 
 
 def get_dataset(name: str) -> DatasetInfo:
     discover()
     if name in DATASETS:
         return DATASETS[name]
-    raise KeyError(f"unknown dataset {name!r}; registered: {', '.join(sorted(DATASETS))}")
+    raise KeyError(f"unknown dataset {name!r}; registered: {', '.join(sorted(DATASETS))}{_import_note()}")
