@@ -63,6 +63,23 @@ def simulate_user_sums(
     return Z_sum, z_sum
 
 
+_ROW_CACHE: dict[tuple, np.ndarray] = {}
+
+
+def row_norms(X: np.ndarray, order: int = 2) -> np.ndarray:
+    """‖x_i‖₂ (order 2) or ‖x_i‖₁ (order 1) of every row; cached for read-only arrays (the runner's data, which
+    every trial of a dataset shares), so repeated fits cost O(p²) instead of O(np)."""
+    key = (id(X), X.shape, X.__array_interface__["data"][0], order)
+    if not X.flags.writeable and key in _ROW_CACHE:
+        return _ROW_CACHE[key]
+    out = np.sqrt(np.einsum("ij,ij->i", X, X)) if order == 2 else np.abs(X).sum(axis=1)
+    if not X.flags.writeable:
+        if len(_ROW_CACHE) >= 8:
+            _ROW_CACHE.clear()
+        _ROW_CACHE[key] = out
+    return out
+
+
 def clean_sums(
     X: np.ndarray, y: np.ndarray, *, r: float, clip_l2: bool, y_clip: float | None, stats: GramStats | None = None
 ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -70,10 +87,9 @@ def clean_sums(
 
     Uses the runner's XᵀX / Xᵀy when given and corrects only the rows that clipping changes (exact).
     """
-    norms = np.linalg.norm(X, axis=1)
-    changed = np.nonzero(norms > r)[0] if clip_l2 else np.zeros(0, dtype=int)
+    changed = np.nonzero(row_norms(X) > r)[0] if clip_l2 else np.zeros(0, dtype=int)
     yb = np.clip(y, -y_clip, y_clip) if y_clip is not None else y
-    y_changed = np.nonzero(yb != y)[0]
+    y_changed = np.nonzero(yb != y)[0] if y_clip is not None else np.zeros(0, dtype=int)
     if stats is not None and stats.X is X:
         xtx, xty = stats.xtx.copy(), stats.xty.copy()
     else:

@@ -1,0 +1,18 @@
+# Stein-lemma NLDP GLM estimators (Wang, Hu, Zhang, Gaboardi, Xu, JMLR 2023; spec 003): Figures 1–18.
+# Reduced grids (the spec's full grids, 7 n values × 20 trials per figure, exceed ~10 min per figure on 2 shared
+# cores): error-vs-n figures use n ∈ {1, 4, 7}·10⁵, p ∈ {10, 20, 40}, ε ∈ {4, 10, 20}; every point is 2 independent
+# data draws × 3 noise trials. Even figures are split in (a) error vs p and (b,c) error vs public m; Figs 15/16 run
+# one config per dataset (ε ranges differ); Figs 17/18 one config per panel (mechanisms differ).
+# `make reproduce-stein` runs everything; `make reproduce-stein-fig01` etc. one figure. PNGs land in results/<name>/.
+STEIN_RUNS := $(basename $(notdir $(wildcard configs/stein_fig*.yaml)))
+
+.PHONY: reproduce-stein $(addprefix reproduce-,$(STEIN_RUNS)) test-stein
+
+$(addprefix reproduce-,$(STEIN_RUNS)): reproduce-%:
+	$(DPBENCH) run configs/$*.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) stein-plot results/$* $(if $(findstring fig17,$*),--fit-slope,)
+
+reproduce-stein: $(addprefix reproduce-,$(STEIN_RUNS))
+
+test-stein:
+	$(PYTHON) -m pytest -q tests/test_stein.py
