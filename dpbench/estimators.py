@@ -104,6 +104,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     coef_ : (n_features,) coefficients; ``intercept_`` is 0.0 (add a constant column, within the bound, to fit one).
     delta_ : the δ actually used.
     fit_info_ : the mechanism's diagnostics (noise scales, ridge, ...), as in the runner's ``info.*`` columns.
+        Some (e.g. IHM's ``clip_fraction``) are computed from the data without noise: do not publish them.
     n_features_in_, feature_names_in_ : as in scikit-learn.
     """
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -145,3 +147,19 @@ def test_underdetermined_problem_is_reported_in_sklearn_terms():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="n_samples = 3 < n_features = 5"):
         DPLinearRegression("ihm").fit(rng.uniform(-0.1, 0.1, (3, 5)), rng.uniform(-1, 1, 3))
+
+
+def test_docs_example_runs_and_recovers_the_coefficients(capsys):
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[1] / "docs" / "library.md").read_text()
+    section = docs[docs.index("## Estimators") : docs.index("## Your own mechanism")]
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    namespace: dict = {}
+    exec(compile(code, "docs/library.md", "exec"), namespace)  # noqa: S102 - our own documentation
+    model = namespace["model"]
+    np.testing.assert_allclose(model.coef_, [0.8, -0.6, 0.4, 0.0], atol=0.15)
+    assert model.score(namespace["X"], namespace["y"]) > 0.9
+    assert model.delta_ == pytest.approx(1 / 5000**2)
+    assert {"gamma", "sigma", "k"} <= set(model.fit_info_)
+    assert "[" in capsys.readouterr().out
