@@ -51,6 +51,9 @@ def test_docs_show_the_tested_example_in_at_most_20_lines():
     source = EXAMPLE.read_text()
     assert len(source.strip().splitlines()) <= 20
     assert source.strip() in DOCS.read_text(), "docs/library.md must show tests/plugin_example/.../noisy_ridge.py"
+    readme = (DOCS.parents[1] / "README.md").read_text()
+    if "register_mechanism(" in readme and "noisy_ridge" in readme:  # the README's copy must not drift either
+        assert source.strip() in readme, "README.md must show tests/plugin_example/.../noisy_ridge.py verbatim"
 
 
 def test_config_can_name_an_external_mechanism_by_import_path(tmp_path, plugin_on_path):
