@@ -16,3 +16,10 @@ reproduce-stein: $(addprefix reproduce-,$(STEIN_RUNS))
 
 test-stein:
 	$(PYTHON) -m pytest -q tests/test_stein.py
+
+.PHONY: reproduce-stein-table66
+reproduce-stein-table66:
+	$(DPBENCH) run configs/stein_table66.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) stein-table results/stein_table66
+
+reproduce-stein: reproduce-stein-table66

@@ -188,6 +188,7 @@ def stein_figure(run_dir: Path, metric: str, x: str, hue: str, stat: str = "medi
 
 
 def register(app) -> None:
+    register_table(app)
     @app.command(name="stein-plot")
     def stein_plot(
         run_dir: Annotated[Path, typer.Argument(help="a Stein run folder (holds trials.csv)")],
@@ -223,3 +224,44 @@ def register(app) -> None:
             slopes.to_csv(run_dir / "stein_slopes.csv", index=False)
             for r in slopes.itertuples():
                 typer.echo(f"slope  {r.dataset} | {r.curve}: {r.slope:+.3f} ({r.points} points)")
+
+
+#: spec 003 §6.6 (median err2; literal 10 trials with c0 = 1, central 20 trials with c0 = 4)
+SPEC_TABLE_66 = {
+    (10, 100_000): (1.29, 1.20, 1.44, 0.61, 0.045, 0.012, 2e-3),
+    (10, 300_000): (1.22, 1.15, 1.66, 0.026, 0.0057, 0.0013, 5e-4),
+    (10, 700_000): (10.1, 2.16, 1.22, 0.0044, 0.0015, 0.0004, 5e-4),
+    (20, 700_000): (1.73, 2.12, 1.25, 0.096, 0.010, 0.003, 5e-4),
+}
+
+
+def table_66(trials: pd.DataFrame) -> str:
+    """Markdown table: dpbench medians next to the spec's §6.6 values ("ours / spec")."""
+    p_of = trials["dataset"].str.extract(r"p = (\d+)")[0].astype(int)
+    frame = trials.assign(_p=p_of)
+    med = frame.groupby(["_p", "n", "label", "epsilon"])["stein_err2"].median()
+    cols = [("literal", 4), ("literal", 10), ("literal", 20), ("central", 4), ("central", 10), ("central", 20)]
+    head = "| p | n | " + " | ".join(f"ε = {e:g} {lab}" for lab, e in cols) + " | non-private Stein |"
+    lines = [head, "|" + "---|" * (len(cols) + 3)]
+    for (p, n), spec in SPEC_TABLE_66.items():
+        cells = []
+        for (lab, e), ref in zip(cols, spec, strict=False):
+            got = med.get((p, n, lab, float(e)), float("nan"))
+            cells.append(f"{got:.3g} / {ref:g}")
+        nonpriv = frame[(frame["_p"] == p) & (frame["n"] == n) & (frame["label"] == "non-private Stein")]
+        cells.append(f"{nonpriv['stein_err2'].median():.2g} / ≈{spec[-1]:g}")
+        lines.append(f"| {p} | {n:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def register_table(app) -> None:
+    @app.command(name="stein-table")
+    def stein_table(run_dir: Annotated[Path, typer.Argument(help="results/stein_table66")]) -> None:
+        """Print the spec 003 §6.6 table (median err2) recomputed from a stein_table66 run, next to the spec."""
+        path = run_dir / "trials.csv"
+        if not path.exists():
+            typer.echo(f"error: {path} not found (run `dpbench run configs/stein_table66.yaml` first)", err=True)
+            raise typer.Exit(code=2)
+        text = table_66(pd.read_csv(path))
+        (run_dir / "table66.md").write_text(text + "\n")
+        typer.echo(text)
