@@ -488,3 +488,12 @@ def test_public_split_loader():
     assert len(rows) == 1000 and rows == {tuple(r) for r in base.X_train}  # a partition of the training rows
     with pytest.raises(ValueError, match="public_fraction"):
         load_split(np.random.default_rng(3), base="sphere_linear", public_fraction=1.0)
+
+
+def test_uncapped_option1_divergence_is_reported_as_nan(small_problem):
+    """Spec 002 §3.5 pilot: un-capped RESIDUALEST Option 1 feeds noise back into ψ and diverges at small ε."""
+    ds = small_problem
+    out = fit_sigma_oracle(ds.X_train, ds.y_train, 0.5, 1e-6, np.random.default_rng(3), population=ds.population,
+                           psi_mode="public_labeled", estimating_m=64)
+    assert out.info["diverged"] is True and out.info["psi"] > 1e10
+    assert np.all(np.isnan(out.theta))

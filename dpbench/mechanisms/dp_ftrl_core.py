@@ -35,6 +35,8 @@ from dpbench.privacy.tree import TreeNoise, inblock_prefix_noise, kbar, release_
 SIGMA_DESIGNS = ("identity", "public", "oracle")
 PSI_MODES = ("fixed", "public_labeled", "private_split")
 SPECTRA = ("poly", "exp", "unknown")
+#: ‖w̄_N‖ above this (or non-finite) counts as divergence; the estimate is then reported as NaN (info.diverged)
+DIVERGED_NORM = 1e8
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -372,11 +374,22 @@ def run_reference(
     tree = TreeNoise(n, d, lambda: cov.sample(rng, 1)[0])
     w = np.zeros(d)
     wsum = np.zeros(d)
+    iterates = np.zeros((n + 1, d)) if keep_iterates else None
+    with np.errstate(over="ignore", invalid="ignore"):  # a divergent adaptive ψ_t overflows; reported, not raised
+        return _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates)
+
+
+def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates) -> EngineResult:
+    """Body of :func:`run_reference` (stops early once an iterate is no longer finite)."""
+    n = X.shape[0]
     psi_max = 0.0
     clipped = 0
     failures = 0
-    iterates = np.zeros((n + 1, d)) if keep_iterates else None
+    keep_iterates = iterates is not None
     for t in range(n):
+        if not np.all(np.isfinite(w)):  # diverged: the average is not finite either
+            wsum[:] = np.nan
+            break
         wsum += w
         if psi_fn is not None:
             value = psi_fn(w)
@@ -627,7 +640,12 @@ def fit_dp_ftrl(
         result = run_reference(X, y, q, tau, eta_value, cov, rng, psi_fn=psi_fn, psi=psi)
         failures = result.failures
         psi = result.psi_max
+    theta = result.theta
+    diverged = not np.all(np.isfinite(theta)) or float(np.linalg.norm(theta)) > DIVERGED_NORM
+    if diverged:  # e.g. un-capped RESIDUALEST Option 1 (spec 002 §3.5 pilot): report NaN, not 1e270
+        theta = np.full(d, np.nan)
     info = {
+        "diverged": diverged,
         "tau": tau,
         "sigma_node": tau * psi if tau > 0 and math.isfinite(psi) else 0.0,
         "psi": psi,
@@ -646,4 +664,4 @@ def fit_dp_ftrl(
         "w_last_norm": float(np.linalg.norm(result.w_last)),
         **calibration_info,
     }
-    return result.theta, info
+    return theta, info
