@@ -96,6 +96,8 @@ def iw_figure(
                 if part.empty:
                     continue
                 part = part.sort_values(x)
+                if logy and not (part["median"] > 0).any():
+                    continue  # e.g. the OLS curve of an excess metric (identically 0) on a log axis
                 mech, model = part["mechanism"].iloc[0], part["privacy_model"].iloc[0]
                 style = _style(mech)
                 color = style.get("color")
