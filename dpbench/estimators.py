@@ -176,9 +176,8 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         n, d = X.shape
         x_bound = _positive(self.x_bound, "x_bound")
         y_bound = _positive(self.y_bound, "y_bound", allow_none=True)
-        epsilon = check_epsilon(self.epsilon) if info.private else float(self.epsilon)
+        epsilon = check_epsilon(self.epsilon) if info.private else self.epsilon
         delta = 1.0 / n**2 if self.delta is None else check_delta(self.delta)
-        self.delta_ = delta
         X_unit = clip_rows(X, x_bound) / x_bound
         y_unit = y if y_bound is None else clip_labels(y, y_bound) / y_bound
         hyper = dict(self._hyper)
@@ -200,6 +199,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             raise ValueError(f"mechanism {info.name!r} returned θ of shape {theta.shape}, expected ({d},)")
         self.coef_ = theta * ((1.0 if y_bound is None else y_bound) / x_bound)
         self.intercept_ = 0.0
+        self.delta_ = delta
         self.fit_info_ = dict(result.info)
         return self
 
