@@ -438,6 +438,17 @@ def test_oracle_mechanisms_need_population(name):
         info.fit(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(1))
 
 
+def test_label_dp_oracle_is_registered_as_label_model():
+    ds = registry.get_dataset("iw_twoscale").load(np.random.default_rng(0), n=3000, d=3)
+    info = registry.get_mechanism("iwr_dp_oracle_label")
+    assert info.privacy_model == "label"
+    oracle = registry.get_mechanism("iwr_dp_oracle").fit(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(1),
+                                                         population=ds.population)
+    label = info.fit(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(1))
+    assert label.info["std"] == pytest.approx(oracle.info["std"])
+    assert np.linalg.norm(label.theta - oracle.theta) < 0.5 * np.linalg.norm(oracle.theta - ds.population.theta) + 0.5
+
+
 def test_one_dimensional_mechanisms():
     ds = registry.get_dataset("iw_twoscale_1d").load(np.random.default_rng(0), n=20_000, rho=1.0, s=1.0)
     for name in ("ldp_simple_1d", "ldp_laplace_ssp_1d"):

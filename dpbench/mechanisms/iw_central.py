@@ -19,7 +19,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from dpbench.iw_matrix import SpectralResult, dp_weight, population_info_matrix, spectral_iteration
+from dpbench.iw_matrix import (
+    SpectralResult,
+    dp_weight,
+    population_info_matrix,
+    solve_info_matrix,
+    spectral_iteration,
+)
 from dpbench.linalg_iw import ball_lsq, msqrt
 from dpbench.mechanisms._base import FitResult
 from dpbench.mechanisms._iw_common import (
@@ -311,6 +317,30 @@ def fit_iwr_dp_oracle(
     theta = W @ (psi + std * rng.standard_normal(d))
     return FitResult(theta, {"lam": lam, "gamma": gamma, "std": std, "calibration": calibration,
                              "neighbour": neighbour, "epsilon_effective": epsilon})
+
+
+@register_mechanism(
+    "iwr_dp_oracle_label",
+    summary="Alg 10 with W from the private covariates themselves: only LABEL-DP (yDP, spec 000 §3.6 (ii))",
+    privacy_model="label", neighbour="replace_one", spec="000 §3.6", style=CENTRAL_STYLE["iwr_dp_oracle"],
+)
+def fit_iwr_dp_oracle_label(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    B: float = 1.0, calibration: str = "paper", tol: float = 1e-9,
+) -> FitResult:
+    """Alg 10 with p = the empirical distribution of X (exact iteration on the n rows, tolerance ``tol``): W depends
+    on the covariates, so the release protects labels only (neighbours share all φ_i, Def. 6). Label sensitivity of
+    ψ is 2/(γT) (|y| ≤ 1 changes w(φ)y by ≤ 2/γ)."""
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=False, calibration=calibration)
+    n, d = X.shape
+    lam = 1.0 / math.sqrt(n)
+    gamma = math.sqrt(math.log(1.0 / delta) / (epsilon**2 * n))
+    W = solve_info_matrix("dp", X, np.full(n, 1.0 / n), lam, gamma, tol=tol).X
+    psi = iw_features(X, W, gamma).T @ y / n
+    std = gaussian_std(2.0 / (gamma * n), epsilon, delta, calibration)
+    theta = W @ (psi + std * rng.standard_normal(d))
+    return FitResult(theta, {"lam": lam, "gamma": gamma, "std": std, "calibration": calibration,
+                             "epsilon_effective": epsilon})
 
 
 @register_mechanism(
