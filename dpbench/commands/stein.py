@@ -151,7 +151,9 @@ def stein_figure(run_dir: Path, metric: str, x: str, hue: str, stat: str = "medi
             ax.fill_between(pts["x"], lo, pts["hi"], color=color, alpha=0.12, linewidth=0)
             handles.setdefault(curve, line)
         if fit_slope and not slopes.empty:
-            lines = [f"{r.curve.split(', ')[-1]}: slope {r.slope:+.2f}"
+            short = {"ldp": "LDP", "diagnostic": "DIAGNOSTIC", "twostage": "2-round"}
+            kinds = dict(zip(sub["curve"], sub["kind"], strict=False))
+            lines = [f"{short.get(kinds.get(r.curve), '')} {r.curve.split(', ')[-1]}: slope {r.slope:+.2f}"
                      for r in slopes[slopes["dataset"] == panel].itertuples()]
             ax.text(0.02, 0.02, "\n".join(lines), transform=ax.transAxes, fontsize=6.5, va="bottom",
                     bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})
@@ -159,6 +161,9 @@ def stein_figure(run_dir: Path, metric: str, x: str, hue: str, stat: str = "medi
             ax.set_yscale("log")
         if x == "epsilon":
             ax.set_xscale("log")
+            ticks = sorted(pd.unique(sub["x"]))
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
         if x == "data.n":
             ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0), useMathText=True)
         ax.grid(True, which="major", alpha=0.4)
@@ -179,7 +184,8 @@ def stein_figure(run_dir: Path, metric: str, x: str, hue: str, stat: str = "medi
     height = fig.get_figheight()
     top = 1 - (0.35 + 0.17 * legend_rows) / height
     bottom = (0.55 + 0.16 * len(text_lines)) / height
-    fig.subplots_adjust(top=top - 0.25 / height, bottom=bottom, hspace=0.55, wspace=0.28, left=0.08, right=0.98)
+    fig.subplots_adjust(top=top - 0.25 / height, bottom=bottom, hspace=0.55, wspace=0.28, left=0.85 / width,
+                        right=0.98)
     y = 0.08
     for line in reversed(text_lines):
         fig.text(0.5, y / height, line, ha="center", va="bottom", fontsize=7.5, style="italic")
