@@ -17,7 +17,7 @@ define BANDIT_RUN
 	$(DPBENCH) plot results/$(1) --x T --metric regret $(2)
 	$(DPBENCH) bandit-report results/$(1)
 	mkdir -p $(BANDIT_FIGS)
-	cp results/$(1)/figure_regret_vs_T.png $(BANDIT_FIGS)/$(1).png
+	cp results/$(1)/figure_regret_grid.png $(BANDIT_FIGS)/$(1).png
 	if [ -f results/$(1)/figure_privacy_gap.png ]; then cp results/$(1)/figure_privacy_gap.png $(BANDIT_FIGS)/$(1)_gap.png; fi
 endef
 

@@ -6,7 +6,8 @@
   instance, contexts and reward coins), mean ± 1.96·sd/√R, at the requested T; drawn vs 1/ε (spec 001 F6(b):
   roughly linear in 1/ε and not growing with T for JDP). Also the log–log slope of the gap vs 1/ε.
 
-Writes ``bandit_report.csv`` (slopes), ``privacy_gap.csv`` and ``figure_privacy_gap.png``/``.pdf`` in the run folder.
+Writes ``bandit_report.csv`` (slopes), ``privacy_gap.csv``, ``figure_privacy_gap.png`` and ``figure_regret_grid.png``
+(regret vs T per environment × private algorithm, one curve per ε) in the run folder.
 """
 
 from __future__ import annotations
@@ -92,7 +93,6 @@ def gap_figure(gaps: pd.DataFrame, title: str, caption: str) -> Figure:
                 ax.errorbar(pts["inv_epsilon"], pts["gap"], yerr=pts["ci95"], color=f"C{ci}",
                             linestyle=styles[ti % 4], marker="o", capsize=3,
                             label=f"{label}, T = 2^{int(round(math.log2(T)))}")
-        ax.set_xscale("log")
         ax.set_xlabel("1/ε")
         ax.set_ylabel("Reg(T, ε) − Reg(T, ∞)")
         ax.axhline(0, color="grey", linewidth=0.8)
@@ -107,6 +107,64 @@ def gap_figure(gaps: pd.DataFrame, title: str, caption: str) -> Figure:
         fig.text(0.5, 0.01, "\n".join(textwrap.wrap(caption, 40 * ncols + 20)), ha="center", va="bottom",
                  fontsize=8, style="italic")
     fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+    return fig
+
+
+def regret_grid(trials: pd.DataFrame, title: str, caption: str) -> Figure:
+    """Regret vs T (log–log), one row per environment, one column per private algorithm, one curve per ε
+    (ε = ∞ in black); non-private algorithms are drawn in every panel of their row as grey dashed references."""
+    envs = list(pd.unique(trials["dataset_id"]))
+    private = trials[trials["privacy_model"] != "none"] if "privacy_model" in trials else trials
+    algos = list(pd.unique(private["label"]))
+    refs = trials[trials["privacy_model"] == "none"] if "privacy_model" in trials else trials.iloc[:0]
+    eps_values = sorted(pd.unique(private["epsilon"]), key=lambda e: (math.isinf(e), e))
+    finite = [e for e in eps_values if math.isfinite(e)]
+    import matplotlib
+
+    cmap = matplotlib.colormaps["viridis"]
+    color = {e: (cmap(i / max(1, len(finite) - 1) * 0.85) if math.isfinite(e) else "black")
+             for i, e in enumerate(eps_values)}
+    nrows, ncols = len(envs), max(1, len(algos))
+    fig = Figure(figsize=(4.2 * ncols + 0.6, 3.2 * nrows + 1.8), dpi=150)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+
+    def band(ax, sub, **style):
+        agg = sub.groupby("T")["regret"].agg(["mean", "std", "count"])
+        half = Z95 * agg["std"].fillna(0) * np.sqrt((agg["count"] - 1).clip(lower=1) / agg["count"]) / np.sqrt(
+            agg["count"])
+        ax.plot(agg.index, agg["mean"], **style)
+        ax.fill_between(agg.index, (agg["mean"] - half).clip(lower=1e-9), agg["mean"] + half,
+                        color=style.get("color"), alpha=0.15, linewidth=0)
+
+    for r, env in enumerate(envs):
+        for c, algo in enumerate(algos):
+            ax = axes[r, c]
+            sub = private[(private["dataset_id"] == env) & (private["label"] == algo)]
+            for eps in eps_values:
+                pts = sub[sub["epsilon"] == eps]
+                if not pts.empty:
+                    band(ax, pts, color=color[eps], linewidth=1.4,
+                         label="ε = ∞ (σ = 0)" if math.isinf(eps) else f"ε = {eps:g}")
+            for ref in pd.unique(refs["label"]):
+                pts = refs[(refs["dataset_id"] == env) & (refs["label"] == ref)]
+                if not pts.empty:
+                    band(ax, pts, color="grey", linestyle="--", linewidth=1.2, label=str(ref))
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.grid(True, alpha=0.4)
+            ax.set_title(f"{env}\n{algo}", fontsize=9)
+            if r == nrows - 1:
+                ax.set_xlabel("T")
+            if c == 0:
+                ax.set_ylabel("cumulative regret")
+            if r == 0 and c == 0:
+                ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    if caption:
+        fig.text(0.5, 0.01, "\n".join(textwrap.wrap(caption, 45 * ncols + 20)), ha="center", va="bottom",
+                 fontsize=8, style="italic")
+    fig.tight_layout(rect=(0, 0.08, 1, 0.96))
     return fig
 
 
@@ -126,10 +184,13 @@ def report(run_dir: Path, at: list[int] | None = None, octaves: float = 4.0) -> 
     slopes.to_csv(run_dir / "bandit_report.csv", index=False)
     gaps = privacy_gaps(trials, at)
     out = {"slopes": slopes, "gaps": gaps}
+    config = yaml.safe_load((run_dir / "config.yaml").read_text()) if (run_dir / "config.yaml").exists() else {}
+    fig = regret_grid(trials, str(config.get("title", run_dir.name)), str(config.get("caption", "")))
+    for suffix in (".png", ".pdf"):
+        fig.savefig(run_dir / f"figure_regret_grid{suffix}", dpi=150)
     if not gaps.empty:
         gaps.to_csv(run_dir / "privacy_gap.csv", index=False)
         out["gap_slopes"] = gap_slopes(gaps)
-        config = yaml.safe_load((run_dir / "config.yaml").read_text()) if (run_dir / "config.yaml").exists() else {}
         title = f"Privacy gap vs 1/ε — {config.get('name', run_dir.name)}"
         caption = ("Paired by trial (same instance, contexts and reward coins); mean ± 1.96·sd/√R. "
                    + str(config.get("caption", "")))
@@ -161,3 +222,4 @@ def register(app: typer.Typer) -> None:
                 typer.echo("")
                 typer.echo(out["gap_slopes"].to_string(index=False, float_format=lambda v: f"{v:.3g}"))
                 typer.echo(f"wrote {run_dir / 'figure_privacy_gap.png'}")
+        typer.echo(f"wrote {run_dir / 'figure_regret_grid.png'}")
