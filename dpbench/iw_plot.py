@@ -49,6 +49,17 @@ def summarize(trials: pd.DataFrame, metric: str, keys: list[str], seed: int = 0)
     return pd.DataFrame(rows)
 
 
+def panel_names(trials: pd.DataFrame, x: str) -> pd.Series:
+    """Dataset label plus every swept ``data.*`` option except ``x`` and ``data.replicate`` (replicates pool)."""
+    names = trials["dataset"].astype(str)
+    for col in [c for c in trials.columns if c.startswith("data.") and c not in (x, "data.replicate")]:
+        varies = trials.groupby("dataset")[col].transform("nunique") > 1
+        names = names.where(~varies, names + ", " + col[5:] + "=" + trials[col].map(lambda v: f"{v:g}"
+                                                                                     if isinstance(v, float)
+                                                                                     else str(v)))
+    return names
+
+
 def _style(mechanism: str) -> dict:
     from dpbench import registry
 
@@ -72,7 +83,8 @@ def iw_figure(
     if metric not in trials:
         raise ValueError(f"metric {metric!r} is not a column of {run.path / 'trials.csv'}")
     if panel is None:
-        panel = "dataset" if x.startswith("data.") else "dataset_id"
+        trials = trials.assign(_panel=panel_names(trials, x))
+        panel = "_panel"
     extra = "epsilon" if x != "epsilon" and trials["epsilon"].nunique() > 1 else None
     keys = [panel, "label", "mechanism", "privacy_model", *([extra] if extra else []), x]
     summary = summarize(trials, metric, keys)
@@ -99,11 +111,13 @@ def iw_figure(
                 if logy and not (part["median"] > 0).any():
                     continue  # e.g. the OLS curve of an excess metric (identically 0) on a log axis
                 mech, model = part["mechanism"].iloc[0], part["privacy_model"].iloc[0]
+                if extra and model == "none" and j > 0:
+                    continue  # a non-private reference does not depend on ε: draw it once
                 style = _style(mech)
                 color = style.get("color")
                 ls = LINESTYLES[j % len(LINESTYLES)] if extra else style.get("linestyle", "-")
                 legend = label + (f" [{MODEL_TAG.get(model, model)}]" if tag_models else "")
-                if extra:
+                if extra and model != "none":
                     legend += f", ε={ev:g}"
                 (line,) = ax.plot(part[x], part["median"], ls, color=color, marker=style.get("marker") or "o",
                                   markersize=4, label=legend)

@@ -15,6 +15,10 @@ well-specified, |y| = 1); θ* ~ Unif(S^{d−1}) (d ≥ 2) or U[−1, 1] (d = 1),
 ``radial`` = (r_atoms, r_probs) for isotropic generators (a quantile rule of 400 points for G-Gauss),
 ``basis_probs`` for the spike, ``l1_iso`` (E|<φ,v>| = l1_iso·‖v‖) or ``l1_weights`` (E|<φ,v>| = Σ w_j|v_j|),
 ``mean_norm`` = E‖φ‖ and ``B`` = 1.
+
+Every loader takes ``replicate`` (default 0): it only changes the dataset entry's key, from which the runner seeds
+the loader, so ``grid: {replicate: [0, 1, ...]}`` gives independent draws of θ* and the data (spec 000 §7.2 draws
+them per seed); :mod:`dpbench.iw_plot` pools replicates into one curve.
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ def twoscale_radial(rho: float, s: float) -> tuple[np.ndarray, np.ndarray]:
 @register_dataset("iw_twoscale", summary="G-TwoScale(d, ρ, s): φ = c·u, c = 1 w.p. ρ else s (spec 000 §7.1)",
                   kind="synthetic", spec="000 §7.1")
 def load_twoscale(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: float = 0.01,
-                  s: float = 0.1) -> Dataset:
+                  s: float = 0.1, replicate: int = 0) -> Dataset:
     _check("iw_twoscale", n, d)
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(d, rng)
@@ -113,7 +117,8 @@ def gauss_moment(d: int, s: float, power: int) -> float:
 
 @register_dataset("iw_gauss", summary="G-Gauss(d, s): φ = Proj_B(s·g/√d) (spec 000 §7.1)",
                   kind="synthetic", spec="000 §7.1")
-def load_gauss(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4) -> Dataset:
+def load_gauss(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4, replicate: int = 0
+               ) -> Dataset:
     _check("iw_gauss", n, d)
     if s <= 0:
         raise ValueError(f"iw_gauss: s must be > 0, got {s}")
@@ -135,8 +140,8 @@ def spike_probs(d: int, rho: list[float] | None) -> np.ndarray:
 
 @register_dataset("iw_spike", summary="G-Spike(d, ρ): φ = e_J w.p. ρ_J, else 0 (spec 000 §7.1, Example 1)",
                   kind="synthetic", spec="000 §7.1")
-def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: list[float] | None = None
-               ) -> Dataset:
+def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: list[float] | None = None,
+               replicate: int = 0) -> Dataset:
     _check("iw_spike", n, d)
     p = spike_probs(d, rho)
     theta = draw_theta(d, rng)
@@ -150,8 +155,8 @@ def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: l
 
 @register_dataset("iw_twoscale_1d", summary="G-TwoScale-1D(ρ, s): φ = ±1 w.p. ρ, ±s otherwise (spec 000 §7.1)",
                   kind="synthetic", spec="000 §7.1")
-def load_twoscale_1d(rng: np.random.Generator, *, n: int = 100_000, rho: float = 0.01, s: float = 0.1
-                     ) -> Dataset:
+def load_twoscale_1d(rng: np.random.Generator, *, n: int = 100_000, rho: float = 0.01, s: float = 0.1,
+                     replicate: int = 0) -> Dataset:
     _check("iw_twoscale_1d", n, 1)
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(1, rng)
