@@ -222,13 +222,10 @@ def datasets_table(run: Run) -> Table:
             fmt(info.get("n")), fmt(info.get("d")), fmt(info.get("delta"), 3), fmt(info.get("trials")),
             fmt(info.get("ols_train_mse"), 4), fmt(info.get("zero_train_mse"), 4),
         ])
-    for ident, reason in run.skipped.items():
-        rows.append([ident, "skipped", "", "", "", "", reason])
-    return Table(
-        ["dataset", "n", "d", "δ", "trials", "OLS floor (train MSE)", "‖Y‖²/n (θ = 0)"],
-        rows,
-        note="OLS floor: train MSE of the non-private least-squares fit, the lowest any method can reach.",
-    )
+    note = "OLS floor: train MSE of the non-private least-squares fit, the lowest any method can reach."
+    if run.skipped:
+        note += " Skipped: " + "; ".join(f"**{ident}** ({reason})" for ident, reason in run.skipped.items()) + "."
+    return Table(["dataset", "n", "d", "δ", "trials", "OLS floor (train MSE)", "‖Y‖²/n (θ = 0)"], rows, note=note)
 
 
 def private_labels(trials: pd.DataFrame) -> set[str]:
@@ -337,8 +334,7 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None) -> R
         for path in plot_run(run.path, metric=metric, **options):
             if path.suffix == ".png":
                 blocks.append(Image(path, f"{metric} for every dataset"))
-        if x != "epsilon" or "epsilon" not in trials:
-            blocks.append(Paragraph(f"(tables need the ε column; this run's x axis is `{x}`)"))
+        if "epsilon" not in trials:
             continue
         agg = aggregate(run, metric, x="epsilon", by=(key, "label"))
         for ident in pd.unique(trials[key]):
@@ -346,10 +342,11 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None) -> R
             info = run.datasets.get(ident, {})
             title = str(info.get("label") or ident)
             blocks.append(Heading(f"{ident}", level=3))
-            figure = build_figure(part, metric=metric, **{**options, "title": "", "caption": "", "ncols": 1})
-            png = files / f"{slug(str(ident))}_{figure_stem(metric)}.png"
-            figure.savefig(png, dpi=120)
-            blocks.append(Image(png, f"{metric} vs ε on {title}"))
+            if x == "epsilon":  # a per-dataset figure only makes sense along ε (other x axes span datasets)
+                figure = build_figure(part, metric=metric, **{**options, "title": "", "caption": "", "ncols": 1})
+                png = files / f"{slug(str(ident))}_{figure_stem(metric)}.png"
+                figure.savefig(png, dpi=120)
+                blocks.append(Image(png, f"{metric} vs ε on {title}"))
             sub = agg[agg[key] == ident].drop(columns=key)
             floor = info.get("ols_train_mse") if metric == "train_mse" else None
             blocks.append(results_table(sub, [lab for lab in labels if lab in set(sub["label"])], candidates,

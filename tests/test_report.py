@@ -144,3 +144,13 @@ def test_cli_reports_every_run_under_a_folder_and_rejects_bad_paths(run_dir, tmp
     assert missing.exit_code == 2 and "does not exist" in missing.output
     bad_metric = runner.invoke(app, ["report", str(run_dir), "-m", "nonsense"])
     assert bad_metric.exit_code == 2 and "unknown metric 'nonsense'" in bad_metric.output
+
+
+def test_skipped_datasets_are_listed_with_their_reason(run_dir, tmp_path):
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("shards", "report*"))
+    (copy / "skipped.json").write_text(json.dumps({"Ghost data": "data unavailable: ghost.csv is missing"}))
+    markdown = write_report(copy, html_page=False)[0].read_text()
+    assert "Skipped: **Ghost data** (data unavailable: ghost.csv is missing)." in section(markdown, "## Datasets")
