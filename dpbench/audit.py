@@ -428,8 +428,9 @@ def audit(
 ) -> AuditResult:
     """Audit ``info`` at claimed (ε, δ) (module docstring); ``broken`` selects a negative control.
 
-    ``hyper`` defaults to :func:`default_hyper`. ``max_seconds`` caps the main runs: N is lowered (never below the
-    pilot size) so that 2N runs take about that long at the pilot's speed; the N used is reported.
+    ``hyper`` defaults to :func:`default_hyper`. ``max_seconds`` caps the audit's time: from the speed of 10 timed
+    runs, the pilot (≥ 100 per side) gets about a quarter and the main runs (N lowered, never below the pilot size)
+    the rest; the N used is reported.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -444,7 +445,7 @@ def audit(
     if unknown:
         raise ValueError(f"hyper: unknown hyperparameter {unknown[0]!r} of {info.name!r}")
     start = time.perf_counter()
-    seeds = np.random.SeedSequence([seed, 0xA0D17]).spawn(5)
+    seeds = np.random.SeedSequence([seed, 0xA0D17]).spawn(6)
     pair = neighbouring_pair(
         info, n, d, background_norm=background_norm, canary_scale=10.0 if broken == "no_bound" else 1.0,
         rng=np.random.default_rng(seeds[0]),
@@ -465,12 +466,15 @@ def audit(
                 X, y, inputs = sides[side]
                 return run_mechanism(info, X, y, run_eps, delta, runs, np.random.default_rng(stream), inputs, hyper)
 
-            tick = time.perf_counter()
+            if max_seconds is not None:  # time 10 runs, then give the pilot ≤ 1/4 and the main runs ≤ 3/4
+                tick = time.perf_counter()
+                sample("D", 10, seeds[5])
+                per_run = (time.perf_counter() - tick) / 10
+                pilot = max(100, min(pilot, int(0.25 * max_seconds / (2 * per_run))))
+                if 2 * trials * per_run > 0.75 * max_seconds:
+                    trials = max(pilot, int(0.75 * max_seconds / (2 * per_run)))
+                    base["trials"] = trials
             p1, p0 = sample("D", pilot, seeds[1]), sample("D'", pilot, seeds[2])
-            per_run = (time.perf_counter() - tick) / (2 * pilot)
-            if max_seconds is not None and 2 * trials * per_run > max_seconds:
-                trials = max(pilot, int(max_seconds / (2 * per_run)))
-                base["trials"] = trials
             w = fisher_direction(p1, p0)
             pooled = np.concatenate([project(p1, w), project(p0, w)])
             thresholds = np.quantile(pooled[np.isfinite(pooled)], THRESHOLD_LEVELS)

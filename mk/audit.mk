@@ -1,7 +1,7 @@
 # Privacy audit (issue 5): empirical ε lower bounds for every registered mechanism and the negative controls,
 # regenerating the tables in docs/privacy.md. Cross-checks against dp-accounting: tests/test_privacy_crosscheck.py.
 AUDIT_TRIALS ?= 20000
-AUDIT_MAX_SECONDS ?= 60
+AUDIT_MAX_SECONDS ?= 20
 AUDIT_BUILTIN = adassp linmix ihm dpgd
 
 .PHONY: audit audit-controls privacy-doc audit-plots test-privacy
@@ -16,7 +16,7 @@ privacy-doc:
 	$(DPBENCH) audit --all --trials $(AUDIT_TRIALS) --max-seconds $(AUDIT_MAX_SECONDS) --write-doc docs/privacy.md
 	-$(DPBENCH) audit $(AUDIT_BUILTIN) --negative-controls --trials $(AUDIT_TRIALS) \
 		--write-doc docs/privacy.md --doc-block controls
-	-$(DPBENCH) audit --all --negative-controls --trials 5000 --max-seconds 20 \
+	-$(DPBENCH) audit --all --negative-controls --trials 5000 --max-seconds 8 \
 		--write-doc docs/privacy.md --doc-block controls-generic
 
 # example histograms of the audit statistic (honest vs noise ÷ 10), shown in docs/privacy.md
