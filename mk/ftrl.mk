@@ -13,7 +13,7 @@ reproduce-ftrl: reproduce-ftrl-e3 reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-
 $(addprefix ftrl-e1-,$(FTRL_E1)): ftrl-e1-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl_e1_$*.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) plot results/ftrl_e1_$*
-	$(DPBENCH) ftrl-report results/ftrl_e1_$* --nmin 2048
+	$(DPBENCH) ftrl-report results/ftrl_e1_$* --nmin 4096
 	mkdir -p docs/figures && cp results/ftrl_e1_$*/figure_excess_pop_paper_vs_data_n.png docs/figures/ftrl_e1_$*.png
 
 reproduce-ftrl-e1: $(addprefix ftrl-e1-,$(FTRL_E1))
