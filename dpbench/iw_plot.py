@@ -91,7 +91,7 @@ def iw_figure(
     models = set(trials["privacy_model"])
     tag_models = len(models) > 1
     panels = list(dict.fromkeys(trials[panel]))
-    ncols = min(ncols, len(panels))
+    ncols = min(4 if len(panels) == 4 else ncols, len(panels))
     nrows = math.ceil(len(panels) / ncols)
     fig = Figure(figsize=(4.6 * ncols, 3.6 * nrows + 1.6))
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
