@@ -32,6 +32,7 @@ reproduce-bandit-dimfree:
 
 reproduce-bandit-gap:
 	$(call BANDIT_RUN,bandit_gap,--lineary)
+	cp results/bandit_gap/figure_regret_vs_T.png $(BANDIT_FIGS)/bandit_gap.png  # Reg vs log T (Thm 6.3)
 
 reproduce-bandit-glm:
 	$(call BANDIT_RUN,bandit_glm,--logy)
@@ -42,3 +43,8 @@ reproduce-bandit-jdp-dims:
 	$(call BANDIT_RUN,bandit_jdp_dims,--logy)
 
 reproduce-bandits: reproduce-bandit-jdp-dims
+
+reproduce-bandit-jdp-long:
+	$(call BANDIT_RUN,bandit_jdp_long,--logy)
+
+reproduce-bandits: reproduce-bandit-jdp-long
