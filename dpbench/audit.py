@@ -505,6 +505,11 @@ def audit(
 # reporting
 
 
+def _short(message: str, width: int = 90) -> str:
+    message = message.replace("|", "/").replace("\n", " ")
+    return message if len(message) <= width else message[: width - 1] + "…"
+
+
 def format_table(results: list[AuditResult], markdown: bool = False) -> str:
     """A small table: mechanism, model/neighbour, control, claimed ε, ε̂_lower, ceiling, status."""
     header = ["mechanism", "privacy", "neighbour", "control", "ε claimed", "δ", "ε̂_lower", "ceiling", "N", "status"]
@@ -513,7 +518,7 @@ def format_table(results: list[AuditResult], markdown: bool = False) -> str:
         lower = "—" if math.isnan(r.eps_lower) else f"{r.eps_lower:.3f}"
         rows.append([
             r.mechanism, r.privacy_model, r.neighbour, r.broken, f"{r.epsilon:g}", f"{r.delta:g}", lower,
-            f"{r.ceiling:.2f}", str(r.trials), r.status + (f" ({r.message})" if r.message else ""),
+            f"{r.ceiling:.2f}", str(r.trials), r.status + (f" ({_short(r.message)})" if r.message else ""),
         ])  # fmt: skip
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -534,15 +539,16 @@ def plot_histograms(result: AuditResult, path: Any) -> None:
 
     s1, s0 = result.s1[np.isfinite(result.s1)], result.s0[np.isfinite(result.s0)]
     pooled = np.concatenate([s1, s0])
-    lo, hi = np.quantile(pooled, [0.001, 0.999]) if pooled.size else (0.0, 1.0)
+    lo, hi = np.quantile(pooled, [0.0002, 0.9998]) if pooled.size else (0.0, 1.0)
     bins = np.linspace(lo, hi, 80)
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.hist(s1, bins=bins, alpha=0.5, label="D (with canary)", density=True)
     ax.hist(s0, bins=bins, alpha=0.5, label="D' (neighbour)", density=True)
     if result.detail is not None:
         ax.axvline(result.detail.threshold, color="k", linestyle="--", linewidth=1, label="best threshold")
+    ax.set_yscale("log")  # the tails carry ε
     ax.set_xlabel("statistic ⟨w, θ̂⟩")
-    ax.set_ylabel("density")
+    ax.set_ylabel("density (log scale)")
     control = "" if result.broken == "none" else f", control {result.broken}"
     ax.set_title(
         f"{result.mechanism}{control}: ε = {result.epsilon:g}, ε̂_lower = {result.eps_lower:.2f} "

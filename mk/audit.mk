@@ -13,6 +13,7 @@ audit-controls:
 	$(DPBENCH) audit $(AUDIT_BUILTIN) --negative-controls --trials $(AUDIT_TRIALS)
 
 privacy-doc:
+	$(DPBENCH) audit $(AUDIT_BUILTIN) ols --trials $(AUDIT_TRIALS) --write-doc docs/privacy.md --doc-block spec004
 	$(DPBENCH) audit --all --trials $(AUDIT_TRIALS) --max-seconds $(AUDIT_MAX_SECONDS) --write-doc docs/privacy.md
 	-$(DPBENCH) audit $(AUDIT_BUILTIN) --negative-controls --trials $(AUDIT_TRIALS) \
 		--write-doc docs/privacy.md --doc-block controls
