@@ -383,8 +383,8 @@ def _annotate_ihm_clipping(ax, trials: pd.DataFrame, info: Mapping[str, Any], x:
         clip = 100 * per_x.at[xv, "info.clip_fraction"]
         right_edge = xv == last  # keep the last label inside the axes
         ax.annotate(f"χ√κ/(2−χ): {v:.2f}\nclip: {clip:.0f}%", (xv, mean), textcoords="offset points",
-                    xytext=(-4 if right_edge else 4, 6), ha="right" if right_edge else "left", fontsize=6.5,
-                    color="darkgreen")
+                    xytext=(0, 8), ha="right" if right_edge else "center", va="bottom", fontsize=6.5,
+                    color="darkgreen", bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.7})
 
 
 def figure_stem(metric: str, x: str = "epsilon") -> str:
