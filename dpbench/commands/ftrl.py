@@ -42,11 +42,10 @@ def slope_table(trials: pd.DataFrame, metric: str, nmin: float | None = None) ->
     agg = aggregate(trials, metric, x="data.n", by=keys)
     slopes = fitted_slope(agg, x="data.n", by=keys, xmin=nmin)
     rows = []
-    for row in slopes.itertuples(index=False):
-        rec = row._asdict()
+    for rec in slopes.to_dict("records"):
         family = FAMILY.get(rec.get("mechanism", ""))
-        spectrum = rec.get("data_spectrum", "poly")
-        r = rec.get("data_r")
+        spectrum = rec.get("data.spectrum", "poly")
+        r = rec.get("data.r")
         if family is None:
             continue
         a = rate_exponent(family, spectrum, r)
