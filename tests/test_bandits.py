@@ -159,7 +159,7 @@ def test_empirical_noise_std_of_released_iterates():
     env = sphere(np.random.default_rng(0), d=3, n_arms=2)
     base = _data(env, 512, seed=5)
     draws, ldp = [], []
-    for r in range(3000):
+    for r in range(2000):
         data = EpochData(base.Phi, base.y, 0, DataLedger(512))
         theta, info = dimfree_jdp_fit(data, 1.0, 1e-5, np.random.default_rng(r), fail_prob=0.01, c_K=1e-9)
         draws.append(theta)
@@ -294,7 +294,7 @@ def test_run_bandit_deterministic_and_validates():
 def _config(tmp_path, **over):
     raw = {
         "name": "bt", "kind": "bandit", "output_dir": str(tmp_path / "results"), "seed": 3, "trials": 2,
-        "T": 512, "epsilons": [0.5, ".inf"], "delta": 1e-5,
+        "T": 300, "epsilons": [0.5, ".inf"], "delta": 1e-5,
         "environments": [{"env": "sphere", "label": "S", "options": {"d": 3, "n_arms": 4}}],
         "algorithms": [{"algorithm": "elim_iwr_jdp", "label": "IWR"}, "linucb"],
     }
@@ -317,7 +317,7 @@ def test_bandit_config_errors_name_the_field(tmp_path):
         load_config(_config(tmp_path, bogus=1))
 
 
-def test_bandit_run_resume_and_n_jobs_invariance(tmp_path):
+def test_bandit_run_and_resume(tmp_path):
     from dpbench.runner import run
 
     cfg = load_config(_config(tmp_path))
@@ -337,15 +337,33 @@ def test_bandit_run_resume_and_n_jobs_invariance(tmp_path):
     again = pd.read_csv(run_dir / "trials.csv")
     cols = ["label", "epsilon", "trial", "T", "regret"]
     pd.testing.assert_frame_equal(table[cols], again[cols])
-    # n_jobs = 2 gives identical numbers
-    cfg2 = load_config(_config(tmp_path, name="bt2"))
-    run_dir2 = run(cfg2, n_jobs=2, progress=False, log=lambda m: None)
-    pd.testing.assert_frame_equal(table[cols], pd.read_csv(run_dir2 / "trials.csv")[cols])
-    # common random numbers: both algorithms of a trial saw the same instance (same d, same env rows)
-    from dpbench.plot import build_figure
+    from dpbench.commands.bandits import privacy_gaps, regret_slopes
 
-    fig = build_figure(run_dir, metric="regret", x="T", logy=True)
-    assert fig.axes
+    gaps = privacy_gaps(table, [300])
+    assert set(gaps["epsilon"]) == {0.5} and gaps["trials"].eq(2).all()
+    assert len(regret_slopes(table)) == 3  # IWR at two ε + LinUCB
+
+
+@pytest.mark.slow
+def test_bandit_report_figures(tmp_path):
+    from dpbench.commands.bandits import report
+    from dpbench.plot import build_figure
+    from dpbench.runner import run
+
+    run_dir = run(load_config(_config(tmp_path, name="rep")), n_jobs=1, progress=False, log=lambda m: None)
+    assert build_figure(run_dir, metric="regret", x="T", logy=True).axes
+    report(run_dir)
+    assert (run_dir / "figure_privacy_gap.png").exists() and (run_dir / "figure_regret_grid.png").exists()
+
+
+@pytest.mark.slow
+def test_bandit_run_identical_for_any_n_jobs(tmp_path):
+    from dpbench.runner import run
+
+    cols = ["label", "epsilon", "trial", "T", "regret"]
+    one = run(load_config(_config(tmp_path, name="j1")), n_jobs=1, progress=False, log=lambda m: None)
+    two = run(load_config(_config(tmp_path, name="j2")), n_jobs=2, progress=False, log=lambda m: None)
+    pd.testing.assert_frame_equal(pd.read_csv(one / "trials.csv")[cols], pd.read_csv(two / "trials.csv")[cols])
 
 
 def test_glm_dp_erm_oracle_noise_and_accuracy():
