@@ -497,3 +497,24 @@ def test_uncapped_option1_divergence_is_reported_as_nan(small_problem):
                            psi_mode="public_labeled", estimating_m=64)
     assert out.info["diverged"] is True and out.info["psi"] > 1e10
     assert np.all(np.isnan(out.theta))
+
+
+def test_report_exponents_and_slopes():
+    import pandas as pd
+
+    from dpbench.commands.ftrl import rate_exponent, slope_table
+
+    # spec 002 §4.3 Table 1
+    assert rate_exponent("nonprivate", "poly", 3.0) == pytest.approx(0.75)
+    assert rate_exponent("identity", "poly", 3.0) == pytest.approx(0.429, abs=1e-3)
+    assert rate_exponent("designed", "poly", 3.0) == pytest.approx(0.5)
+    assert rate_exponent("designed", "poly", 6.0) == pytest.approx(0.632, abs=1e-3)
+    assert rate_exponent("designed", "poly", 2.0) == pytest.approx(rate_exponent("identity", "poly", 2.0))
+    assert rate_exponent("designed", "exp", None) == pytest.approx(2 / 3)
+    ns = np.array([256, 1024, 4096])
+    trials = pd.DataFrame({"data.n": np.repeat(ns, 2), "data.spectrum": "poly", "data.r": 3.0,
+                           "label": "I", "mechanism": "dp_ftrl_identity", "epsilon": 1.0,
+                           "excess_pop_paper": np.repeat(3.0 * ns**-0.2, 2)})
+    table = slope_table(trials, "excess_pop_paper")
+    assert table["slope"].iloc[0] == pytest.approx(-0.2, abs=1e-3)
+    assert bool(table.iloc[0, 5]) is False  # −0.2 > −0.429 + 0.1: the one-sided check fails
