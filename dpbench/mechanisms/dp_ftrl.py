@@ -59,9 +59,9 @@ def _fit(
 
 
 STYLE = {
-    "dp_ftrl_identity": {"color": "tab:blue", "marker": "o", "linestyle": "-"},
-    "dp_ftrl_sigma_public": {"color": "tab:orange", "marker": "s", "linestyle": "-"},
-    "dp_ftrl_sigma_oracle": {"color": "tab:green", "marker": "^", "linestyle": "--"},
+    "dp_ftrl_identity": {"color": "tab:purple", "marker": "o", "linestyle": "-"},
+    "dp_ftrl_sigma_public": {"color": "darkorange", "marker": "s", "linestyle": "-"},
+    "dp_ftrl_sigma_oracle": {"color": "tab:cyan", "marker": "^", "linestyle": "--"},
     "sgd_avg_nonprivate": {"color": "black", "marker": "x", "linestyle": ":"},
 }
 
