@@ -29,6 +29,7 @@ reproduce-bandit-ldp:
 
 reproduce-bandit-dimfree:
 	$(call BANDIT_RUN,bandit_dimfree,--logy)
+	cp results/bandit_dimfree/figure_regret_vs_T.png $(BANDIT_FIGS)/bandit_dimfree.png  # curves by d overlap
 
 reproduce-bandit-gap:
 	$(call BANDIT_RUN,bandit_gap,--lineary)

@@ -125,7 +125,11 @@ def regret_grid(trials: pd.DataFrame, title: str, caption: str) -> Figure:
     color = {e: (cmap(i / max(1, len(finite) - 1) * 0.85) if math.isfinite(e) else "black")
              for i, e in enumerate(eps_values)}
     nrows, ncols = len(envs), max(1, len(algos))
-    fig = Figure(figsize=(4.2 * ncols + 0.6, 3.2 * nrows + 1.8), dpi=150)
+    width = max(7.0, 4.2 * ncols + 0.6)
+    cap_lines = textwrap.wrap(caption, int(width * 11)) if caption else []
+    title_lines = textwrap.wrap(title, int(width * 9)) if title else []
+    height = 3.2 * nrows + 0.6 + 0.2 * len(title_lines) + 0.16 * len(cap_lines)
+    fig = Figure(figsize=(width, height), dpi=150)
     axes = fig.subplots(nrows, ncols, squeeze=False)
 
     def band(ax, sub, **style):
@@ -159,12 +163,13 @@ def regret_grid(trials: pd.DataFrame, title: str, caption: str) -> Figure:
                 ax.set_ylabel("cumulative regret")
             if r == 0 and c == 0:
                 ax.legend(fontsize=7)
-    if title:
-        fig.suptitle(title, fontsize=11)
-    if caption:
-        fig.text(0.5, 0.01, "\n".join(textwrap.wrap(caption, 45 * ncols + 20)), ha="center", va="bottom",
-                 fontsize=8, style="italic")
-    fig.tight_layout(rect=(0, 0.08, 1, 0.96))
+    if title_lines:
+        fig.suptitle("\n".join(title_lines), fontsize=11)
+    if cap_lines:
+        fig.text(0.5, 0.01, "\n".join(cap_lines), ha="center", va="bottom", fontsize=8, style="italic")
+    bottom = (0.16 * len(cap_lines) + 0.15) / height
+    top = 1 - (0.2 * len(title_lines) + 0.1) / height
+    fig.tight_layout(rect=(0, bottom, 1, top))
     return fig
 
 
