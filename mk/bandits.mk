@@ -18,11 +18,11 @@ define BANDIT_RUN
 	$(DPBENCH) bandit-report results/$(1)
 	mkdir -p $(BANDIT_FIGS)
 	cp results/$(1)/figure_regret_grid.png $(BANDIT_FIGS)/$(1).png
-	if [ -f results/$(1)/figure_privacy_gap.png ]; then cp results/$(1)/figure_privacy_gap.png $(BANDIT_FIGS)/$(1)_gap.png; fi
+	$(if $(3),cp results/$(1)/figure_privacy_gap.png $(BANDIT_FIGS)/$(1)_gap.png)
 endef
 
 reproduce-bandit-jdp:
-	$(call BANDIT_RUN,bandit_jdp,--logy)
+	$(call BANDIT_RUN,bandit_jdp,--logy,gap)
 
 reproduce-bandit-ldp:
 	$(call BANDIT_RUN,bandit_ldp,--logy)
@@ -32,7 +32,7 @@ reproduce-bandit-dimfree:
 	cp results/bandit_dimfree/figure_regret_vs_T.png $(BANDIT_FIGS)/bandit_dimfree.png  # curves by d overlap
 
 reproduce-bandit-gap:
-	$(call BANDIT_RUN,bandit_gap,--lineary)
+	$(call BANDIT_RUN,bandit_gap,--lineary,gap)
 	cp results/bandit_gap/figure_regret_vs_T.png $(BANDIT_FIGS)/bandit_gap.png  # Reg vs log T (Thm 6.3)
 
 reproduce-bandit-glm:
@@ -46,6 +46,6 @@ reproduce-bandit-jdp-dims:
 reproduce-bandits: reproduce-bandit-jdp-dims
 
 reproduce-bandit-jdp-long:
-	$(call BANDIT_RUN,bandit_jdp_long,--logy)
+	$(call BANDIT_RUN,bandit_jdp_long,--logy,gap)
 
 reproduce-bandits: reproduce-bandit-jdp-long
