@@ -176,13 +176,15 @@ def stein_figure(run_dir: Path, metric: str, x: str, hue: str, stat: str = "medi
     for extra in axes.flat[len(panels):]:
         fig.delaxes(extra)
     title = str(config.get("title") or run_dir.name)
-    fig.suptitle(title, fontsize=11.5, y=0.995)
+    title_lines = textwrap.wrap(title, int(width * 10.5)) or [""]
+    fig.suptitle("\n".join(title_lines), fontsize=11.5, y=0.995)
     legend_cols = max(1, min(len(handles), int(width // 2.6)))
-    fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=legend_cols, fontsize=7.5,
-               frameon=False, bbox_to_anchor=(0.5, 0.975))
-    legend_rows = math.ceil(len(handles) / legend_cols)
     height = fig.get_figheight()
-    top = 1 - (0.35 + 0.17 * legend_rows) / height
+    extra = 0.2 * (len(title_lines) - 1)
+    fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=legend_cols, fontsize=7.5,
+               frameon=False, bbox_to_anchor=(0.5, 1 - (0.25 + extra) / height))
+    legend_rows = math.ceil(len(handles) / legend_cols)
+    top = 1 - (0.35 + extra + 0.17 * legend_rows) / height
     bottom = (0.55 + 0.16 * len(text_lines)) / height
     fig.subplots_adjust(top=top - 0.25 / height, bottom=bottom, hspace=0.55, wspace=0.28, left=0.85 / width,
                         right=0.98)
@@ -201,7 +203,9 @@ def register(app) -> None:
         metric: Annotated[str | None, typer.Option(help="stein_err2 | stein_errinf | glm_accuracy")] = None,
         x: Annotated[str | None, typer.Option(help="x column: data.n, data.p, data.m, epsilon")] = None,
         hue: Annotated[str | None, typer.Option(help="curve key: epsilon or data.n")] = None,
-        stat: Annotated[str, typer.Option(help="median (IQR band; default) | mean (95% CI band)")] = "median",
+        stat: Annotated[
+            str | None, typer.Option(help="median (IQR band; default for errors) | mean (95% CI; default accuracy)")
+        ] = None,
         logy: Annotated[bool | None, typer.Option("--logy/--lineary")] = None,
         fit_slope: Annotated[bool, typer.Option("--fit-slope", help="log-log slope per curve (x = ε)")] = False,
         out: Annotated[str | None, typer.Option(help="output PNG name (default stein_<metric>_vs_<x>.png)")] = None,
@@ -210,6 +214,9 @@ def register(app) -> None:
         if not (run_dir / "trials.csv").exists():
             typer.echo(f"error: {run_dir / 'trials.csv'} not found (run `dpbench run` first)", err=True)
             raise typer.Exit(code=2)
+        metric_name = metric or ((yaml.safe_load((run_dir / "config.yaml").read_text()) or {}).get("plot") or {}).get(
+            "metric", "stein_err2")
+        stat = stat or ("mean" if metric_name == "glm_accuracy" else "median")
         if stat not in ("mean", "median"):
             typer.echo(f"error: --stat must be mean or median, got {stat!r}", err=True)
             raise typer.Exit(code=2)
