@@ -184,7 +184,8 @@ def stein_figure(run_dir: Path, metric: str, x: str, hue: str, stat: str = "medi
     fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=legend_cols, fontsize=7.5,
                frameon=False, bbox_to_anchor=(0.5, 1 - (0.25 + extra) / height))
     legend_rows = math.ceil(len(handles) / legend_cols)
-    top = 1 - (0.35 + extra + 0.17 * legend_rows) / height
+    panel_lines = max(len(textwrap.wrap(str(p_), 48)) for p_ in panels) if panels else 1
+    top = 1 - (0.35 + extra + 0.17 * legend_rows + 0.17 * (panel_lines - 1)) / height
     bottom = (0.55 + 0.16 * len(text_lines)) / height
     fig.subplots_adjust(top=top - 0.25 / height, bottom=bottom, hspace=0.55, wspace=0.28, left=0.85 / width,
                         right=0.98)
