@@ -136,13 +136,14 @@ def iw_figure(
     title = run.title if title is None else title
     caption = run.caption if caption is None else caption
     fig.suptitle(title, fontsize=10, y=0.995)
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(4, len(handles)), fontsize=7.5,
+    leg_cols = min(2 if ncols <= 2 else 4, len(handles))
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=leg_cols, fontsize=7.5,
                bbox_to_anchor=(0.5, 0.0), frameon=False)
     if caption:
         import textwrap
 
         fig.text(0.5, 0.965, "\n".join(textwrap.wrap(caption, 170)), ha="center", va="top", fontsize=7)
-    rows_legend = math.ceil(len(handles) / 4)
+    rows_legend = math.ceil(len(handles) / max(leg_cols, 1))
     bottom = min(0.45, (0.25 + 0.16 * rows_legend) / fig.get_figheight())
     fig.subplots_adjust(top=1 - 1.0 / fig.get_figheight(), bottom=bottom + 0.6 / fig.get_figheight(),
                         hspace=0.45, wspace=0.28, left=0.07, right=0.98)

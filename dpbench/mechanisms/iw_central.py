@@ -44,7 +44,7 @@ from dpbench.registry import register_mechanism
 CENTRAL_STYLE = {
     "iwr_dp": {"color": "tab:red", "marker": "o", "linestyle": "-"},
     "iwr_dp_erm": {"color": "tab:orange", "marker": "s", "linestyle": "-"},
-    "iwr_dp_oracle": {"color": "tab:red", "marker": "", "linestyle": "--"},
+    "iwr_dp_oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},
     "ssp_ball": {"color": "tab:green", "marker": "^", "linestyle": "-"},
     "dp_sgd_improper": {"color": "tab:purple", "marker": "v", "linestyle": "-"},
     "iw_zero": {"color": "gray", "marker": "", "linestyle": "-."},

@@ -37,7 +37,7 @@ LOCAL_STYLE = {
     "iwr_ldp": {"color": "tab:red", "marker": "o", "linestyle": "-"},
     "iwr_glm_ldp": {"color": "tab:orange", "marker": "s", "linestyle": "-"},
     "ldp_clipped_sgd": {"color": "tab:purple", "marker": "v", "linestyle": "-"},
-    "iwr_ldp_oracle": {"color": "tab:red", "marker": "", "linestyle": "--"},
+    "iwr_ldp_oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},
     "ldp_ssp": {"color": "tab:green", "marker": "^", "linestyle": "-"},
 }
 
