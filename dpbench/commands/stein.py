@@ -63,10 +63,12 @@ def summarise(trials: pd.DataFrame, metric: str, x: str, hue: str, stat: str) ->
     frame = trials.copy()
     frame["_kind"] = frame.apply(curve_kind, axis=1)
     hue_name = AXIS.get(hue, hue).split(" (")[0]
-    frame["_hue"] = np.where(frame["_kind"] == "nonprivate", np.nan, frame[hue]) if hue != x else np.nan
+    # non-private fits ignore ε: one curve when the hue is ε, split by the hue otherwise (e.g. curves = n)
+    collapse = (frame["_kind"] == "nonprivate") & (hue == "epsilon")
+    frame["_hue"] = np.where(collapse, np.nan, frame[hue]) if hue != x else np.nan
     frame["_curve"] = [
-        f"{lab}" if kind == "nonprivate" or hue == x else f"{lab}, {hue_name}={_fmt(h)}"
-        for lab, kind, h in zip(frame["label"], frame["_kind"], frame[hue], strict=True)
+        f"{lab}" if c or hue == x else f"{lab}, {hue_name}={_fmt(h)}"
+        for lab, c, h in zip(frame["label"], collapse, frame[hue], strict=True)
     ]
     frame = frame[np.isfinite(frame[metric])]
     rows = []
@@ -144,8 +146,9 @@ def stein_figure(run_dir: Path, metric: str, x: str, hue: str, stat: str = "medi
                 pts = pts[pts["centre"] > 0]
             if pts.empty:
                 continue
-            color = grey.get(pts["label"].iloc[0], "black") if kind == "nonprivate" else color_of.get(
-                pts["hue"].iloc[0], "tab:blue")
+            color = color_of.get(pts["hue"].iloc[0], "tab:blue")
+            if kind == "nonprivate" and pd.isna(pts["hue"].iloc[0]):
+                color = grey.get(pts["label"].iloc[0], "black")
             (line,) = ax.plot(pts["x"], pts["centre"], color=color, markersize=5, linewidth=1.4, **STYLE[kind])
             lo = np.where(pts["lo"] > 0, pts["lo"], pts["centre"] / 10) if logy else pts["lo"]
             ax.fill_between(pts["x"], lo, pts["hi"], color=color, alpha=0.12, linewidth=0)
