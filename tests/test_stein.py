@@ -398,6 +398,15 @@ def test_synthetic_generators():
         load_synth(np.random.default_rng(0), n=50, p=10)
 
 
+def test_instance_seed_shares_private_instance_across_m():
+    a = load_synth(np.random.default_rng(1), n=500, p=3, m=10, instance_seed=7)
+    b = load_synth(np.random.default_rng(2), n=500, p=3, m=40, instance_seed=7)
+    assert np.array_equal(a.X_train, b.X_train) and np.array_equal(a.population.theta, b.population.theta)
+    assert a.X_public.shape == (10, 3) and b.X_public.shape == (40, 3)
+    c = load_synth(np.random.default_rng(1), n=500, p=3, m=10)
+    assert not np.array_equal(a.X_train, c.X_train)
+
+
 def test_real_loader_missing_file(monkeypatch, tmp_path):
     from dpbench.data import glm_real
 

@@ -92,19 +92,27 @@ def load(
     noise_c: float = 0.05,
     labels: str = "soft",
     n_test: int = 0,
+    instance_seed: int | None = None,
 ) -> Dataset:
-    """``replicate`` only distinguishes independent instances (it enters the runner's dataset seed)."""
+    """``replicate`` only distinguishes independent instances (it enters the runner's dataset seed).
+
+    ``instance_seed`` (for sweeps over m): Σ, w* and the private sample are drawn from
+    ``SeedSequence([instance_seed, replicate, n, p, n_test])`` instead of ``rng``, so entries that differ only in m
+    share the same private instance (common random numbers); the public rows always come from ``rng``.
+    """
     fam = get_family(family)
     if n < 2 or p < 1 or n_test < 0:
         raise ValueError(f"stein_synthetic: need n ≥ 2, p ≥ 1, n_test ≥ 0, got n={n}, p={p}, n_test={n_test}")
     m = n // p**2 if m is None else int(m)
     if m < 1:
         raise ValueError(f"stein_synthetic: m = {m} public rows (m defaults to ⌊n/p²⌋); need m ≥ 1")
-    sigma, sigma_sqrt, s = make_sigma(covariates, p, rng)
-    g = rng.standard_normal(p)
+    inst = rng if instance_seed is None else np.random.default_rng(
+        np.random.SeedSequence([int(instance_seed), int(replicate), int(n), int(p), int(n_test)]))
+    sigma, sigma_sqrt, s = make_sigma(covariates, p, inst)
+    g = inst.standard_normal(p)
     w = g / np.linalg.norm(g)
-    X = sample_covariates(covariates, n + n_test, sigma_sqrt, rng)
-    y = sample_responses(fam, X, w, rng, noise_c, labels)
+    X = sample_covariates(covariates, n + n_test, sigma_sqrt, inst)
+    y = sample_responses(fam, X, w, inst, noise_c, labels)
     X_pub = sample_covariates(covariates, m, sigma_sqrt, rng)
     eig = np.linalg.eigvalsh(sigma)
     extra = {"sigma_op_norm": float(eig[-1]), "lam_min_sigma": float(eig[0]), "s": s, "m": m}
