@@ -102,7 +102,7 @@ def e1_figure(table: pd.DataFrame, path: Path) -> Path:
             c = colors.get(a, None)
             ax.loglog(part["T"], part["pop_iw"], "-", color=c, label=f"PoP_IW, α={a:g}")
             ax.loglog(part["T"], part["pop_ssp"], "--", color=c, label=f"PoP_SSP, α={a:g}")
-            bx.loglog(part["T"], part["rel_W_W0"], "-", color=c, label=f"‖W−W_{0,λ}‖/‖W‖, α={a:g}")
+            bx.loglog(part["T"], part["rel_W_W0"], "-", color=c, label=f"‖W−W_{{0,λ}}‖/‖W‖, α={a:g}")
             bx.loglog(part["T"], part["rel_W_gammaU"], ":", color=c, label=f"‖W−γU_γλ‖/‖W‖, α={a:g}")
         ax.axhline(1.0, color="gray", lw=0.8)
         ax.set_title(g)

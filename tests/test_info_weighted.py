@@ -486,3 +486,11 @@ def test_iw_configs_validate():
     for path in configs:
         cfg = load_config(path)
         assert cfg.caption and "not a reproduction" in cfg.caption or "exploratory" in cfg.caption.lower()
+
+
+def test_e1_command_writes_outputs(tmp_path):
+    from dpbench.iw_e1 import run_e1
+
+    paths = run_e1(tmp_path)
+    assert all(p.exists() for p in paths.values())
+    assert "TwoScale(5,.01,.1)" in paths["comparison"].read_text()
