@@ -494,3 +494,22 @@ def test_e1_command_writes_outputs(tmp_path):
     paths = run_e1(tmp_path)
     assert all(p.exists() for p in paths.values())
     assert "TwoScale(5,.01,.1)" in paths["comparison"].read_text()
+
+
+def test_presets_theory_vs_calibrated():
+    from dpbench.mechanisms._iw_common import loglog_K
+
+    assert loglog_K(10**6, 4) == 4 and loglog_K(10**6, 12) == 12
+    cal = iw_central.iwr_dp_hyper(10**6, 5, 0.5, 1e-5)
+    assert cal["lam"] == pytest.approx(1e-3)
+    sigma = sigma_chen(0.5, 1e-5)
+    logk = math.log(4 / 0.05)
+    assert cal["gamma"] == pytest.approx(4 * (sigma * math.sqrt(5 + logk) + logk) / (1e-3 * 1e6))
+    zero_out = iw_central.iwr_dp_hyper(10**6, 5, 0.5, 1e-5, neighbour="zero_out")
+    assert zero_out["gamma"] < cal["gamma"]
+    ldp_cal = iw_local.iwr_ldp_hyper(10**7, 2, 1.0, 1e-5)
+    ldp_theory = iw_local.iwr_ldp_hyper(10**7, 2, 1.0, 1e-5, preset="theory")
+    assert ldp_theory["K"] == 12 and ldp_theory["lam"] > 10 * ldp_cal["lam"]
+    assert 0.3 < ldp_theory["lam"] < 1.0  # spec 000 §6.1: ≈ 0.5 at T = 1e7, d = 2, α = 1
+    with pytest.raises(ValueError, match="preset"):
+        iw_central.iwr_dp_hyper(10**6, 5, 0.5, 1e-5, preset="tuned")
