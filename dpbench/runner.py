@@ -130,6 +130,15 @@ def info_columns(info: dict[str, Any]) -> dict[str, Any]:
     return {f"info.{k}": v for k, v in info.items() if isinstance(v, (int, float, np.number, str, bool))}
 
 
+NEIGHBOUR_ALIASES = {"replace": "replace_one", "replace_one": "replace_one", "zero_out": "zero_out"}
+
+
+def declared_neighbour(mech: registry.MechanismInfo, hyper: dict[str, Any]) -> str:
+    """The neighbouring notion of this instance: a ``neighbour`` hyperparameter overrides the registry default."""
+    chosen = hyper.get("neighbour")
+    return NEIGHBOUR_ALIASES.get(str(chosen), str(chosen)) if chosen is not None else mech.neighbour
+
+
 def run_block(task: Task, config: Config) -> list[dict[str, Any]]:
     """Run the trials of one task; pure function of (task, config) up to the timing column."""
     registry.discover()
@@ -149,7 +158,7 @@ def run_block(task: Task, config: Config) -> list[dict[str, Any]]:
         "mechanism": mech.name,
         "label": task.mech.label,
         "privacy_model": mech.privacy_model,
-        "neighbour": mech.neighbour,
+        "neighbour": declared_neighbour(mech, hyper),
         **{f"hp.{k}": v for k, v in task.mech.hyper},
         "epsilon_index": task.eps_index,
         "epsilon": task.epsilon,

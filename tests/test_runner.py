@@ -155,3 +155,12 @@ def test_synthetic_population_is_exact():
     ds = load(np.random.default_rng(0), n=200000, d=3, n_test=0)
     np.testing.assert_allclose(ds.X_train.T @ ds.X_train / ds.n, ds.population.cov, atol=5e-3)
     assert np.abs(ds.y_train).max() <= 1.0
+
+
+def test_neighbour_hyperparameter_overrides_registry_default():
+    from dpbench import registry
+    from dpbench.runner import declared_neighbour
+
+    info = registry.get_mechanism("adassp")
+    assert declared_neighbour(info, {}) == "zero_out"
+    assert declared_neighbour(info, {"neighbour": "replace"}) == "replace_one"
