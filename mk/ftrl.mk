@@ -1,12 +1,13 @@
 # DP-FTRL (spec 002): proposed synthetic demonstrations E1–E4 and the exploratory real-data E5 (the paper has no
-# experiments). `make reproduce-ftrl` runs everything (≈ 1 h on 2 idle cores), prints the fitted slopes / tables and
+# experiments). `make reproduce-ftrl` runs everything (≈ 1 h on 2 idle cores, longer on a shared machine), prints the fitted slopes / tables and
 # copies the figures to docs/figures/ftrl_*.png. Single-threaded BLAS per worker (oversubscription is much slower).
 FTRL_E1 := r2 r3 r5 exp
+FTRL_E3 := e3_eps e3_eps_r2 e3_eps_r5
 FTRL_E4 := e4a_clipping e4b_calibration e4c_lam e4d_public_m e4e_clipC e4f_eta
 FTRL_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 
 .PHONY: reproduce-ftrl reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-ftrl-e3 reproduce-ftrl-e4 reproduce-ftrl-e5 \
-	test-ftrl $(addprefix ftrl-e1-,$(FTRL_E1)) $(addprefix ftrl-,$(FTRL_E4))
+	test-ftrl $(addprefix ftrl-e1-,$(FTRL_E1)) $(addprefix ftrl-,$(FTRL_E3)) $(addprefix ftrl-,$(FTRL_E4))
 
 reproduce-ftrl: reproduce-ftrl-e3 reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-ftrl-e4 reproduce-ftrl-e5
 
@@ -24,11 +25,13 @@ reproduce-ftrl-e2:
 	$(DPBENCH) ftrl-report results/ftrl_e2_dim --x data.d
 	mkdir -p docs/figures && cp results/ftrl_e2_dim/figure_excess_pop_paper_vs_data_d.png docs/figures/ftrl_e2_dim.png
 
-reproduce-ftrl-e3:
-	$(FTRL_ENV) $(DPBENCH) run configs/ftrl_e3_eps.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/ftrl_e3_eps
-	$(DPBENCH) ftrl-report results/ftrl_e3_eps
-	mkdir -p docs/figures && cp results/ftrl_e3_eps/figure_excess_pop_paper.png docs/figures/ftrl_e3_eps.png
+$(addprefix ftrl-,$(FTRL_E3)): ftrl-%:
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl_$*.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/ftrl_$*
+	$(DPBENCH) ftrl-report results/ftrl_$*
+	mkdir -p docs/figures && cp results/ftrl_$*/figure_excess_pop_paper.png docs/figures/ftrl_$*.png
+
+reproduce-ftrl-e3: $(addprefix ftrl-,$(FTRL_E3))
 
 $(addprefix ftrl-,$(FTRL_E4)): ftrl-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl_$*.yaml --n-jobs $(N_JOBS) --no-progress
