@@ -54,12 +54,16 @@ def run(
     ] = False,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
     plot: Annotated[bool, typer.Option(help="draw the figure when the run ends")] = False,
+    backend: Annotated[str | None, typer.Option(help="loky (default) or dask")] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="dask scheduler: 'local', tcp://host:port or a scheduler file")
+    ] = None,
 ) -> None:
     """Run (or resume) the experiment described by CONFIG; results go to <output_dir>/<name>/."""
     from dpbench.config import load_config
     from dpbench.runner import run as run_experiment
 
-    cfg = load_config(config, trials=trials, output_dir=output_dir)
+    cfg = load_config(config, trials=trials, output_dir=output_dir, backend=backend, scheduler=scheduler)
     if trials is not None and cfg.large_trials is not None:
         cfg.large_trials = min(cfg.large_trials, trials)
     run_dir = run_experiment(cfg, n_jobs=n_jobs, fresh=fresh, progress=progress, log=_log)
