@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from joblib.externals.loky import get_reusable_executor
 
 from dpbench import registry
 from dpbench.config import ConfigError, parse_config
@@ -32,6 +33,8 @@ REFERENCE = "dpbench_plugin_example.noisy_ridge:fit"
 def plugin_on_path(monkeypatch):
     monkeypatch.syspath_prepend(str(PLUGIN_ROOT))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(PLUGIN_ROOT), os.environ.get("PYTHONPATH")])))
+    # joblib reuses worker processes across runs: workers started by earlier tests lack the new PYTHONPATH
+    get_reusable_executor().shutdown(wait=True)
 
 
 def plugin_config(tmp_path: Path, mechanism: str, name: str = "plugin") -> dict:
