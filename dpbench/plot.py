@@ -62,8 +62,11 @@ def axis_name(column: str) -> str:
 def metric_name(metric: str) -> str:
     """Axis label of a metric from :data:`dpbench.metrics.LABELS` (the metric name if unknown)."""
     try:
+        from dpbench import registry
         from dpbench.metrics import LABELS
-    except Exception:  # noqa: BLE001 - metrics may fail to import while the package is being edited
+
+        registry.discover()  # loader/mechanism modules register their own metrics (and labels)
+    except Exception:  # noqa: BLE001 - plotting must not depend on every module importing cleanly
         LABELS = {}
     if metric in EXCESS_NAMES:
         return LABELS.get("excess_train_mse", "Excess train MSE (vs OLS)")
