@@ -332,6 +332,12 @@ def run(config: Config, *, n_jobs: int | None = None, fresh: bool = False, progr
             write_atomic(shard_dir / task.shard_name, pd.DataFrame(rows).to_csv(index=False))
             bar.update(len(rows))
     table = assemble(run_dir, tasks, config, list(described))
+    write_meta(run_dir, n_jobs, started, len(table))
+    return run_dir
+
+
+def write_meta(run_dir: Path, n_jobs: int, started: float, rows: int) -> None:
+    """meta.json: package/commit/Python/NumPy versions, workers, wall time of this invocation, row count."""
     meta = {
         "dpbench_version": __version__,
         "commit": git_commit(),
@@ -339,8 +345,7 @@ def run(config: Config, *, n_jobs: int | None = None, fresh: bool = False, progr
         "numpy": np.__version__,
         "n_jobs": n_jobs,
         "wall_seconds_last_invocation": time.time() - started,
-        "rows": len(table),
+        "rows": rows,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     write_atomic(run_dir / "meta.json", json.dumps(meta, indent=2))
-    return run_dir

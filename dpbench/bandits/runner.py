@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpbench import __version__
 from dpbench.bandits.config import AlgoEntry, BanditConfig, EnvEntry
 from dpbench.bandits.envs import ContextStream, get_env
 from dpbench.bandits.simulator import checkpoints, get_algorithm, run_bandit
-from dpbench.runner import SHARD_DIR, _progress, git_commit, prepare_run_dir, stable_hash, write_atomic
+from dpbench.runner import SHARD_DIR, _progress, prepare_run_dir, stable_hash, write_atomic, write_meta
 
 
 @dataclass(frozen=True)
@@ -199,15 +197,5 @@ def run_bandit_experiment(config: BanditConfig, *, n_jobs: int | None = None, fr
             write_atomic(shard_dir / task.shard_name, pd.DataFrame(rows).to_csv(index=False))
             bar.update(task.trial_stop - task.trial_start)
     table = assemble(run_dir, tasks, config)
-    meta = {
-        "dpbench_version": __version__,
-        "commit": git_commit(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "n_jobs": n_jobs,
-        "wall_seconds_last_invocation": time.time() - started,
-        "rows": len(table),
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
-    write_atomic(run_dir / "meta.json", json.dumps(meta, indent=2))
+    write_meta(run_dir, n_jobs, started, len(table))
     return run_dir
