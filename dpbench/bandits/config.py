@@ -29,7 +29,7 @@ from typing import Any
 
 from dpbench.bandits.envs import ENVIRONMENTS, get_env
 from dpbench.bandits.simulator import get_algorithm
-from dpbench.config import ConfigError, _check_keys, _fail, _grid_combinations, _positive_int
+from dpbench.config import ConfigError, _check_keys, _fail, _parse_component, _positive_int
 
 TOP_LEVEL_KEYS = {
     "name": "run name; results go to <output_dir>/<name>/",
@@ -170,26 +170,9 @@ def parse_delta(value: Any) -> str | float:
 
 def parse_env(raw: Any, index: int) -> list[EnvEntry]:
     where = f"environments[{index}]"
-    if isinstance(raw, str):
-        raw = {"env": raw}
-    if not isinstance(raw, dict) or "env" not in raw:
-        raise _fail(where, f"must be an environment name or a mapping with 'env', got {raw!r}")
-    _check_keys(raw, ENV_KEYS, where)
-    try:
-        info = get_env(raw["env"])
-    except KeyError as err:
-        raise _fail(f"{where}.env", str(err).strip("\"'")) from None
-    options = raw.get("options") or {}
-    if not isinstance(options, dict):
-        raise _fail(f"{where}.options", f"must be a mapping, got {options!r}")
-    allowed = info.options()
-    for name in options:
-        if name not in allowed:
-            raise _fail(f"{where}.options.{name}", f"unknown option; allowed: {', '.join(sorted(allowed))}")
-    combos = _grid_combinations(raw.get("grid"), f"{where}.grid")
-    for name in combos[0]:
-        if name not in allowed:
-            raise _fail(f"{where}.grid.{name}", f"unknown option; allowed: {', '.join(sorted(allowed))}")
+    info, raw, options, combos = _parse_component(
+        raw, where, "env", ENV_KEYS, get_env, "options", lambda i: i.options(), "option of environment"
+    )
     label = str(raw.get("label") or info.name)
     entries = []
     for combo in combos:
@@ -205,25 +188,10 @@ def parse_env(raw: Any, index: int) -> list[EnvEntry]:
 
 
 def parse_algorithm(raw: Any, index: int) -> list[AlgoEntry]:
-    where = f"algorithms[{index}]"
-    if isinstance(raw, str):
-        raw = {"algorithm": raw}
-    if not isinstance(raw, dict) or "algorithm" not in raw:
-        raise _fail(where, f"must be an algorithm name or a mapping with 'algorithm', got {raw!r}")
-    _check_keys(raw, ALGO_KEYS, where)
-    try:
-        info = get_algorithm(raw["algorithm"])
-    except KeyError as err:
-        raise _fail(f"{where}.algorithm", str(err).strip("\"'")) from None
-    hyper = raw.get("hyper") or {}
-    if not isinstance(hyper, dict):
-        raise _fail(f"{where}.hyper", f"must be a mapping, got {hyper!r}")
-    allowed = info.hyperparameters()
-    combos = _grid_combinations(raw.get("grid"), f"{where}.grid")
-    for name in [*hyper, *combos[0]]:
-        if name not in allowed:
-            raise _fail(f"{where}.hyper.{name}", f"unknown hyperparameter of '{info.name}'; "
-                        f"allowed: {', '.join(sorted(allowed))}")
+    info, raw, hyper, combos = _parse_component(
+        raw, f"algorithms[{index}]", "algorithm", ALGO_KEYS, get_algorithm, "hyper", lambda i: i.hyperparameters(),
+        "hyperparameter of",
+    )
     base = str(raw.get("label") or info.name)
     entries = []
     for combo in combos:
