@@ -26,7 +26,8 @@ from dpbench.linalg import GramStats, gram_stats
 
 DEFAULT_DATASETS = ("servo", "pol", "protein", "keggundirected")
 DEFAULT_MECHANISMS = ("linmix", "adassp", "ihm", "dpgd")
-SUITE_CONFIGS = ("configs/ihm_figure4.yaml", "configs/ihm_figure5.yaml")
+#: the IHM paper's Figures 1–5, each config run as a user would (Figs 4 + 5 alone cover every dataset × method pair)
+SUITE_CONFIGS = tuple(f"configs/{name}.yaml" for name in ("ihm_vs_adassp", *(f"ihm_figure{i}" for i in range(2, 6))))
 
 
 @dataclass(frozen=True)

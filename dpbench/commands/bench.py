@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
         mechanisms: Annotated[str, typer.Option(help="comma-separated mechanisms")] = ",".join(DEFAULT_MECHANISMS),
         trials: Annotated[int, typer.Option(help="timed trials per mechanism on the fast path")] = 20,
         explicit_trials: Annotated[int, typer.Option(help="timed trials on the explicit-sketch path")] = 3,
-        suite: Annotated[bool, typer.Option(help="also time the Figures 1–5 suite (figs 4 + 5 configs)")] = False,
+        suite: Annotated[bool, typer.Option(help="also time the Figures 1–5 suite (five configs)")] = False,
         suite_jobs: Annotated[str, typer.Option(help="n_jobs values for the suite timing")] = "1,2",
         suite_trials: Annotated[int | None, typer.Option(help="override trials in the suite timing")] = None,
         output: Annotated[str | None, typer.Option(help="write the per-mechanism table to this CSV")] = None,
