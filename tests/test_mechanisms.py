@@ -202,3 +202,24 @@ def test_linmix_registry_metadata():
     assert info.privacy_model == "central" and info.neighbour == "zero_out"
     assert set(info.hyperparameters()) == {"k_factor", "rho", "strict", "sketch"}
     assert linmix.fit is info.fit
+
+
+def test_runner_arrays_are_checked_once_but_mutable_arrays_always():
+    """Read-only, self-owning arrays (GramStats) skip the O(nd) re-check; anything else is re-checked every call."""
+    from dpbench.mechanisms._base import _already_checked, check_inputs
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (50, 3)) / 2
+    y = rng.uniform(-1, 1, 50)
+    stats = gram_stats(X, y)
+    check_inputs(stats.X, stats.y, 1.0, 1e-3)
+    assert _already_checked(stats.X, stats.y, (1.0, 1.0, False))
+    assert not _already_checked(stats.X, stats.y, (0.1, 1.0, False))  # other bounds: checked again
+    with pytest.raises(ValueError, match="x_bound"):
+        check_inputs(stats.X, stats.y, 1.0, 1e-3, x_bound=0.01)
+    X[0, 0] = 5.0  # a writeable array is re-checked on every call
+    check_inputs(X.copy() / 10, y, 1.0, 1e-3)
+    with pytest.raises(ValueError, match="x_bound"):
+        check_inputs(X, y, 1.0, 1e-3)
+    with pytest.raises(ValueError, match="epsilon"):  # ε/δ are checked even for cached data
+        check_inputs(stats.X, stats.y, 0.0, 1e-3)
