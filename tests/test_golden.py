@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from dpbench.config import parse_config
-from dpbench.runner import run
+from dpbench.engine import run
 
 ROOT = Path(__file__).resolve().parent.parent
 HASHES = Path(__file__).resolve().parent / "golden" / "hashes.json"
@@ -65,11 +65,11 @@ def _shrink_bandit(raw: dict[str, Any]) -> None:
 
 CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "figure1": ("configs/ihm_vs_adassp.yaml", _shrink_ihm),
-    "ihm_figure6": ("configs/ihm_figure6.yaml", _shrink_ihm),
-    "iw_e2": ("configs/iw_e2_central_vs_eps.yaml", _shrink_iw),
-    "stein_fig01": ("configs/stein_fig01.yaml", _shrink_stein),
-    "ftrl_e3": ("configs/ftrl_e3_eps.yaml", _shrink_ftrl),
-    "bandit_jdp": ("configs/bandit_jdp.yaml", _shrink_bandit),
+    "ihm_figure6": ("configs/ihm/ihm_figure6.yaml", _shrink_ihm),
+    "iw_e2": ("configs/info_weighted/iw_e2_central_vs_eps.yaml", _shrink_iw),
+    "stein_fig01": ("configs/stein/stein_fig01.yaml", _shrink_stein),
+    "ftrl_e3": ("configs/ftrl/ftrl_e3_eps.yaml", _shrink_ftrl),
+    "bandit_jdp": ("configs/bandits/bandit_jdp.yaml", _shrink_bandit),
 }
 
 
