@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from dpbench import __version__
 from dpbench.cli import app
 from dpbench.config import parse_config
+from dpbench.engine import run
 from dpbench.report import Paragraph, Report, Table, results_table, to_html, to_markdown, write_report
-from dpbench.runner import run
 
 
 @pytest.fixture(scope="module")
