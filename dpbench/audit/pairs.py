@@ -39,6 +39,7 @@ class PairSpec:
     x_norm: int = 2  # 2: ℓ2 ball; 1: ℓ1 ball
     y_bound: float = 1.0
     background_norm: float = 0.2
+    background: str = "axis"  # axis | xy_null (LinMix: [X, Y]ᵀ[X, Y] null exactly along (e₁, 1))
     search: bool = True
 
     def with_(self, **changes: Any) -> PairSpec:
@@ -62,11 +63,23 @@ def record_x(spec: PairSpec, angle: float, radius: float) -> np.ndarray:
 
 
 def background(spec: PairSpec) -> tuple[np.ndarray, np.ndarray]:
-    """n − 1 rows ±b·e_d (alternating signs) with label 0."""
+    """``axis``: n − 1 rows ±b·e_d (alternating signs) with label 0 (XᵀX is 0 along e₁).
+
+    ``xy_null`` (d ≥ 2): rows alternate between (0.6·e_d, 0) and (0.5·e₁, −0.5), so [X, Y]ᵀ[X, Y] is null exactly
+    along (e₁, 1) and ≥ 2 elsewhere (n ≥ 24): the canary (e₁, 1) raises its λ_min by the full C² = 2."""
     rows = spec.n - 1
     X = np.zeros((rows, spec.d))
+    y = np.zeros(rows)
+    if spec.background == "xy_null":
+        if spec.d < 2 or spec.n < 24:
+            raise ValueError("background 'xy_null' needs d ≥ 2 and n ≥ 24")
+        even = np.arange(rows) % 2 == 0
+        X[even, -1] = 0.6
+        X[~even, 0] = 0.5
+        y[~even] = -0.5
+        return X, y
     X[:, -1] = spec.background_norm * np.where(np.arange(rows) % 2 == 0, 1.0, -1.0)
-    return X, np.zeros(rows)
+    return X, y
 
 
 def public_rows(spec: PairSpec, rng: np.random.Generator) -> np.ndarray:

@@ -241,11 +241,14 @@ def released(
 
     Mechanisms wrap every privatised quantity in this call: normal runs get ``value`` back unchanged (bit for bit),
     audits (:func:`record_releases`) see the release and may replace its value. Everything computed from the
-    returned values only is post-processing.
+    returned values only is post-processing. ``centre`` may be a zero-argument callable, evaluated only during an
+    audit (per-user rows of a large dataset cost nothing in normal runs).
     """
     recorder = _RECORDER.get()
     if recorder is None:
         return value
+    if callable(centre):
+        centre = centre()
     if kind not in RELEASE_KINDS:
         raise ValueError(f"release kind must be one of {RELEASE_KINDS}, got {kind!r}")
     release = Release(

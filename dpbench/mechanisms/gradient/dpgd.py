@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpbench.mechanisms._base import FitResult, check_inputs
+from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.privacy.zcdp import sigma_dpgd
 from dpbench.registry import register_mechanism
 
@@ -59,7 +59,9 @@ def fit(
         raise ValueError(f"T must be a positive integer, got {T!r}")
     sigma = sigma_dpgd(epsilon, delta, X.shape[0], int(T), C)
     theta = np.zeros(X.shape[1])
-    for _ in range(int(T)):
+    for t in range(int(T)):
         gradient = clipped_mean_gradient(X, y, theta, C, clip)
-        theta = theta + learning_rate * (sigma * rng.standard_normal(X.shape[1]) - gradient)
+        step = released(f"noisy gradient {t + 1}", sigma * rng.standard_normal(X.shape[1]) - gradient, -gradient,
+                        scale=sigma, sensitivity=2.0 * C / X.shape[0])  # fmt: skip
+        theta = theta + learning_rate * step
     return FitResult(theta, {"sigma": sigma})

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, wishart
-from dpbench.mechanisms._base import FitResult, check_inputs, check_sketch, resolve_stats
+from dpbench.mechanisms._base import FitResult, check_inputs, check_sketch, released, resolve_stats
 from dpbench.mechanisms.sketch.linmix import private_mixing_noise
 from dpbench.privacy.mixing import (
     k_ihm,
@@ -52,7 +52,8 @@ def hessian_sampler(
     """Return a function drawing H = (S X + η ξ)ᵀ(S X + η ξ)/k, by the Wishart shortcut or explicitly."""
     if sketch == "gram":
         factor = psd_factor(*stats.eigh_x, shift=eta**2)
-        return lambda: wishart(k, factor, rng) / k
+        return lambda: released("Hessian sketch", wishart(k, factor, rng) / k, lambda: factor.T @ factor,
+                                kind="wishart", scale=0.0, k=k, unit=1.0 / k)  # fmt: skip
 
     def explicit() -> np.ndarray:
         mixed = explicit_sketch(k, X, eta, rng)
@@ -80,7 +81,12 @@ def ihs_iterations(
         clipped = np.clip(residual, -C, C)
         if t >= 1 and np.any(clipped != residual):
             clipped_steps += 1
-        gradient = X.T @ clipped - eta_sq_term * theta + sigma * rng.standard_normal(X.shape[1])
+        if sigma > 0:  # a private gradient release (sensitivity C: one clipped residual times ‖x‖ ≤ 1)
+            centre = X.T @ clipped - eta_sq_term * theta
+            gradient = released("noisy gradient", centre + sigma * rng.standard_normal(X.shape[1]), centre,
+                                scale=sigma, sensitivity=C)  # fmt: skip
+        else:
+            gradient = X.T @ clipped - eta_sq_term * theta + sigma * rng.standard_normal(X.shape[1])
         theta = theta + np.linalg.solve(hessian, gradient)
     return theta, clipped_steps
 
