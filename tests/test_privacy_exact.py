@@ -115,3 +115,21 @@ def test_pure_channels_have_no_noise_factor():
     with pytest.raises(ValueError):
         noise_factor_for_epsilon([PureRelease(1.0)], 2.0, 1e-5)
     assert np.isfinite(noise_factor_for_epsilon([PureRelease(1.0), GaussianRelease(1.0, 1.0)], 4.0, 1e-5))
+
+
+@pytest.mark.parametrize("n", [100_000, 700_000])
+def test_stein_default_calibration_is_exact_at_epsilon_20(n):
+    """Issue 15 item 6: at ε = 20 each release (ε′ = 10, δ′ = δ/2) satisfies δ(ε′; σ) ≤ δ′ exactly with the default
+    (analytic) calibration; the classical formula is outside its theorem there and gives δ(ε′; σ) > δ′."""
+    from dpbench.privacy.agm import agm_delta
+    from dpbench.privacy.stein import classical_overrun, stein_noise_scales
+
+    r, b_y, delta = 1.7, 1.0, n**-1.1  # the paper's δ
+    default = stein_noise_scales(20.0, delta, r, b_y)
+    classical = stein_noise_scales(20.0, delta, r, b_y, calibration="classical")
+    for s, sens in ((default.s_xx, 2 * r * r), (default.s_xy, 2 * r * b_y)):
+        assert agm_delta(10.0, s, sens) <= delta / 2 * (1 + 1e-9)
+        assert agm_delta(10.0, s, sens) == pytest.approx(delta / 2, rel=1e-6)  # and no more noise than needed
+    assert agm_delta(10.0, classical.s_xx, 2 * r * r) > delta / 2
+    assert 0.977 < classical.s_xx / default.s_xx < 0.986  # σ 1.5–2.2% too small
+    assert 20.3 < 2 * classical_overrun(10.0, delta / 2) < 20.6  # true per-user ε ≈ 20.4–20.6

@@ -3,7 +3,9 @@
 Reported per (mechanism, claimed ε):
 
 * ``eps_exact`` — the yardstick: exact ε of the audited releases at the worst-case pair (closed-form GDP for
-  Gaussian releases, PLD for Laplace/ℓ2-ball ones; ``None`` for Gaussian-mixing sketches). ``eps_declared``: the
+  Gaussian releases, PLD for Laplace/ℓ2-ball ones; ``None`` for Gaussian-mixing sketches). When the shifts depend on
+  the history (``history: pooled``) it is the exact ε of the batched process, whose history is uniform over the
+  pool and public: δ(ε) = mean over histories of δ_GDP(ε; μ_history). ``eps_declared``: the
   exact ε of the same releases at their *declared* sensitivities (the tightest the mechanism's analysis certifies);
   claim − eps_declared is the accounting slack of its composition, eps_declared − eps_exact the slack of sensitivity
   bounds no single pair attains.
@@ -47,6 +49,7 @@ from dpbench.audit.whitebox import (
     model_check,
     pair_epsilon,
     pair_run,
+    pooled_epsilon,
     real_statistic,
     sample_statistic,
     slots_of,
@@ -200,7 +203,10 @@ def audit_whitebox(
         )  # fmt: skip
     pool = [slots_of(run, view) for run in real]
     fixed = history_fixed(pool)
-    audited = tuple(rp.release.name for rp, slot in zip(real[0], pool[0], strict=True) if slot.kind != "none")
+    audited = tuple(dict.fromkeys(
+        rp.release.name for run, slots in zip(real, pool, strict=True) for rp, slot in zip(run, slots, strict=True)
+        if slot.kind != "none" and slot.divergence() > 0
+    ))  # fmt: skip
     rng = np.random.default_rng(seeds[1])
     threshold_sample = np.concatenate([
         sample_statistic(pool, "D", 100_000, rng), sample_statistic(pool, "D'", 100_000, rng)
@@ -217,7 +223,9 @@ def audit_whitebox(
         real_dp = np.array([real_statistic(r) for r in real[pilot:]])
         model_p = min(model_check(real_d, s1), model_check(real_dp, s0))
     worst = max(pool, key=lambda slots: sum(s.divergence() for s in slots))
-    eps_exact = pair_epsilon(worst, delta)
+    eps_exact = pair_epsilon(worst, delta) if fixed else pooled_epsilon(pool, delta)
+    if eps_exact is None and not fixed:
+        eps_exact = pair_epsilon(worst, delta)
     eps_declared = declared_epsilon(real[0], view, delta)
     result = WhiteboxResult(
         **base, noise_factor=factor, releases=audited, history="fixed" if fixed else "pooled", eps_exact=eps_exact,

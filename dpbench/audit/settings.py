@@ -8,7 +8,8 @@ its fields) and ``fit.audit_hyper`` (a dict); built-in mechanisms are listed her
 * Information-weighted mechanisms run with ``shuffle=False`` so the canary (the last row) sits in the last stage
   (the stage-2 releases of IWR-DP/LDP); n = 72 gives each of K = 4 epochs ≥ 8 rows.
 * The Stein estimators clip x to the radius r computed from the public rows; the canary's x = 10³·e₁ is clipped to
-  r·e₁ (its worst case); labels are bounded by the family's B_y.
+  r·e₁ (its worst case); GLM labels lie in [−1, 1] (the paper's assumption, not enforced), NLR labels are clipped at
+  the family's B_y (a canary label of 10³ is clipped to B_y).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from dpbench.registry import MechanismInfo
 SATURATING_LABEL = 1e6
 
 _IW = PairSpec(n=72)
+#: GLM labels are assumed in [−1, 1] (B_y = 1, not clipped); NLR labels are clipped at B_y, so a huge one saturates
+_STEIN_Y = {"glm": 1.0, "nlr": 1e3}
 AUDIT_PAIRS: dict[str, PairSpec] = {
     "dpgd": PairSpec(y_bound=SATURATING_LABEL),
     "ihm": PairSpec(y_bound=SATURATING_LABEL),
@@ -34,13 +37,13 @@ AUDIT_PAIRS: dict[str, PairSpec] = {
     "ldp_clipped_sgd": PairSpec(n=16),
     "ldp_ssp": PairSpec(n=16),
     "ssp_ball": PairSpec(n=16),
-    "dp_sgd_improper": PairSpec(n=16),
+    "dp_sgd_improper": PairSpec(n=16, canary_first=True),  # θ̄ averages θ_1..θ_T: the last record never enters
     "ldp_simple_1d": PairSpec(n=16, d=1),
     "ldp_laplace_ssp_1d": PairSpec(n=16, d=1),
-    **{f"stein_{k}_gauss": PairSpec(n=32, x_bound=1e3) for k in ("glm", "nlr")},
-    **{f"stein_{k}_l1": PairSpec(n=32, x_norm=1) for k in ("glm", "nlr")},
-    **{f"stein_twostage_{k}_gauss": PairSpec(n=32, x_bound=1e3) for k in ("glm", "nlr")},
-    **{f"stein_twostage_{k}_l1": PairSpec(n=32, x_norm=1) for k in ("glm", "nlr")},
+    **{f"stein_{k}_gauss": PairSpec(n=32, x_bound=1e3, y_bound=_STEIN_Y[k]) for k in ("glm", "nlr")},
+    **{f"stein_{k}_l1": PairSpec(n=32, x_norm=1, y_bound=_STEIN_Y[k]) for k in ("glm", "nlr")},
+    **{f"stein_twostage_{k}_gauss": PairSpec(n=32, x_bound=1e3, y_bound=_STEIN_Y[k]) for k in ("glm", "nlr")},
+    **{f"stein_twostage_{k}_l1": PairSpec(n=32, x_norm=1, y_bound=_STEIN_Y[k]) for k in ("glm", "nlr")},
     "stein_central_diagnostic": PairSpec(n=32, x_bound=1e3),
 }
 

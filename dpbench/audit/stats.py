@@ -213,8 +213,9 @@ def profile_estimate(
     """Point estimate of ε at δ from the best threshold event, with a delta-method interval.
 
     The event ({s > t} bounded under D, or {s ≤ t} under D′) is selected on the first half of each sample
-    (maximising the plug-in estimate among events seen ≥ 30 times on both sides), then p̂, q̂ come from the second
-    half: Var log p̂ ≈ (1 − p)/(n p).
+    (maximising the plug-in estimate minus two standard errors among events seen ≥ 30 times on both sides, so that
+    a rare event that looks good by luck is not chosen), then p̂, q̂ come from the second half:
+    Var log p̂ ≈ (1 − p)/(n p).
     """
     s1 = np.asarray(s1, dtype=float)
     s0 = np.asarray(s0, dtype=float)
@@ -229,8 +230,11 @@ def profile_estimate(
             if p_count < 30 or q_count < 30:
                 continue
             p, q = p_count / p_sample.size, q_count / q_sample.size
-            if p > delta and math.log((p - delta) / q) > best[0]:
-                best = (math.log((p - delta) / q), float(t), event)
+            if p <= delta:
+                continue
+            se = math.sqrt((1 - p) / p_count * (p / (p - delta)) ** 2 + (1 - q) / q_count)
+            if math.log((p - delta) / q) - 2 * se > best[0]:
+                best = (math.log((p - delta) / q) - 2 * se, float(t), event)
     if not math.isfinite(best[0]):
         return ProfileEstimate(0.0, 0.0, 0.0, 0.0, "none")
     _, t, event = best

@@ -38,10 +38,12 @@ from typing import Any
 
 import numpy as np
 from scipy.linalg import eigh
+from scipy.optimize import brentq
 from scipy.stats import ks_2samp
 
 from dpbench.mechanisms._base import Release, as_fit_result, record_releases
 from dpbench.privacy.exact import GaussianRelease, LaplaceRelease, PureRelease, exact_epsilon
+from dpbench.privacy.gdp import gdp_delta
 from dpbench.privacy.info_weighted import l2ball_sample
 from dpbench.registry import MechanismInfo
 
@@ -134,13 +136,15 @@ def _aggregate_scale(r: Release) -> float:
     if not r.users:
         return r.scale
     users = np.asarray(r.centre).shape[0]
-    return r.scale / math.sqrt(users) if r.params.get("aggregate", "mean") == "mean" else r.scale * math.sqrt(users)
+    how = r.params.get("aggregate", "mean")
+    return r.scale if how == "none" else r.scale / math.sqrt(users) if how == "mean" else r.scale * math.sqrt(users)
 
 
 def _aggregate(rows: np.ndarray, r: Release) -> np.ndarray:
     if not r.users:
         return rows
-    return rows.sum(axis=0) if r.params.get("aggregate", "mean") == "sum" else rows.mean(axis=0)
+    how = r.params.get("aggregate", "mean")
+    return rows if how == "none" else rows.sum(axis=0) if how == "sum" else rows.mean(axis=0)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -237,8 +241,8 @@ def observed_llr(rp: ReleasePair) -> float:
         mid = _entries(value - (c_d + c_dp) / 2.0, r.symmetric)
         return float(mid @ _entries(c_d - c_dp, r.symmetric)) / _aggregate_scale(r) ** 2
     if r.kind == "laplace":
-        value = np.ravel(r.value)
-        return float(np.sum(np.abs(value - np.ravel(rp.centre_dp)) - np.abs(value - np.ravel(rp.centre_d)))) / r.scale
+        shift = (np.ravel(rp.centre_d) - np.ravel(rp.centre_dp)) / r.scale
+        return float(np.sum(laplace_llr((np.ravel(r.value) - np.ravel(rp.centre_dp)) / r.scale, shift)))
     if r.kind == "wishart":
         k = int(r.params["k"])
         W = np.asarray(r.value, dtype=float) / float(r.params.get("unit", 1.0))
@@ -315,11 +319,14 @@ def slots_of(run: list[ReleasePair], view: str) -> list[Slot]:
 
 
 def history_fixed(pool: list[list[Slot]], rtol: float = 1e-7) -> bool:
-    """True when every release's law is the same at every pooled history (constant shifts and scales)."""
-    first = pool[0]
-    for slots in pool[1:]:
-        for a, b in zip(first, slots, strict=True):
-            if not math.isclose(a.divergence(), b.divergence(), rel_tol=rtol, abs_tol=1e-12):
+    """True when the releases' laws are the same at every pooled history (constant shifts and scales)."""
+    signature = [[(s.kind, s.divergence()) for s in slots if s.kind != "none"] for slots in pool]
+    first = signature[0]
+    for other in signature[1:]:
+        if len(other) != len(first):
+            return False
+        for (ka, a), (kb, b) in zip(first, other, strict=True):
+            if ka != kb or not math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12):
                 return False
     return True
 
@@ -337,35 +344,53 @@ def _l2ball_log_density(z: np.ndarray, v: np.ndarray, eps: float) -> np.ndarray:
 def sample_statistic(
     pool: list[list[Slot]], side: str, size: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """``size`` draws of the summed log-likelihood ratio on ``side``, histories drawn uniformly from ``pool``."""
+    """``size`` draws of the summed log-likelihood ratio on ``side``, histories drawn uniformly from ``pool``.
+
+    Histories may differ in their number of releases (a release skipped after a failed check): per history the
+    Gaussian releases collapse to one N(±μ²/2, μ²) with μ² = Σ μ_k², and the other kinds are padded with
+    zero-shift releases, whose likelihood ratio is 0."""
     sign = 1.0 if side == "D" else -1.0
     idx = rng.integers(len(pool), size=size)
     total = np.zeros(size)
-    for k in range(len(pool[0])):
-        kind = pool[0][k].kind
-        if kind == "none":
-            continue
-        if kind == "gaussian":
-            mu2 = np.array([slots[k].mu2 for slots in pool])[idx]
-            total += sign * mu2 / 2.0 + np.sqrt(mu2) * rng.standard_normal(size)
-        elif kind == "laplace":
-            a = np.array([slots[k].a for slots in pool])[idx]
-            r = rng.laplace(0.0, 1.0, a.shape) + (a if side == "D" else 0.0)  # in units of b, centred on D′
-            total += (np.abs(r) - np.abs(r - a)).sum(axis=1)  # one formula of r for both sides
-        elif kind == "wishart":
-            c = np.array([slots[k].wishart[0] for slots in pool])[idx]
-            lam = np.array([slots[k].wishart[1 if side == "D" else 2] for slots in pool])[idx]
-            dof = pool[0][k].wishart[3]
-            total += c - 0.5 * np.sum(lam * rng.chisquare(dof, lam.shape), axis=1)
-        elif kind == "l2ball":
-            v_d = np.array([slots[k].ball[0] for slots in pool])[idx]
-            v_dp = np.array([slots[k].ball[1] for slots in pool])[idx]
-            eps = pool[0][k].ball[2]
-            z = _l2ball_draws(v_d if side == "D" else v_dp, eps, rng)
-            total += _l2ball_log_density(z, v_d, eps) - _l2ball_log_density(z, v_dp, eps)
-        else:
-            raise ValueError(f"unknown slot kind {kind!r}")
-    return np.round(total, 9)  # atoms of discrete laws (Laplace, channels) must not be split by round-off
+    mu2 = np.array([sum(s.mu2 for s in slots if s.kind == "gaussian") for slots in pool])[idx]
+    total += sign * mu2 / 2.0 + np.sqrt(mu2) * rng.standard_normal(size)
+    a = _padded([np.concatenate([np.ravel(s.a) for s in slots if s.kind == "laplace"] or [np.zeros(0)])
+                 for slots in pool])  # fmt: skip
+    if a.shape[1]:
+        a = a[idx]
+        r = rng.laplace(0.0, 1.0, a.shape) + (a if side == "D" else 0.0)  # in units of b, centred on D′
+        total += laplace_llr(r, a).sum(axis=1)
+    wisharts = [[s.wishart for s in slots if s.kind == "wishart"] for slots in pool]
+    for j in range(max(len(w) for w in wisharts)):
+        laws = [w[j] if j < len(w) else None for w in wisharts]
+        dim = max(law[1].size for law in laws if law is not None)
+        c = np.array([law[0] if law else 0.0 for law in laws])[idx]
+        lam = np.array([law[1 if side == "D" else 2] if law else np.zeros(dim) for law in laws])[idx]
+        dof = np.array([law[3] if law else 1 for law in laws])[idx]
+        total += c - 0.5 * np.sum(lam * rng.chisquare(dof[:, None], lam.shape), axis=1)
+    balls = [[s.ball for s in slots if s.kind == "l2ball"] for slots in pool]
+    for j in range(max(len(b) for b in balls)):
+        laws = [b[j] if j < len(b) else None for b in balls]
+        dim, eps = next((law[0].size, law[2]) for law in laws if law is not None)
+        v_d = np.array([law[0] if law else np.zeros(dim) for law in laws])[idx]
+        v_dp = np.array([law[1] if law else np.zeros(dim) for law in laws])[idx]
+        z = _l2ball_draws(v_d if side == "D" else v_dp, eps, rng)
+        total += _l2ball_log_density(z, v_d, eps) - _l2ball_log_density(z, v_dp, eps)
+    return total
+
+
+def laplace_llr(r: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """|r| − |r − a| (units of b, r centred on D′, a = shift) as 2·clip(r, min(0, a), max(0, a)) − a: its atoms ±a
+    come out bit-exact on both sides (the round-off of |r| − |r − a| depends on r and would split them)."""
+    return 2.0 * np.clip(r, np.minimum(0.0, a), np.maximum(0.0, a)) - a
+
+
+def _padded(rows: list[np.ndarray]) -> np.ndarray:
+    width = max(r.size for r in rows)
+    out = np.zeros((len(rows), width))
+    for i, r in enumerate(rows):
+        out[i, : r.size] = r
+    return out
 
 
 def _l2ball_draws(V: np.ndarray, eps: float, rng: np.random.Generator, chunk: int = 200_000) -> np.ndarray:
@@ -394,12 +419,33 @@ def pair_epsilon(slots: list[Slot], delta: float) -> float | None:
     return exact_epsilon(parts, delta) if parts else 0.0
 
 
+def pooled_epsilon(pool: list[list[Slot]], delta: float) -> float | None:
+    """Exact ε of the batched process when every release is Gaussian: the history I is uniform over the pool and
+    public, so δ(ε) = mean_I δ_GDP(ε; μ_I); the smallest ε with δ(ε) ≤ δ (None when other kinds are present)."""
+    if any(s.kind not in ("gaussian", "none") for slots in pool for s in slots):
+        return None
+    mus = np.sqrt([sum(s.mu2 for s in slots if s.kind == "gaussian") for slots in pool])
+    if not np.any(mus > 0):
+        return 0.0
+
+    def profile(eps: float) -> float:
+        return float(np.mean([gdp_delta(eps, m) if m > 0 else 0.0 for m in mus])) - delta
+
+    if profile(0.0) <= 0:
+        return 0.0
+    hi = 1.0
+    while profile(hi) > 0:
+        hi *= 2.0
+    return float(brentq(profile, 0.0, hi, xtol=1e-10))
+
+
 def declared_epsilon(run: list[ReleasePair], view: str, delta: float) -> float | None:
-    """Exact ε of the tuple at the *declared* sensitivities (None if some release declares none or is a sketch)."""
+    """Exact ε of the releases the canary touches, at their *declared* sensitivities (None if one of them declares
+    none or is a sketch). Releases that do not read the canary's record compose in parallel and are left out."""
     parts: list[Any] = []
-    for rp in run:
+    for rp, slot in zip(run, slots_of(run, view), strict=True):
         r = rp.release
-        if view == "local" and not r.users:
+        if slot.kind == "none" or slot.divergence() == 0:
             continue
         if r.kind in ("wishart",) or r.sensitivity is None:
             return None
@@ -419,7 +465,7 @@ def declared_epsilon(run: list[ReleasePair], view: str, delta: float) -> float |
 
 def real_statistic(run: list[ReleasePair]) -> float:
     """Σ of the observed log-likelihood ratios of one real run (central view)."""
-    return round(float(sum(observed_llr(rp) for rp in run)), 9)
+    return float(sum(observed_llr(rp) for rp in run))
 
 
 def model_check(real: np.ndarray, batched: np.ndarray) -> float:

@@ -156,7 +156,8 @@ class Release:
     ``l2ball``: each user's report is the ε = ``scale`` ℓ2-ball sampler of centre (spec 000 §3.6).
     ``sensitivity`` is the declared bound on ‖centre(D) − centre(D′)‖ (ℓ2 for gaussian, ℓ1 for laplace; per user
     for local releases). ``users``: centre holds one row per user (local model); each user's report is its row plus
-    its own noise of std ``scale``, and value is their ``params['aggregate']`` ("mean" | "sum") plus the summed noise.
+    its own noise of std ``scale``, and value is their ``params['aggregate']`` ("mean" | "sum") plus the summed noise,
+    or (``"none"``) the reports themselves.
     """
 
     name: str
@@ -174,7 +175,8 @@ class Release:
         if not self.users:
             return np.asarray(self.centre, dtype=float)
         rows = np.asarray(self.centre, dtype=float)
-        return rows.sum(axis=0) if self.params.get("aggregate", "mean") == "sum" else rows.mean(axis=0)
+        how = self.params.get("aggregate", "mean")
+        return rows if how == "none" else rows.sum(axis=0) if how == "sum" else rows.mean(axis=0)
 
 
 class ReleaseRecorder:

@@ -28,6 +28,7 @@ from dpbench.linalg import GramStats
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.mechanisms.stein.core import (
     clean_sums,
+    declare_sums,
     noise_sums,
     private_ols,
     row_norms,
@@ -88,7 +89,7 @@ def stein_fit(
     clip_y: bool | None = None,
     cov_estimator: str = "mixed",
     noise_aggregation: str = "local",
-    calibration: str = "classical",
+    calibration: str = "analytic",
     c0: float | None = None,
     newton_tol: float = 1e-12,
     newton_max_iter: int = 100,
@@ -124,9 +125,12 @@ def stein_fit(
         if noise_aggregation != "local":
             raise ValueError("simulate_users=True is only defined for noise_aggregation='local'")
         Z_sum, z_sum = simulate_user_sums(X, y, rng, r=radius, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
+        Z_sum, z_sum = declare_sums(Z_sum, z_sum, xtx, xty, X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip, s_xx=s_xx,
+                                    s_xy=s_xy, y_bound=b_y, aggregation="local")  # fmt: skip
     elif private:
         E1, E2 = noise_sums(p, n, s_xx, s_xy, rng, noise_aggregation)
-        Z_sum, z_sum = xtx + E1, xty + E2
+        Z_sum, z_sum = declare_sums(xtx + E1, xty + E2, xtx, xty, X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip,
+                                    s_xx=s_xx, s_xy=s_xy, y_bound=b_y, aggregation=noise_aggregation)  # fmt: skip
     else:
         Z_sum, z_sum = xtx, xty
     w_ols, A = private_ols(Z_sum, z_sum, n, public_X, cov_estimator)
@@ -170,7 +174,7 @@ def _literal(kind: str, covariates: str):
         noise_c: float = 0.05,
         clip_y: bool | None = None,
         cov_estimator: str = "mixed",
-        calibration: str = "classical",
+        calibration: str = "analytic",
         c0: float | None = None,
         simulate_users: bool = False,
         stats: GramStats | None = None,
