@@ -5,6 +5,7 @@ its fields) and ``fit.audit_hyper`` (a dict); built-in mechanisms are listed her
 
 * Mechanisms that clip residuals (DP-GD, IHM) take a canary label of 10⁶: the clip saturates at every step, so the
   gradient difference is the full sensitivity whatever the iterate.
+* DP-FTRL-I runs its literal tree engine (``engine="reference"``), whose nodes are declared releases.
 * Information-weighted mechanisms run with ``shuffle=False`` so the canary (the last row) sits in the last stage
   (the stage-2 releases of IWR-DP/LDP); n = 72 gives each of K = 4 epochs ≥ 8 rows.
 * The Stein estimators clip x to the radius r computed from the public rows; the canary's x = 10³·e₁ is clipped to
@@ -28,6 +29,8 @@ _IW = PairSpec(n=72)
 _STEIN_Y = {"glm": 1.0, "nlr": 1e3}
 AUDIT_PAIRS: dict[str, PairSpec] = {
     "dpgd": PairSpec(y_bound=SATURATING_LABEL),
+    # n = 2⁵: the first leaf is in k̄ = 6 released (left-child or root) nodes, the most any leaf is in
+    "dp_ftrl_identity": PairSpec(n=32, y_bound=SATURATING_LABEL, canary_first=True),
     "ihm": PairSpec(y_bound=SATURATING_LABEL),
     "linmix": PairSpec(n=64, background="xy_null"),
     "iwr_dp": _IW,
@@ -54,7 +57,7 @@ WHITEBOX_HYPER: dict[str, dict[str, Any]] = {
     "iwr_glm_ldp": {"shuffle": False},
     "ldp_clipped_sgd": {"shuffle": False},
     "dp_sgd_improper": {"shuffle": False},
-    "dp_ftrl_identity": {"C_X": 1.0, "C_Y": 1.0, "shuffle": False},
+    "dp_ftrl_identity": {"C_X": 1.0, "C_Y": 1.0, "shuffle": False, "engine": "reference"},
 }
 
 

@@ -96,11 +96,13 @@ def fit_identity(
     C_Y: float | None = None,
     l0: float | None = None,
     shuffle: bool = True,
+    engine: str = "auto",
 ) -> FitResult:
-    """Σ = I; C = C_X (bounded rows) or c_C·√tr(H); ψ = C·l0 (l0 = √2·C_Y for |y| ≤ C_Y)."""
+    """Σ = I; C = C_X (bounded rows) or c_C·√tr(H); ψ = C·l0 (l0 = √2·C_Y for |y| ≤ C_Y). ``engine="reference"``
+    runs the literal tree loop, whose nodes are declared releases (the white-box audit uses it)."""
     return _fit(X, y, epsilon, delta, rng, "identity", neighbour, calibration, eta=eta, eta_c1=eta_c1,
                 eta_c2=eta_c2, spectrum=spectrum, r=r, trH=trH, eta_max=eta_max, clip_C=clip_C, c_C=c_C, C_X=C_X,
-                C_Y=C_Y, l0=l0, shuffle=shuffle)
+                C_Y=C_Y, l0=l0, shuffle=shuffle, engine=engine)
 
 
 @register_mechanism(
