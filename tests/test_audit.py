@@ -262,7 +262,8 @@ def test_every_other_registered_mechanism_passes(name):
 
 
 def test_cli_pass_and_table(tmp_path):
-    result = runner.invoke(app, ["audit", "dpgd", "--trials", "400", "-e", "1", "--plot", str(tmp_path)])
+    result = runner.invoke(app, ["audit", "dpgd", "--mode", "blackbox", "--trials", "400", "-e", "1", "--plot",
+                                 str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "ε̂_lower" in result.output and "pass" in result.output
     assert (tmp_path / "audit_dpgd_eps1.png").stat().st_size > 0
@@ -294,11 +295,12 @@ def test_cli_user_errors(args, match):
 def test_write_doc_replaces_only_the_generated_block(tmp_path):
     doc = tmp_path / "privacy.md"
     doc.write_text(f"# Privacy\n\nintro\n\n{A_DOC_BEGIN}\nold table\n{A_DOC_END}\n\nfooter\n")
-    result = runner.invoke(app, ["audit", "dpgd", "--trials", "300", "-e", "1", "--write-doc", str(doc)])
+    result = runner.invoke(app, ["audit", "dpgd", "--runs", "20000", "--pilot", "20", "-e", "1", "--write-doc",
+                                 str(doc)])  # fmt: skip
     assert result.exit_code == 0, result.output
     text = doc.read_text()
     assert "old table" not in text and "intro" in text and "footer" in text
-    assert "| dpgd | central | replace_one | none | 1 |" in text
+    assert "| dpgd | replace_one | central | noisy gradient 1, noisy gradient 2, noisy gradient 3 | none | 1 |" in text
     assert text.count(A_DOC_BEGIN) == 1
 
 

@@ -240,3 +240,49 @@ def audit_whitebox(
     else:
         result.status = "caught" if result.violated else "missed"
     return result
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# reporting
+
+WHITEBOX_HEADER = (
+    "mechanism", "neighbour", "view", "releases audited", "control", "ε claimed", "exact ε", "declared ε",
+    "ε̂_lower (certified)", "ε̂ [95%]", "method", "tightness", "history", "status",
+)  # fmt: skip
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float) and math.isnan(value):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def whitebox_row(r: WhiteboxResult) -> list[str]:
+    """One table row (:data:`WHITEBOX_HEADER`)."""
+    if r.status == "error":
+        return [r.mechanism, r.neighbour, r.view, "—", r.control, f"{r.epsilon:g}", "—", "—", "—", "—", "—", "—",
+                "—", f"error ({r.message[:80]})"]  # fmt: skip
+    eps_hat, lo, hi = r.estimate
+    releases = ", ".join(r.releases) if len(r.releases) <= 3 else f"{', '.join(r.releases[:2])}, … ({len(r.releases)})"
+    status = r.status + (f" [{'+'.join(r.flags)}]" if r.flags else "")
+    return [
+        r.mechanism, r.neighbour, r.view, releases, r.control, f"{r.epsilon:g}", _num(r.eps_exact),
+        _num(r.eps_declared), _num(r.eps_lower), f"{eps_hat:.3f} [{lo:.3f}, {hi:.3f}]", r.method,
+        _num(r.tightness, 2), r.history, status,
+    ]  # fmt: skip
+
+
+def format_whitebox_table(results: list[WhiteboxResult], markdown: bool = False) -> str:
+    """The audit table: per mechanism, ε and control, the yardsticks and both layers."""
+    rows = [whitebox_row(r) for r in results]
+    header = list(WHITEBOX_HEADER)
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in rows]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join(lines)

@@ -187,10 +187,12 @@ def find_worst_pair(
     scored = [(score(c), c) for c in candidate_records(spec, labels_only)]
     best_value, best = max(scored, key=lambda t: t[0])
     if refine and best[1] > 0 and spec.d > 1 and not labels_only:
-        result = minimize(
-            lambda p: -score((p[0], min(1.0, abs(p[1])), float(np.clip(p[2], -1, 1)))), np.asarray(best),
-            method="Nelder-Mead", options={"maxfev": refine, "xatol": 1e-3, "fatol": 1e-9 * max(best_value, 1e-12)},
-        )  # fmt: skip
+        with np.errstate(invalid="ignore"):  # refused records score −inf
+            result = minimize(
+                lambda p: -score((p[0], min(1.0, abs(p[1])), float(np.clip(p[2], -1, 1)))), np.asarray(best),
+                method="Nelder-Mead",
+                options={"maxfev": refine, "xatol": 1e-3, "fatol": 1e-9 * max(best_value, 1e-12)},
+            )  # fmt: skip
         if -result.fun > best_value:
             best_value = -result.fun
             best = (float(result.x[0]), min(1.0, abs(float(result.x[1]))), float(np.clip(result.x[2], -1, 1)))
