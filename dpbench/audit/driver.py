@@ -38,6 +38,7 @@ from dpbench.audit.stats import (
     audit_ceiling,
     epsilon_lower_bound,
     gdp_estimate,
+    gdp_mixture_estimate,
     profile_estimate,
     thresholds_from,
 )
@@ -45,6 +46,7 @@ from dpbench.audit.whitebox import (
     NoiseCheck,
     check_noise,
     declared_epsilon,
+    gaussian_pool,
     history_fixed,
     model_check,
     pair_epsilon,
@@ -61,6 +63,8 @@ from dpbench.registry import MechanismInfo
 #: the estimate layer flags a claim only when its 95% interval lies above ε *and* ε̂ exceeds ε by this fraction:
 #: an exactly calibrated mechanism (ε_exact = ε) would otherwise be flagged in 2.5% of audits
 ESTIMATE_MARGIN = 0.02
+#: histories kept for the batched sample when release laws depend on the history
+POOLED_HISTORIES = 40
 #: negative controls of the white-box audit: the exact ε of the shrunk copy as a multiple of the claim
 CONTROLS = {"none": 1.0, "x1.3": 1.3, "x3": 3.0}
 
@@ -189,6 +193,13 @@ def audit_whitebox(
         factor = 1.0
         if control != "none":
             probe = slots_of(pair_run(info, pair, "D", epsilon, delta, seeds[3], hyper), view)
+            if any(s.kind == "wishart" for s in probe):
+                return WhiteboxResult(
+                    **base, noise_factor=float("nan"), releases=(), history="—", eps_exact=None, eps_declared=None,
+                    eps_lower=float("nan"), ceiling=float("nan"), gdp=None, profile=None, model_p=float("nan"),
+                    noise=[], pair=pair.description, seconds=time.perf_counter() - start, status="n/a",
+                    message="sketch releases have no exact ε to shrink the noise against",
+                )  # fmt: skip
             factor = noise_factor_for_epsilon(_pair_releases(probe), CONTROLS[control] * epsilon, delta)
         run_seeds = seeds[0].spawn(2 * pilot)
         real = [
@@ -207,15 +218,21 @@ def audit_whitebox(
         rp.release.name for run, slots in zip(real, pool, strict=True) for rp, slot in zip(run, slots, strict=True)
         if slot.kind != "none" and slot.divergence() > 0
     ))  # fmt: skip
+    if not fixed:  # few histories, many runs each: the per-history μ̂ of the GDP layer stays precise
+        keep = np.random.default_rng(seeds[3]).choice(len(pool), size=min(len(pool), POOLED_HISTORIES), replace=False)
+        pool = [pool[i] for i in sorted(keep)]
     rng = np.random.default_rng(seeds[1])
     threshold_sample = np.concatenate([
         sample_statistic(pool, "D", 100_000, rng), sample_statistic(pool, "D'", 100_000, rng)
     ])  # fmt: skip
     thresholds = thresholds_from(threshold_sample, DEEP_LEVELS)
     rng = np.random.default_rng(seeds[2])
-    s1, s0 = sample_statistic(pool, "D", int(runs), rng), sample_statistic(pool, "D'", int(runs), rng)
+    s1, i1 = sample_statistic(pool, "D", int(runs), rng, return_index=True)
+    s0, i0 = sample_statistic(pool, "D'", int(runs), rng, return_index=True)
     eps_lower, _ = epsilon_lower_bound(s1, s0, thresholds, delta, confidence)
     gdp = gdp_estimate(s1, s0, delta, confidence)
+    if not fixed and not gdp.gaussian and gaussian_pool(pool):  # Gaussian given the public history: μ per history
+        gdp = gdp_mixture_estimate(s1, i1, s0, i0, len(pool), delta, confidence)
     profile = None if gdp.gaussian else profile_estimate(s1, s0, delta, confidence)
     model_p = float("nan")
     if view == "central":
@@ -261,9 +278,9 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 def whitebox_row(r: WhiteboxResult) -> list[str]:
     """One table row (:data:`WHITEBOX_HEADER`)."""
-    if r.status == "error":
+    if r.status in ("error", "n/a"):
         return [r.mechanism, r.neighbour, r.view, "—", r.control, f"{r.epsilon:g}", "—", "—", "—", "—", "—", "—",
-                "—", f"error ({r.message[:80]})"]  # fmt: skip
+                "—", f"{r.status} ({r.message[:80]})"]  # fmt: skip
     eps_hat, lo, hi = r.estimate
     releases = ", ".join(r.releases) if len(r.releases) <= 3 else f"{', '.join(r.releases[:2])}, … ({len(r.releases)})"
     status = r.status + (f" [{'+'.join(r.flags)}]" if r.flags else "")

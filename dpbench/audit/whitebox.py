@@ -38,12 +38,11 @@ from typing import Any
 
 import numpy as np
 from scipy.linalg import eigh
-from scipy.optimize import brentq
 from scipy.stats import ks_2samp
 
 from dpbench.mechanisms._base import Release, as_fit_result, record_releases
 from dpbench.privacy.exact import GaussianRelease, LaplaceRelease, PureRelease, exact_epsilon
-from dpbench.privacy.gdp import gdp_delta
+from dpbench.privacy.gdp import mixture_epsilon
 from dpbench.privacy.info_weighted import l2ball_sample
 from dpbench.registry import MechanismInfo
 
@@ -342,8 +341,8 @@ def _l2ball_log_density(z: np.ndarray, v: np.ndarray, eps: float) -> np.ndarray:
 
 
 def sample_statistic(
-    pool: list[list[Slot]], side: str, size: int, rng: np.random.Generator
-) -> np.ndarray:
+    pool: list[list[Slot]], side: str, size: int, rng: np.random.Generator, return_index: bool = False
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """``size`` draws of the summed log-likelihood ratio on ``side``, histories drawn uniformly from ``pool``.
 
     Histories may differ in their number of releases (a release skipped after a failed check): per history the
@@ -376,7 +375,7 @@ def sample_statistic(
         v_dp = np.array([law[1] if law else np.zeros(dim) for law in laws])[idx]
         z = _l2ball_draws(v_d if side == "D" else v_dp, eps, rng)
         total += _l2ball_log_density(z, v_d, eps) - _l2ball_log_density(z, v_dp, eps)
-    return total
+    return (total, idx) if return_index else total
 
 
 def laplace_llr(r: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -420,23 +419,15 @@ def pair_epsilon(slots: list[Slot], delta: float) -> float | None:
 
 
 def pooled_epsilon(pool: list[list[Slot]], delta: float) -> float | None:
-    """Exact ε of the batched process when every release is Gaussian: the history I is uniform over the pool and
-    public, so δ(ε) = mean_I δ_GDP(ε; μ_I); the smallest ε with δ(ε) ≤ δ (None when other kinds are present)."""
+    """Exact ε of the batched process when every release is Gaussian: the history is uniform over the pool and
+    public (:func:`dpbench.privacy.gdp.mixture_epsilon` of the per-history μ); None when other kinds are present."""
     if any(s.kind not in ("gaussian", "none") for slots in pool for s in slots):
         return None
-    mus = np.sqrt([sum(s.mu2 for s in slots if s.kind == "gaussian") for slots in pool])
-    if not np.any(mus > 0):
-        return 0.0
+    return mixture_epsilon(np.sqrt([sum(s.mu2 for s in slots if s.kind == "gaussian") for slots in pool]), delta)
 
-    def profile(eps: float) -> float:
-        return float(np.mean([gdp_delta(eps, m) if m > 0 else 0.0 for m in mus])) - delta
 
-    if profile(0.0) <= 0:
-        return 0.0
-    hi = 1.0
-    while profile(hi) > 0:
-        hi *= 2.0
-    return float(brentq(profile, 0.0, hi, xtol=1e-10))
+def gaussian_pool(pool: list[list[Slot]]) -> bool:
+    return all(s.kind in ("gaussian", "none") for slots in pool for s in slots)
 
 
 def declared_epsilon(run: list[ReleasePair], view: str, delta: float) -> float | None:

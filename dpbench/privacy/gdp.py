@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from scipy.optimize import brentq
 from scipy.stats import norm
 
 from dpbench.privacy.agm import agm_delta, epsilon_agm, sigma_agm
@@ -51,6 +52,25 @@ def compose_mu(mus: Iterable[float]) -> float:
     if any(not (m >= 0 and math.isfinite(m)) for m in values):
         raise ValueError(f"every μ must be finite and ≥ 0, got {values}")
     return math.sqrt(sum(m * m for m in values))
+
+
+def mixture_epsilon(mus: Iterable[float], delta: float) -> float:
+    """Exact ε at δ of a mechanism that picks one of the μ_i-GDP mechanisms uniformly at random and publishes the
+    choice: δ(ε) = mean_i δ(ε; μ_i), ε = the smallest value with δ(ε) ≤ δ (0 if δ(0) ≤ δ)."""
+    delta = check_delta(delta)
+    values = [float(m) for m in mus]
+    if not values or any(not (m >= 0 and math.isfinite(m)) for m in values):
+        raise ValueError(f"need finite μ_i ≥ 0, got {values}")
+
+    def gap(eps: float) -> float:
+        return sum(gdp_delta(eps, m) for m in values if m > 0) / len(values) - delta
+
+    if gap(0.0) <= 0:
+        return 0.0
+    hi = 1.0
+    while gap(hi) > 0:
+        hi *= 2.0
+    return float(brentq(gap, 0.0, hi, xtol=1e-10))
 
 
 def gdp_type2_error(alpha: float, mu: float) -> float:

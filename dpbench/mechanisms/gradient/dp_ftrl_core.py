@@ -31,7 +31,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from dpbench.mechanisms._base import released
-from dpbench.privacy.tree import TreeNoise, inblock_prefix_noise, kbar, release_counts
+from dpbench.privacy.tree import TreeNoise, inblock_prefix_noise, kbar, release_counts, v2
 
 SIGMA_DESIGNS = ("identity", "public", "oracle")
 PSI_MODES = ("fixed", "public_labeled", "private_split")
@@ -389,12 +389,13 @@ class TreeNodes:
         self.totals = np.zeros((n + 1, d))
         self.prefixes = np.zeros((n + 1, d))
 
-    def declare(self, s: int, g: np.ndarray, noisy: np.ndarray, sigma: float) -> np.ndarray:
-        """Record step s's node (leaf g); return the noisy prefix (unchanged outside an audit replay)."""
+    def declare(self, s: int, g: np.ndarray, noisy: np.ndarray, sigma: float, z: np.ndarray) -> np.ndarray:
+        """Record step s's node (leaf g, node noise z); return the noisy prefix (unchanged outside an audit)."""
         self.totals[s] = self.totals[s - 1] + g
         start = s - (s & -s)
-        node = noisy - self.prefixes[start]
-        out = released("tree node", node, self.totals[s] - self.totals[start], scale=sigma)
+        block = self.totals[s] - self.totals[start]
+        node = block + z
+        out = released("tree node", node, block, scale=sigma)
         if out is not node:  # an audit replaced the value: continue from the released node
             noisy = self.prefixes[start] + out
         self.prefixes[s] = noisy
@@ -427,7 +428,7 @@ def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates, nod
         clipped += c != r
         noisy = tree.step(c * X[t], tau * psi_max if tau > 0 else 0.0)
         if nodes is not None and tau > 0:
-            noisy = nodes.declare(t + 1, c * X[t], noisy, tau * psi_max)
+            noisy = nodes.declare(t + 1, c * X[t], noisy, tau * psi_max, tree.latest[v2(t + 1)])
         w = -eta * noisy
         if keep_iterates:
             iterates[t + 1] = w
