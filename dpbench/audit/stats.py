@@ -199,9 +199,10 @@ def gdp_mixture_estimate(
     """GDP estimate when the statistic is Gaussian *given* a public history index i (pooled histories).
 
     Per history h: μ̂_h = (mean of s1 at h − mean of s0 at h)/pooled sd at h, with the standard error of
-    :func:`gdp_estimate`, de-biased as √max(μ̂_h² − se_h², 0); ε̂ = ε of the uniform mixture of μ̂_h-GDP mechanisms (:func:`dpbench.privacy.gdp.
-    mixture_epsilon`), its interval the same with every μ̂_h at its lower (upper) confidence limit. ``mu`` is the
-    root-mean-square μ̂_h. Gaussianity is checked on the per-history standardised samples."""
+    :func:`gdp_estimate`, de-biased as √max(μ̂_h² − se_h², 0); ε̂ = ε of the uniform mixture of μ̂_h-GDP
+    mechanisms (:func:`dpbench.privacy.gdp.mixture_epsilon`), its interval the same with every μ̂_h at its lower
+    (upper) confidence limit. ``mu`` is the root-mean-square μ̂_h. Gaussianity is checked on the per-history
+    standardised samples."""
     z = float(norm.ppf(0.5 + confidence / 2.0))
     mus, ses, std1, std0 = [], [], [], []
     for h in range(histories):
