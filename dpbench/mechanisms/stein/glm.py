@@ -26,6 +26,7 @@ from scipy.optimize import minimize
 
 from dpbench.linalg import GramStats
 from dpbench.mechanisms._base import FitResult, check_inputs
+from dpbench.mechanisms._simulation import is_per_user
 from dpbench.mechanisms.stein.core import (
     clean_sums,
     noise_sums,
@@ -95,8 +96,15 @@ def stein_fit(
     root_fallback: bool = True,
     simulate_users: bool = False,
     stats: GramStats | None = None,
+    simulation: str = "aggregate",
 ) -> FitResult:
-    """Algorithms 1–4 (spec 003 §3.2–§3.5); ``epsilon=None`` switches the noise off (ε = ∞ sanity estimator)."""
+    """Algorithms 1–4 (spec 003 §3.2–§3.5); ``epsilon=None`` switches the noise off (ε = ∞ sanity estimator).
+
+    ``simulation``: ``aggregate`` draws Σ_i E_{1,i} =_d Sym_p(n s_xx²), Σ_i E_{2,i} =_d N(0, n s_xy² I) once (§2.4,
+    exact in law); ``per_user`` randomises every user (:func:`~dpbench.mechanisms.stein.core.simulate_user_sums`);
+    ``simulate_users=True`` is an alias of ``per_user``.
+    """
+    per_user = is_per_user(simulation, simulate_users)
     fam = get_family(family)
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
     n, p = X.shape
@@ -120,9 +128,9 @@ def stein_fit(
     else:
         s_xx = s_xy = 0.0
     xtx, xty, n_clipped = clean_sums(X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
-    if private and simulate_users:
+    if private and per_user:
         if noise_aggregation != "local":
-            raise ValueError("simulate_users=True is only defined for noise_aggregation='local'")
+            raise ValueError("simulation='per_user' is only defined for noise_aggregation='local'")
         Z_sum, z_sum = simulate_user_sums(X, y, rng, r=radius, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
     elif private:
         E1, E2 = noise_sums(p, n, s_xx, s_xy, rng, noise_aggregation)
@@ -174,12 +182,14 @@ def _literal(kind: str, covariates: str):
         c0: float | None = None,
         simulate_users: bool = False,
         stats: GramStats | None = None,
+        simulation: str = "aggregate",
     ) -> FitResult:
         check_family_kind(get_family(family), kind, f"stein_{kind}_{covariates}")
         return stein_fit(
             X, y, epsilon, delta, rng, public_X, family=family, covariates=covariates, r=r, r_const=r_const,
             y_bound=y_bound, noise_c=noise_c, clip_y=clip_y, cov_estimator=cov_estimator,
             noise_aggregation="local", calibration=calibration, c0=c0, simulate_users=simulate_users, stats=stats,
+            simulation=simulation,
         )
 
     return fit
