@@ -190,14 +190,18 @@ def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float,
 
 
 def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
-    """Projection onto {Σ u2_i v_i² ≤ 1}: v/(1 + μ u2) with Σ u2 v²/(1 + μu2)² = 1 (Newton from below)."""
+    """Projection onto {Σ u2_i v_i² ≤ 1}: v/(1 + μ u2) with Σ u2 v²/(1 + μu2)² = 1 (Newton from below).
+
+    The μ-free factors u2·v² and −2u2²v² are formed once (same arithmetic as forming them per iteration)."""
     mu = 0.0
+    num_g = u2 * v * v
+    num_dg = -2.0 * u2 * u2 * v * v
     for _ in range(100):
         denom = 1.0 + mu * u2
-        g = float(np.sum(u2 * v * v / denom**2)) - 1.0
+        g = float((num_g / denom**2).sum()) - 1.0
         if g <= 1e-12:
             break
-        dg = float(np.sum(-2.0 * u2 * u2 * v * v / denom**3))
+        dg = float((num_dg / denom**3).sum())
         mu -= g / dg
     return v / (1.0 + mu * u2)
 
