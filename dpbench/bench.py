@@ -133,3 +133,97 @@ def suite_wall_time(configs: Iterable[str], n_jobs: int, trials: int | None = No
             overrides = {"output_dir": str(Path(tmp)), **({"trials": trials} if trials else {})}
             run(load_config(path, **overrides), n_jobs=n_jobs, fresh=True, progress=False, log=lambda _m: None)
     return time.perf_counter() - start
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# per-paper / per-figure wall time and per-trial cost per mechanism family (issue 16)
+
+#: each paper's configs (globs relative to the repository root): the set `make reproduce-all` runs
+PAPER_CONFIGS = {
+    "ihm": ("configs/ihm_vs_adassp.yaml", "configs/ihm/*.yaml"),
+    "stein": ("configs/stein/*.yaml",),
+    "ftrl": ("configs/ftrl/*.yaml",),
+    "info_weighted": ("configs/info_weighted/*.yaml",),
+    "bandits": ("configs/bandits/*.yaml",),
+}
+#: columns that identify one trial in a run's trials.csv (a bandit trial has one row per checkpoint T)
+TRIAL_KEYS = ("dataset_id", "label", "epsilon_index", "trial")
+
+
+def paper_configs(selection: Iterable[str], root: Path = Path(".")) -> list[tuple[str, Path]]:
+    """(paper, config path) for each name in ``selection``: a paper of :data:`PAPER_CONFIGS`, ``all``, or a path."""
+    out: list[tuple[str, Path]] = []
+    for item in selection:
+        if item == "all":
+            out += paper_configs(PAPER_CONFIGS, root)
+        elif item in PAPER_CONFIGS:
+            out += [(item, path) for pattern in PAPER_CONFIGS[item] for path in sorted(root.glob(pattern))]
+        elif (root / item).is_file():
+            out.append((Path(item).parent.name or "-", root / item))
+        else:
+            raise ValueError(f"papers: {item!r} is neither a paper ({', '.join(PAPER_CONFIGS)}, all) nor a config file")
+    return out
+
+
+def mechanism_family(name: str) -> str:
+    """The family of a registered mechanism: ``dpbench.mechanisms.<family>.<module>`` → family; a plug-in → its
+    top-level package; a name the mechanism registry does not know (a bandit algorithm) → ``bandits``."""
+    try:
+        module = registry.get_mechanism(name).fit.__module__
+    except KeyError:
+        return "bandits"
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["dpbench", "mechanisms"] and len(parts) > 3 else parts[0]
+
+
+def per_trial_costs(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per trial of a run's table: mechanism, its family, n (if any) and the trial's seconds."""
+    keys = [k for k in TRIAL_KEYS if k in table.columns]
+    trials = table.drop_duplicates(["mechanism", *keys])
+    out = pd.DataFrame({"mechanism": trials["mechanism"], "seconds": trials["seconds"]})
+    out["n"] = trials["n"] if "n" in trials.columns else np.nan
+    out["family"] = out["mechanism"].map(mechanism_family)
+    return out.reset_index(drop=True)
+
+
+def time_figures(
+    configs: Iterable[tuple[str, Path]], n_jobs: int, trials: int | None = None, log: Callable[[str], None] = print
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run every config fresh (temporary folder) and time it.
+
+    Returns (figures, trials): one row per config (paper, figure, wall seconds, trials, summed trial seconds) and
+    one row per trial (paper, figure, mechanism, family, n, seconds) from the runs' ``seconds`` column.
+    """
+    from dpbench.config import load_config
+    from dpbench.engine import run
+
+    figures, trial_rows = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for paper, path in configs:
+            overrides = {"output_dir": tmp, **({"trials": trials} if trials else {})}
+            start = time.perf_counter()
+            run_dir = run(load_config(path, **overrides), n_jobs=n_jobs, fresh=True, progress=False,
+                          log=lambda _m: None)
+            wall = time.perf_counter() - start
+            costs = per_trial_costs(pd.read_csv(run_dir / "trials.csv")).assign(paper=paper, figure=path.stem)
+            trial_rows.append(costs)
+            figures.append({"paper": paper, "figure": path.stem, "n_jobs": n_jobs, "wall_s": wall,
+                            "trials": len(costs), "trial_s": float(costs["seconds"].sum())})
+            log(f"  {paper:<14} {path.stem:<28} {wall:8.1f} s wall  {len(costs):6d} trials")
+    return pd.DataFrame(figures), pd.concat(trial_rows, ignore_index=True) if trial_rows else pd.DataFrame()
+
+
+def paper_totals(figures: pd.DataFrame) -> pd.DataFrame:
+    """Wall seconds and figure count per paper, and the total."""
+    per_paper = figures.groupby("paper", sort=False).agg(figures=("figure", "size"), wall_s=("wall_s", "sum"))
+    per_paper.loc["total"] = [per_paper["figures"].sum(), per_paper["wall_s"].sum()]
+    return per_paper.reset_index()
+
+
+def family_costs(trials: pd.DataFrame) -> pd.DataFrame:
+    """Per-trial seconds per mechanism family and mechanism: count, median, 90th percentile, max, and the n of
+    the slowest trial."""
+    grouped = trials.groupby(["family", "mechanism"])["seconds"]
+    out = grouped.agg(trials="size", median_s="median", p90_s=lambda s: s.quantile(0.9), max_s="max")
+    out["n_at_max"] = trials.loc[grouped.idxmax().to_numpy(), "n"].to_numpy()
+    return out.reset_index()
