@@ -265,7 +265,8 @@ def test_only_the_user_release_touches_private_data(monkeypatch):
     def spy(X, y, rng, **kw):  # the batch randomizer: one release per row (user)
         seen.extend(X.copy())
         c = X.shape[0]
-        return np.broadcast_to(fixed[0] / 300, (c, 4, 4)), np.broadcast_to(fixed[1] / 300, (c, 4))
+        upper = (fixed[0] / 300)[np.triu_indices(4)]
+        return np.broadcast_to(upper, (c, upper.size)), np.broadcast_to(fixed[1] / 300, (c, 4))
 
     monkeypatch.setattr(stein_core, "user_releases", spy)
     a = stein_fit(ds.X_train, ds.y_train, 5.0, 1e-4, np.random.default_rng(0), ds.X_public, simulation="per_user")

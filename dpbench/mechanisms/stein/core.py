@@ -47,27 +47,29 @@ def user_releases(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The LDP randomizer (spec 003 §3.2–§3.5) applied to each row of a batch of users: (Ẑ_i, ẑ_i) for every i.
 
-    Row i's release uses only (x_i, y_i) and its own noise: Ẑ_i = x̄_i x̄_iᵀ + E_{1,i}, E_{1,i} ~ Sym_p(s_xx²)
-    (p(p+1)/2 iid upper-triangle normals), ẑ_i = x̄_i ȳ_i + E_{2,i}, E_{2,i} ~ N(0, s_xy² I). Draw order: every E_1
-    of the batch, then every E_2. Returns arrays of shape (c, p, p) and (c, p).
+    Row i's release uses only (x_i, y_i) and its own noise: Ẑ_i = x̄_i x̄_iᵀ + E_{1,i}, E_{1,i} ~ Sym_p(s_xx²),
+    sent as its upper triangle vech(Ẑ_i) (row-major, diagonal included; p(p+1)/2 iid noise entries — a symmetric
+    matrix is its upper triangle), and ẑ_i = x̄_i ȳ_i + E_{2,i}, E_{2,i} ~ N(0, s_xy² I). Draw order: every E_1 of
+    the batch, then every E_2. Returns arrays of shape (c, p(p+1)/2) and (c, p); :func:`sym_from_upper` unpacks.
     """
     c, p = X.shape
     xb = clip_rows_l2(X, r) if clip_l2 else np.asarray(X, dtype=float)
     yb = np.clip(y, -y_clip, y_clip) if y_clip is not None else np.asarray(y, dtype=float)
-    E1 = sym_from_upper(s_xx * rng.standard_normal((c, p * (p + 1) // 2)), p)
-    Z = xb[:, :, None] * xb[:, None, :] + E1
+    rows, cols = np.triu_indices(p)
+    Z_upper = np.take(xb, rows, axis=1) * np.take(xb, cols, axis=1) + s_xx * rng.standard_normal((c, rows.size))
     z = xb * yb[:, None] + s_xy * rng.standard_normal((c, p))
-    return Z, z
+    return Z_upper, z
 
 
 def user_release(
     x: np.ndarray, y: float, rng: np.random.Generator, *, r: float, s_xx: float, s_xy: float, clip_l2: bool,
     y_clip: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The LDP randomizer of one user (spec 003 §3.2–§3.5): (Ẑ_i, ẑ_i) = :func:`user_releases` of one row."""
-    Z, z = user_releases(np.asarray(x, dtype=float)[None, :], np.array([float(y)]), rng, r=r, s_xx=s_xx,
-                         s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
-    return Z[0], z[0]
+    """The LDP randomizer of one user (spec 003 §3.2–§3.5): (Ẑ_i as a p×p matrix, ẑ_i); see :func:`user_releases`."""
+    x = np.asarray(x, dtype=float)
+    Z_upper, z = user_releases(x[None, :], np.array([float(y)]), rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2,
+                               y_clip=y_clip)
+    return sym_from_upper(Z_upper[0], x.size), z[0]
 
 
 def simulate_user_sums(
@@ -76,12 +78,13 @@ def simulate_user_sums(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Σ_i Ẑ_i and Σ_i ẑ_i with every user randomised by :func:`user_releases` (chunks of users; O(n p²))."""
     n, p = X.shape
-    Z_sum, z_sum = np.zeros((p, p)), np.zeros(p)
-    for users in user_chunks(n, p * p):
-        Z, z = user_releases(X[users], y[users], rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
-        Z_sum += Z.sum(axis=0)
+    Z_sum, z_sum = np.zeros(p * (p + 1) // 2), np.zeros(p)
+    for users in user_chunks(n, p * (p + 3) // 2):
+        Z_upper, z = user_releases(X[users], y[users], rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2,
+                                   y_clip=y_clip)
+        Z_sum += Z_upper.sum(axis=0)
         z_sum += z.sum(axis=0)
-    return Z_sum, z_sum
+    return sym_from_upper(Z_sum, p), z_sum
 
 
 _ROW_CACHE: dict[tuple, np.ndarray] = {}
