@@ -437,7 +437,7 @@ def discover(*, strict: bool | None = None) -> None:
         )
 
 
-def _import_note() -> str:
+def import_note() -> str:
     if not IMPORT_ERRORS:
         return ""
     return "; modules that failed to import: " + "; ".join(f"{k} ({v})" for k, v in IMPORT_ERRORS.items())
@@ -476,25 +476,25 @@ def get_mechanism(name: str) -> MechanismInfo:
         )
         MECHANISMS[name] = info
         return info
-    raise KeyError(f"unknown mechanism {name!r}; registered: {', '.join(sorted(MECHANISMS))}{_import_note()}")
+    raise KeyError(f"unknown mechanism {name!r}; registered: {', '.join(sorted(MECHANISMS))}{import_note()}")
 
 
 def get_dataset(name: str) -> DatasetInfo:
     discover()
     if name in DATASETS:
         return DATASETS[name]
-    raise KeyError(f"unknown dataset {name!r}; registered: {', '.join(sorted(DATASETS))}{_import_note()}")
+    raise KeyError(f"unknown dataset {name!r}; registered: {', '.join(sorted(DATASETS))}{import_note()}")
 
 
 def get_kind(name: str) -> KindInfo:
     discover()
     if name in KINDS:
         return KINDS[name]
-    raise KeyError(f"unknown experiment kind {name!r}; registered: {', '.join(sorted(KINDS))}{_import_note()}")
+    raise KeyError(f"unknown experiment kind {name!r}; registered: {', '.join(sorted(KINDS))}{import_note()}")
 
 
 def get_analysis(name: str) -> AnalysisInfo:
     discover()
     if name in ANALYSES:
         return ANALYSES[name]
-    raise KeyError(f"unknown analysis {name!r}; registered: {', '.join(sorted(ANALYSES))}{_import_note()}")
+    raise KeyError(f"unknown analysis {name!r}; registered: {', '.join(sorted(ANALYSES))}{import_note()}")

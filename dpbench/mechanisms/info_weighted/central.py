@@ -7,8 +7,8 @@ and the non-private reference ``iw_zero`` (θ̂ = 0).
 Conventions (spec 000 §1.3, §3.13, §4.1): ``calibration`` ∈ {paper, classical, agm}; for ``paper`` every release
 uses σ_{ε,δ} with the paper's (doubled) half-sensitivities, for the generic families the l2-sensitivities of the
 §3.13 "generic calibration" paragraph with joint releases. ``neighbour="zero_out"`` halves every central
-sensitivity (Alg 14's Δ_N is kept). The registry records ``neighbour="replace_one"`` (the default); runs with
-``neighbour: zero_out`` in ``hyper`` carry it in the ``hp.neighbour`` / ``info.neighbour`` columns.
+sensitivity (Alg 14's Δ_N is kept). The contract declares the neighbour notion (and ``none`` for
+``nonprivate: true``) as a function of the hyperparameters: the CSV's ``privacy_model`` / ``neighbour`` columns follow.
 Each record is used in exactly one release stage (D₀ → W, D₁ → θ̂; epochs of D₀ disjoint).
 """
 

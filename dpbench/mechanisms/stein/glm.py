@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
-from dpbench.contract import Bounds, Choice, Hyper, Variant
+from dpbench.contract import AuditSetup, Bounds, Choice, Hyper, Variant
 from dpbench.linalg import GramStats
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.mechanisms.stein.core import (
@@ -394,6 +394,8 @@ def fit_nonprivate_mle(
     spec="003 §3.7",
     style={"linestyle": "--", "color": "black"},
     hyper={"intercept": Hyper(bool, doc="fit an intercept (θ gets it as an extra entry)")},
+    audit=AuditSetup(skip="a non-private baseline that needs both label classes y ∈ {0, 1}; the audit's neighbour "
+                          "D' has one class (and a non-private reference has no claim to audit)"),
 )
 def fit_sklearn_logreg(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *, intercept: bool = True
