@@ -286,7 +286,7 @@ def test_cli_exit_code_when_caught():
         (["audit", "nope"], "unknown mechanism"),
         (["audit", "dpgd", "--broken", "bad"], "--broken"),
         (["audit", "dpgd", "--hyper", "T"], "key=value"),
-        (["audit", "dpgd", "--trials", "100", "--hyper", "T=0"], "T must be a positive integer"),
+        (["audit", "dpgd", "--trials", "100", "--hyper", "T=0"], "T: must be an integer ≥ 1, got 0"),
     ],
 )
 def test_cli_user_errors(args, match):
