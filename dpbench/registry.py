@@ -137,8 +137,15 @@ class MechanismInfo:
 
 def signature_hyperparameters(fit: Callable[..., Any]) -> dict[str, Any]:
     """Keyword-only parameters of ``fit`` other than the runner's inputs, with their defaults."""
+    return dict(_signature_defaults(fit))
+
+
+@functools.lru_cache(maxsize=1024)
+def _signature_defaults(fit: Callable[..., Any]) -> tuple[tuple[str, Any], ...]:
     params = inspect.signature(fit).parameters.values()
-    return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS}
+    return tuple(
+        (p.name, p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS
+    )
 
 
 @dataclass(frozen=True)

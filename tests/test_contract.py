@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from dpbench import audit, registry
 from dpbench.config import ConfigError, load_config, parse_config
@@ -149,6 +150,19 @@ def test_hyperparameter_values_are_checked_at_config_time_naming_the_field(mecha
     with pytest.raises(ConfigError) as err:
         parse_config(config_with(mechanism))
     assert f"'{field}'" in str(err.value) and reason in str(err.value)
+
+
+def test_dpbench_run_stops_before_the_first_trial_naming_the_field(tmp_path):
+    from typer.testing import CliRunner
+
+    from dpbench.cli import app
+
+    raw = config_with({"mechanism": "ihm", "hyper": {"sketch": "gramm"}}, output_dir=str(tmp_path / "results"))
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(raw))
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "bad.yaml"), "--no-progress"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "'mechanisms[0].hyper.sketch': must be one of 'gram', 'explicit', got 'gramm'" in result.output
+    assert not (tmp_path / "results").exists()  # nothing started, nothing half-written
 
 
 def test_valid_values_parse_unchanged_and_yaml_numeric_strings_become_numbers():
