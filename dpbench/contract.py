@@ -195,9 +195,6 @@ class Privacy(NamedTuple):
     neighbour: str
 
 
-#: what a non-private instance records
-NONPRIVATE = Privacy("none", "none")
-
 
 @dataclass(frozen=True)
 class Bounds:

@@ -1,12 +1,15 @@
 """Registries of mechanisms, dataset loaders and experiment kinds.
 
 Mechanisms, loaders and kinds register themselves in their own module; the engine, the config validator and the
-CLI only ever talk to this module (benchopt style: one file per solver/dataset, discovered).
+CLI only ever talk to this module (benchopt style: one file per solver/dataset, discovered). A mechanism registers
+with its whole contract (:mod:`dpbench.contract`: hyperparameters, privacy rule, ε range, bounds, inputs, audit
+setup, variants), checked at import; everything else reads it from :class:`MechanismInfo`.
 
 Discovery imports every module (recursively) of :data:`DISCOVERED_PACKAGES` — the engine's built-in kind, the
 mechanism families, the generic loaders, the bandit kind and every paper plug-in under :mod:`dpbench.papers` —
 then the ``dpbench.mechanisms`` / ``dpbench.datasets`` entry points of installed packages. A mechanism can also be
-named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`).
+named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`). A module that fails to
+import is a loud warning for users and, under the test suite (``DPBENCH_STRICT_DISCOVERY=1``), an error.
 """
 
 from __future__ import annotations
