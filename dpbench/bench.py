@@ -155,30 +155,35 @@ def suite_wall_time(configs: Iterable[str], n_jobs: int, trials: int | None = No
 # ----------------------------------------------------------------------------------------------------------------
 # per-paper / per-figure wall time and per-trial cost per mechanism family (issue 16)
 
-#: each paper's configs (globs relative to the repository root): the set `make reproduce-all` runs
-PAPER_CONFIGS = {
-    "ihm": ("configs/ihm_vs_adassp.yaml", "configs/ihm/*.yaml"),
-    "stein": ("configs/stein/*.yaml",),
-    "ftrl": ("configs/ftrl/*.yaml",),
-    "info_weighted": ("configs/info_weighted/*.yaml",),
-    "bandits": ("configs/bandits/*.yaml",),
-}
 #: columns that identify one trial in a run's trials.csv (a bandit trial has one row per checkpoint T)
 TRIAL_KEYS = ("dataset_id", "label", "epsilon_index", "trial")
 
 
+def paper_config_sets(root: Path = Path(".")) -> dict[str, list[Path]]:
+    """Each paper's configs — the set ``make reproduce-all`` runs: the YAML files of ``configs/<paper>/``, plus a
+    top-level ``configs/<paper>_*.yaml`` (e.g. the IHM paper's Figure 1)."""
+    folders = sorted(p for p in (root / "configs").iterdir() if p.is_dir())
+    sets = {folder.name: sorted(folder.glob("*.yaml")) for folder in folders}
+    for path in sorted((root / "configs").glob("*.yaml")):
+        owner = [name for name in sets if path.stem.startswith(f"{name}_")]
+        if owner:
+            sets[owner[0]].insert(0, path)
+    return {name: paths for name, paths in sets.items() if paths}
+
+
 def paper_configs(selection: Iterable[str], root: Path = Path(".")) -> list[tuple[str, Path]]:
-    """(paper, config path) for each name in ``selection``: a paper of :data:`PAPER_CONFIGS`, ``all``, or a path."""
+    """(paper, config path) for each name in ``selection``: a paper (a folder of configs/), ``all``, or a path."""
+    sets = paper_config_sets(root) if (root / "configs").is_dir() else {}
     out: list[tuple[str, Path]] = []
     for item in selection:
         if item == "all":
-            out += paper_configs(PAPER_CONFIGS, root)
-        elif item in PAPER_CONFIGS:
-            out += [(item, path) for pattern in PAPER_CONFIGS[item] for path in sorted(root.glob(pattern))]
+            out += [(paper, path) for paper, paths in sets.items() for path in paths]
+        elif item in sets:
+            out += [(item, path) for path in sets[item]]
         elif (root / item).is_file():
             out.append((Path(item).parent.name or "-", root / item))
         else:
-            raise ValueError(f"papers: {item!r} is neither a paper ({', '.join(PAPER_CONFIGS)}, all) nor a config file")
+            raise ValueError(f"papers: {item!r} is neither a paper ({', '.join(sets)}, all) nor a config file")
     return out
 
 
