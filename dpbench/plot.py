@@ -33,6 +33,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator, NullLocator
 
 from dpbench.config import PLOT_KEYS, parse_plot_options
 from dpbench.results import EXCESS_NAMES, Run, fit_slopes, load_run, metric_values, reference_lines, summarise
@@ -50,6 +51,7 @@ DPI = 150
 PANEL_SIZE = (4.4, 3.3)  # inches per panel
 FALLBACK_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
 LINESTYLES = ("-", "--", ":", "-.")
+MAX_MARKERS = 12  # markers per curve at most (a curve of 70 checkpoints gets one every ~6 points)
 BASELINE_GREYS = ("black", "dimgray", "darkgrey", "silver")
 REF_STYLE = {"OLS (non-private)": ":", "θ = 0": "-."}
 MODEL_TAG = {"central": "central", "local": "local", "label": "label-DP", "joint": "JDP", "none": "non-private"}
@@ -92,22 +94,25 @@ def metric_name(metric: str) -> str:
     return LABELS.get(metric, axis_name(metric))
 
 
-def _value_text(value: Any) -> str:
-    if isinstance(value, (float, np.floating)):
-        if math.isinf(value):
-            return "∞" if value > 0 else "−∞"
-        if float(value).is_integer() and abs(value) >= 10_000:
-            return f"{value:.0e}".replace("e+0", "e").replace("e+", "e")
-        return f"{value:.4g}"
-    if isinstance(value, (int, np.integer)) and abs(value) >= 10_000:
-        return f"{float(value):.0e}".replace("e+0", "e").replace("e+", "e")
-    return str(value)
+def value_text(value: Any) -> str:
+    """Short text of a coordinate value: 0.5, 20, 1e5 (one significant digit), 16,384, ∞."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return str(value)
+    value = float(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if value.is_integer() and abs(value) >= 10_000:
+        short = f"{value:.0e}"
+        return short.replace("e+0", "e").replace("e+", "e") if float(short) == value else f"{value:,.0f}"
+    return f"{value:.4g}"
 
 
 def _short(name: str, value: Any) -> str:
     if name in ("label", "mechanism", "dataset", "dataset_id"):
         return str(value)
-    return f"{axis_name(name).split(' (')[0]}={_value_text(value)}"
+    return f"{axis_name(name).split(' (')[0]}={value_text(value)}"
 
 
 def _mechanism_style(name: str) -> dict[str, Any]:
@@ -341,6 +346,7 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
         keep[is_base] = trials.loc[is_base, "epsilon"].to_numpy() == first_eps.to_numpy()
         trials, is_base = trials[keep], is_base[keep]
     trials["_base"] = is_base.to_numpy()
+    o["pool"] = [c for c in o["pool"] if c in trials and trials[c].nunique(dropna=False) > 1]  # for the note
     grid_keys = [c for c in (row, panel) if c is not None]
     style = o["style"] if o["style"] not in (None, hue) else None
     curve_cols = [hue, *([style] if style else [])]
@@ -376,7 +382,7 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
     legend: dict[tuple, str] = {}
     meta: dict[tuple, dict[str, Any]] = {}
     for rec in curve_frame.to_dict("records"):
-        key = tuple(rec[c] for c in curve_keys)
+        key = _key_of(rec, curve_keys)
         if key in meta:
             continue
         parts = [str(rec["label"])] if rec["_base"] and hue != "label" and "label" in rec else []
@@ -422,15 +428,17 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
             f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))
     if nan_count:
         notes.append(f"{nan_count} trial(s) with NaN {metric} ignored.")
-    title_lines = textwrap.wrap(title, int(fig_w * 9)) if title else []
+    title_lines = textwrap.wrap(title, int(fig_w * 11)) if title else []
     caption_lines = _bottom_lines(caption, fig_w - 0.4, 9) if caption else []
     note_lines = _bottom_lines("\n".join(notes), fig_w - 0.4, 8)
     head_in = 0.15 + 0.25 * len(title_lines) + (0.2 if title_lines else 0)  # suptitle
-    top_in = head_in + 0.27 * leg_rows  # + legend
+    top_in = head_in + 0.1 + 0.22 * leg_rows  # + legend
     bottom_in = 0.65 + 0.17 * len(caption_lines) + 0.16 * len(note_lines) + 0.1  # x label, caption, notes
     title_in = 0.2 + 0.17 * (3 if row else 2)  # a panel's title (2 lines; 3 in a grid)
     axes_in = PANEL_SIZE[1] - 0.1
-    gap_in = title_in + 0.4  # tick labels of the panel above + the title of the one below
+    fits_in = 0.3 + 0.13 * (1 + sum(not meta[c]["_base"] for c in curves)) if o["fit"] and o["fit_draw"] else 0.0
+    bottom_in += fits_in  # the fitted slopes are listed under each panel, never over the data
+    gap_in = title_in + 0.4 + fits_in  # tick labels of the panel above (+ its slopes) + the title of the one below
     fig_h = top_in + title_in + nrows * axes_in + (nrows - 1) * gap_in + bottom_in
     fig = Figure(figsize=(fig_w, fig_h), dpi=DPI)
     fig.subplots_adjust(left=1.05 / fig_w, right=1 - 0.25 / fig_w, top=1 - (top_in + title_in) / fig_h,
@@ -448,7 +456,7 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
     handles: dict[str, Any] = {}
     for (r, p), (i, j) in positions.items():
         ax = axes[i, j]
-        in_cell = _cell_mask(points, panel, p, row, r, main_points)
+        in_cell = cell_mask(points.assign(baseline=points["_base"].astype(bool)), panel, p, row, r)
         sub = points[in_cell]
         if o["logy"]:  # drop non-positive and numerically-zero centres (e.g. an OLS curve of an excess metric)
             top = sub["centre"].max() if len(sub) else 0.0
@@ -470,7 +478,8 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
             if o["logy"]:
                 lo = np.where(lo > 0, lo, centre / 10)
             (line,) = ax.plot(xs, centre, color=st["color"], marker=st["marker"], linestyle=st["linestyle"],
-                              markersize=5 if st["marker"] else 0, linewidth=1.4, label=legend[curve])
+                              markersize=5 if st["marker"] else 0, linewidth=1.4, label=legend[curve],
+                              markevery=max(1, len(xs) // MAX_MARKERS))
             if o["interval"] != "none":
                 if len(xs) > 1:
                     ax.fill_between(xs, lo, hi, color=st["color"], alpha=0.12 if meta[curve]["_base"] else 0.18,
@@ -489,11 +498,16 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
                 if o["fit_draw"] and np.isfinite(fit["slope"]):
                     fx = np.geomspace(fit["x_min"], fit["x_max"], 20)
                     (fl,) = ax.plot(fx, np.exp(fit["intercept"]) * fx ** fit["slope"], color=st["color"],
-                                    linestyle=(0, (1, 1)), linewidth=2.2, alpha=0.55,
-                                    label=f"b = {fit['slope']:+.2f} [{fit['lo']:+.2f}, {fit['hi']:+.2f}]")
+                                    linestyle=(0, (6, 3)), linewidth=1.0, alpha=0.6,
+                                    label=f"{legend[curve]}: {fit['slope']:+.2f} [{fit['lo']:+.2f}, "
+                                          f"{fit['hi']:+.2f}]")
                     fit_handles.append(fl)
         if use_logx:
             ax.set_xscale("log")
+            _few_decade_ticks(ax, sub[x])
+        elif drawn:  # at most ~6 linear ticks, large values with a ×10^k offset: labels never overlap
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+            ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
         if o["logy"]:
             ax.set_yscale("log")
         if drawn and draw_refs and panel in ("dataset", "dataset_id"):
@@ -509,8 +523,8 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
         if not o["logy"] and drawn:
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3), useMathText=True)
         if fit_handles:
-            ax.legend(handles=fit_handles, loc="best", fontsize=6.5, title="log–log slope b [95% CI]",
-                      title_fontsize=6.5, framealpha=0.75)
+            ax.legend(handles=fit_handles, loc="upper center", bbox_to_anchor=(0.5, -0.5 / axes_in), fontsize=6.5,
+                      title="fitted log–log slope [95% CI] (thin dashed lines)", title_fontsize=6.5, frameon=False)
         ax.grid(True, which="major", alpha=0.4)
         cell_title = _panel_title(trials, panel, p)
         if row:
@@ -540,7 +554,7 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
     private = [not rec["_base"] and meta.get(_key_of(rec, curve_keys), {}).get("privacy_model", "central") != "none"
                for rec in records]
     table = points.drop(columns=["boot"]).assign(curve=[legend.get(_key_of(r, curve_keys), "") for r in records],
-                                                 private=private)
+                                                 private=private, baseline=points["_base"].astype(bool))
     table = table.drop(columns=[c for c in ("_base", "_hue") if c in table])
     slope_columns = [*([row] if row else []), panel, "curve", "slope", "lo", "hi", "points", "x_min", "x_max"]
     slopes = pd.DataFrame(fits)[slope_columns] if fits else pd.DataFrame(columns=slope_columns)
@@ -548,17 +562,22 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
 
 
 def _key_of(record: Mapping[str, Any], columns: Sequence[str]) -> tuple:
-    return tuple(record[c] for c in columns)
+    """A curve's identity; NaN → None so that equal keys are equal."""
+    return tuple(None if _isnan(record[c]) else record[c] for c in columns)
 
 
-def _cell_mask(points: pd.DataFrame, panel: str, p: Any, row: str | None, r: Any,
-               main: pd.DataFrame) -> pd.Series:
-    """Points of panel (r, p): its own curves, plus every baseline curve that shares its coordinates — a baseline
-    coordinate that names no panel (e.g. its own label when the panels are labels) matches every panel."""
-    base = points["_base"].astype(bool)
+def _isnan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def cell_mask(points: pd.DataFrame, panel: str, p: Any, row: str | None = None, r: Any = None) -> pd.Series:
+    """Points of panel (r, p) of a :class:`Drawing`'s ``points``: its own curves, plus every ``baseline`` curve that
+    shares its coordinates — a baseline coordinate that names no panel (e.g. its own label when the panels are
+    labels) matches every panel."""
+    base = points["baseline"].astype(bool)
+    main = points[~base]
     mask = ~base & (points[panel] == p)
-    base_mask = base.copy()
-    base_mask &= (points[panel] == p) | ~points[panel].isin(set(main[panel]))
+    base_mask = base & ((points[panel] == p) | ~points[panel].isin(set(main[panel])))
     if row:
         mask &= points[row] == r
         base_mask &= (points[row] == r) | ~points[row].isin(set(main[row]))
@@ -591,14 +610,21 @@ def _curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], 
     out: dict[tuple, dict[str, Any]] = {}
     greys = iter(BASELINE_GREYS * 4)
     base_colour: dict[Any, Any] = {}
+    taken = {str(v) for v in colour_of.values()}
     for c in curves:
         rec = meta[c]
         if rec["_base"]:
             reg = _mechanism_style(mech[c]) if mech[c] else {}
             if not pd.isna(rec["_hue"]) and rec["_hue"] in colour_of:
                 colour = colour_of[rec["_hue"]]
-            else:
-                colour = base_colour.setdefault(rec.get("label"), reg.get("color") or next(greys))
+            elif rec.get("label") in base_colour:
+                colour = base_colour[rec.get("label")]
+            else:  # the registered colour unless a curve or another baseline has it; else the next grey
+                colour = reg.get("color")
+                while colour is None or str(colour) in taken:
+                    colour = next(greys)
+                taken.add(str(colour))
+                base_colour[rec.get("label")] = colour
             out[c] = {"color": colour, "marker": "", "linestyle": reg.get("linestyle") or "--"}
             continue
         named = label_named.get(rec.get("label"), {})
@@ -622,6 +648,14 @@ def _annotate(draw, ax, run: Run, trials: pd.DataFrame, pts: pd.DataFrame, curve
     except KeyError:
         info = {}
     draw(ax, trials[mask], info, x, pts[[x, "centre", "lo", "hi"]])
+
+
+def _few_decade_ticks(ax, xs: pd.Series) -> None:
+    """A log x axis spanning under two decades with few values: ticks at the values, in plain numbers."""
+    values = sorted(v for v in pd.unique(xs) if v > 0)
+    if 1 < len(values) <= 10 and values[-1] / values[0] < 100:
+        ax.set_xticks(values, [value_text(v) for v in values])
+        ax.xaxis.set_minor_locator(NullLocator())
 
 
 def _draw_refs(ax, run: Run, dataset: str, metric: str, logy: bool, handles: dict[str, Any]) -> None:
@@ -757,11 +791,12 @@ def slope_table_text(slopes: pd.DataFrame) -> str:
     for column in ("slope", "lo", "hi"):
         shown[column] = [f"{v:+.3f}" if np.isfinite(v) else "nan" for v in shown[column]]
     for column in ("x_min", "x_max"):
-        shown[column] = [_value_text(v) for v in shown[column]]
+        shown[column] = [value_text(v) for v in shown[column]]
+    shown["points"] = shown["points"].astype(int)
     return format_table(shown.rename(columns={"lo": "95% lo", "hi": "95% hi"}))
 
 
 assert set(PLOT_OPTIONS) == set(PLOT_KEYS) - {"metrics"}, "plot.DEFAULTS and config.PLOT_KEYS disagree"
 
-__all__ = ["render", "build_figure", "plot_run", "plot_presets", "presets", "save", "Drawing", "axis_name",
+__all__ = ["render", "build_figure", "plot_run", "plot_presets", "presets", "save", "Drawing", "cell_mask", "axis_name",
            "metric_name", "figure_stem", "PLOT_OPTIONS"]

@@ -243,12 +243,17 @@ def private_labels(trials: pd.DataFrame) -> set[str]:
     return set(trials.loc[trials["privacy_model"].astype(str) != "none", "label"].astype(str))
 
 
+def three_digits(value: float) -> str:
+    """Three significant digits, trailing zeros kept: 0.120, 1.00, 114, 1.38e+03."""
+    return f"{value:#.3g}".rstrip(".").replace(".e", "e")
+
+
 def _cell_text(centre: float, lo: float, hi: float, interval: str) -> str:
     if interval == "normal":
-        return f"{centre:#.3g} ± {fmt((hi - lo) / 2, 2)}"
+        return f"{three_digits(centre)} ± {fmt((hi - lo) / 2, 2)}"
     if interval == "bootstrap" and np.isfinite(lo):
-        return f"{centre:#.3g} [{lo:#.3g}, {hi:#.3g}]"
-    return f"{centre:#.3g}"
+        return f"{three_digits(centre)} [{three_digits(lo)}, {three_digits(hi)}]"
+    return three_digits(centre)
 
 
 def points_table(
@@ -334,7 +339,7 @@ def config_text(run: Run) -> str:
 
 def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, heading: str) -> list[Any]:
     """One figure preset: the figure, then per panel its table (and, along ε, its own figure), then its slopes."""
-    from dpbench.plot import render, save
+    from dpbench.plot import cell_mask, render, save
 
     drawing = render(run, **options)
     o = drawing.options
@@ -342,9 +347,10 @@ def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, hea
     blocks: list[Any] = [Heading(heading), Image(png, f"{o['metric']} vs {o['x']}")]
     points, panel, row = drawing.points, drawing.panel, drawing.row
     grid = [c for c in (row, panel) if c]
-    for cell, part in points.groupby(grid, sort=False, dropna=False):
-        cell = cell if isinstance(cell, tuple) else (cell,)
+    cells = points.loc[~points["baseline"], grid].drop_duplicates().itertuples(index=False, name=None)
+    for cell in cells:
         name = " · ".join(str(v) for v in cell)
+        part = points[cell_mask(points, panel, cell[-1], row, cell[0] if row else None)]
         blocks.append(Heading(name, level=3))
         if o["x"] == "epsilon" and not row:  # a figure of its own only along ε (other x axes span panels)
             one = render(run, **{**options, "where": {**(o["where"] or {}), panel: [cell[-1]]}, "title": "",
@@ -358,15 +364,15 @@ def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, hea
                 floor = run.dataset_info(str(cell[-1])).get("ols_train_mse")
             except KeyError:
                 floor = None
-        curves = list(dict.fromkeys(points["curve"]))
-        curves = [c for c in curves if c in set(part["curve"])]
+        curves = [c for c in dict.fromkeys(points["curve"]) if c in set(part["curve"])]
         candidates = set(part.loc[part["private"].astype(bool), "curve"])
         blocks.append(points_table(part, curves, candidates, o["metric"], o["x"], o["stat"], o["interval"], floor))
     if len(drawing.slopes):
-        from dpbench.plot import axis_name
+        from dpbench.plot import axis_name, value_text
 
         rows = [[*(str(r[c]) for c in grid), r["curve"], f"{r['slope']:+.3f}", f"[{r['lo']:+.3f}, {r['hi']:+.3f}]",
-                 fmt(r["points"]), f"{fmt(r['x_min'])}–{fmt(r['x_max'])}"] for r in drawing.slopes.to_dict("records")]
+                 fmt(r["points"]), f"{value_text(r['x_min'])}–{value_text(r['x_max'])}"]
+                for r in drawing.slopes.to_dict("records")]
         blocks += [Heading("Fitted log–log slopes", level=3),
                    Table([*grid, "curve", "slope b", "95% CI", "points", f"{axis_name(o['x'])} range"], rows,
                          note=f"log({o['stat']}) = a + b·log({o['x']}) by least squares; the CI covers the noise of "
