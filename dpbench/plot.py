@@ -385,12 +385,12 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
         key = _key_of(rec, curve_keys)
         if key in meta:
             continue
-        parts = [str(rec["label"])] if rec["_base"] and hue != "label" and "label" in rec else []
-        named = [_short(style, rec[style])] if style else []
-        coloured = [_short(hue, rec["_hue"])] if not pd.isna(rec["_hue"]) else []
-        parts += named + coloured if style in ("label", "mechanism") else coloured + named  # names first
-        parts += [_short(e, rec[e]) for e in extras if not pd.isna(rec[e]) or e != "epsilon"]
-        text = ", ".join(dict.fromkeys(p for p in parts if p))
+        parts = [("label", rec["label"])] if rec["_base"] and hue != "label" and "label" in rec else []
+        parts += [(hue, rec["_hue"])] if not pd.isna(rec["_hue"]) else []
+        parts += [(style, rec[style])] if style else []
+        parts += [(e, rec[e]) for e in extras if not (e == "epsilon" and pd.isna(rec[e]))]
+        names = [_short(c, v) for c, v in parts if c in ("label", "mechanism")]  # names first, then coordinates
+        text = ", ".join(dict.fromkeys(names + [_short(c, v) for c, v in parts if c not in ("label", "mechanism")]))
         if tag and rec.get("privacy_model") is not None:
             text += f" [{MODEL_TAG.get(rec['privacy_model'], rec['privacy_model'])}]"
         curves.append(key)
