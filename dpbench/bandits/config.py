@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpbench.bandits.envs import ENVIRONMENTS, get_env
+from dpbench.bandits.envs import get_env
 from dpbench.bandits.simulator import get_algorithm
 from dpbench.config import (
     PRESENTATION_KEYS,
@@ -36,6 +36,7 @@ from dpbench.config import (
     _fail,
     _parse_component,
     _positive_int,
+    parse_backend,
     parse_presentation,
 )
 
@@ -59,6 +60,8 @@ TOP_LEVEL_KEYS = {
     "plots": "several named figure presets {name: {metric, x, hue, ...}} (each merged over `plot:`)",
     "analyses": "named analyses `dpbench report` runs: [name, {name: NAME, options: {key: value}}]",
     "notes": "free text kept with the run",
+    "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
+    "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
 ENV_KEYS = {"env", "label", "options", "grid"}
 ALGO_KEYS = {"algorithm", "label", "hyper", "grid"}
@@ -115,6 +118,8 @@ class BanditConfig:
     plots: dict[str, dict[str, Any]] = field(default_factory=dict)
     analyses: list[dict[str, Any]] = field(default_factory=list)
     notes: str = ""
+    backend: str = "loky"
+    scheduler: str | None = None
     large_trials: int | None = None  # the CLI's --trials override touches it (regression field; unused here)
 
     @property
@@ -145,6 +150,8 @@ class BanditConfig:
     def fingerprint(self) -> dict[str, Any]:
         data = self.to_dict()
         for volatile in ("n_jobs", "title", "caption", *PRESENTATION_KEYS, "notes", "output_dir", "trial_block"):
+            data.pop(volatile)
+        for volatile in ("backend", "scheduler"):  # where trials run never changes their results
             data.pop(volatile)
         return json.loads(json.dumps(data, default=str))
 
@@ -237,8 +244,6 @@ def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> Ban
     n_jobs = raw.get("n_jobs", 1)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
         raise _fail("n_jobs", f"must be a positive integer or -1 (all cores), got {n_jobs!r}")
-    if not ENVIRONMENTS:
-        import dpbench.bandits.envs  # noqa: F401  (registers the environments)
     return BanditConfig(
         name=name,
         environments=_parse_list(raw, "environments", parse_env),
@@ -256,4 +261,5 @@ def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> Ban
         caption=str(raw.get("caption", "")),
         **parse_presentation(raw),
         notes=str(raw.get("notes", "")),
+        **parse_backend(raw.get("backend", "loky"), raw.get("scheduler")),
     )
