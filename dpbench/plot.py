@@ -304,25 +304,51 @@ def _describe_points(o: Mapping[str, Any], counts: pd.Series) -> str:
     return f"Points: {o['stat']} over {trials} trials per point{pooled}; band: {band}."
 
 
-def render(run: Run | str | Path, **options: Any) -> Drawing:
-    """Draw one preset (see :data:`dpbench.config.PLOT_KEYS`) of ``run``; nothing is written."""
-    run = run if isinstance(run, Run) else load_run(run)
-    o = resolve_options(options)
-    metric, x, hue = o["metric"], o["x"], o["hue"]
-    if o["annotate"] is not None:
-        from dpbench import registry
+@dataclass
+class _Selection:
+    """The rows of one figure and how they group: grid keys (row, panel), curve keys, the points drawn."""
 
-        try:
-            annotation = registry.get_annotation(o["annotate"]).draw
-        except KeyError as err:
-            raise ValueError(f"annotate={o['annotate']!r}: {err.args[0]}") from None
+    run: Run
+    o: dict[str, Any]
+    trials: pd.DataFrame  # with _value (the metric), _base (baseline row) and _hue (the hue, NaN for baselines by ε)
+    panel: str
+    row: str | None
+    style: str | None
+    extras: list[str]  # columns that vary inside a curve and split it
+    curve_keys: list[str]
+    points: pd.DataFrame  # results.summarise of the groups (grid keys, curve keys, x)
+    nan_count: int
+
+
+@dataclass
+class _Curves:
+    order: list[tuple]
+    legend: dict[tuple, str]
+    meta: dict[tuple, dict[str, Any]]  # a row of each curve (_base, _hue, label, mechanism, privacy_model, ...)
+    styles: dict[tuple, dict[str, Any]]
+
+
+@dataclass
+class _Layout:
+    figure: Figure
+    axes: np.ndarray
+    positions: dict[tuple, tuple[int, int]]  # (row value, panel value) → (i, j) in the grid
+    legend_labels: list[str]
+    legend_columns: int
+    head_in: float  # height of the suptitle block, inches
+    axes_in: float  # height of one panel, inches
+    draw_refs: bool
+
+
+def _select(run: Run, o: dict[str, Any]) -> _Selection:
+    """Filter (``where``), check the columns, mark baselines, find the curve keys and summarise every point."""
+    x, hue = o["x"], o["hue"]
     trials = run.trials.copy()
     if o["where"]:
         trials = trials[_matches(trials, o["where"], "where")]
         if trials.empty:
             raise ValueError(f"where={o['where']} leaves no rows of {run.path / 'trials.csv'}")
-    panel = _panel_column(trials, o)
-    row = o["row"]
+    panel, row = _panel_column(trials, o), o["row"]
     for option, column in (("x", x), ("hue", hue), ("panel", panel), ("row", row), ("style", o["style"])):
         if column is not None and column not in trials:
             raise ValueError(f"{option}={column!r} is not a column of {run.path / 'trials.csv'}; "
@@ -332,11 +358,11 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
     drawn = [c for c in (x, hue, panel, row) if c is not None]
     if len(set(drawn)) < len(drawn):
         raise ValueError(f"x, hue, panel and row must be different columns (got {', '.join(map(repr, drawn))})")
-    trials["_value"] = metric_values(trials, metric, run.datasets).to_numpy()
+    trials["_value"] = metric_values(trials, o["metric"], run.datasets).to_numpy()
     nan_count = int(trials["_value"].isna().sum())
     if nan_count:
-        warnings.warn(f"{run.path.name}: {nan_count} of {len(trials)} trials have a NaN {metric}; ignored",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(f"{run.path.name}: {nan_count} of {len(trials)} trials have a NaN {o['metric']}; ignored",
+                      RuntimeWarning, stacklevel=3)
 
     # baseline rows (e.g. non-private references): drawn once (first ε), in every panel they share
     is_base = _matches(trials, o["baseline"], "baseline") if o["baseline"] else pd.Series(False, index=trials.index)
@@ -349,56 +375,67 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
     o["pool"] = [c for c in o["pool"] if c in trials and trials[c].nunique(dropna=False) > 1]  # for the note
     grid_keys = [c for c in (row, panel) if c is not None]
     style = o["style"] if o["style"] not in (None, hue) else None
-    curve_cols = [hue, *([style] if style else [])]
     main = trials[~trials["_base"]]
-    extras = _split_columns(main if len(main) else trials, [*grid_keys, *curve_cols], x, o["pool"])
+    extras = _split_columns(main if len(main) else trials, [*grid_keys, hue, *([style] if style else [])], x,
+                            o["pool"])
     # a baseline ignores ε: its hue and extras other than ε identify it
     trials["_hue"] = trials[hue]
     if hue == "epsilon":
         trials.loc[trials["_base"], "_hue"] = np.nan
-    keys = [*grid_keys, "_base", "_hue", *([style] if style else []), *extras]
-    if trials["_base"].any() and "label" not in keys and hue != "label":
-        keys.append("label")  # a baseline's own label identifies it
+    curve_keys = ["_base", "_hue", *([style] if style else []), *extras]
+    if trials["_base"].any() and "label" not in (*grid_keys, *curve_keys) and hue != "label":
+        curve_keys.append("label")  # a baseline's own label identifies it
     if "epsilon" in extras:
         trials.loc[trials["_base"], "epsilon"] = np.nan
-    points = summarise(trials, "_value", [*keys, x], o["stat"], o["interval"], o["resamples"], o["seed"])
+    points = summarise(trials, "_value", [*grid_keys, *curve_keys, x], o["stat"], o["interval"], o["resamples"],
+                       o["seed"])
     points = points[np.isfinite(points[x].astype(float))]
+    return _Selection(run, o, trials, panel, row, style, extras, curve_keys, points, nan_count)
 
-    # curves: identity, legend text, mechanism, privacy model (sorted: config order of labels, then hue, extras)
-    curve_keys = keys[len(grid_keys):]
-    info_cols = [c for c in ("label", "mechanism", "privacy_model") if c in trials and c not in curve_keys]
-    curve_frame = trials.drop_duplicates(curve_keys)[curve_keys + info_cols]
-    hue_order = _ordered(trials[hue], run.label_order() if hue == "label" else None)
-    hue_rank = {v: i for i, v in enumerate(hue_order)}
-    label_rank = {v: i for i, v in enumerate(run.label_order())}
-    curve_frame = curve_frame.assign(
-        _r0=curve_frame["_base"].astype(int),
-        _r1=curve_frame["_hue"].map(lambda v: hue_rank.get(v, len(hue_rank))),
-        _r2=curve_frame["label"].map(lambda v: label_rank.get(v, len(label_rank))) if "label" in curve_frame else 0,
-    ).sort_values(["_r0", "_r1", "_r2", *curve_keys[2:]], kind="stable")
+
+def _curves(sel: _Selection) -> _Curves:
+    """Every curve's identity, legend text (names first, then coordinates; the privacy model with
+    ``tag_models``) and style, in config order of labels, then hue, then the splitting coordinates."""
+    o, trials, keys, hue, style = sel.o, sel.trials, sel.curve_keys, sel.o["hue"], sel.style
+    info_cols = [c for c in ("label", "mechanism", "privacy_model") if c in trials and c not in keys]
+    frame = trials.drop_duplicates(keys)[keys + info_cols]
+    label_order = sel.run.label_order()
+    hue_rank = {v: i for i, v in enumerate(_ordered(trials[hue], label_order if hue == "label" else None))}
+    label_rank = {v: i for i, v in enumerate(label_order)}
+    frame = frame.assign(
+        _r0=frame["_base"].astype(int),
+        _r1=frame["_hue"].map(lambda v: hue_rank.get(v, len(hue_rank))),
+        _r2=frame["label"].map(lambda v: label_rank.get(v, len(label_rank))) if "label" in frame else 0,
+    ).sort_values(["_r0", "_r1", "_r2", *keys[2:]], kind="stable")
     models = set(trials.loc[trials["_value"].notna(), "privacy_model"]) if "privacy_model" in trials else set()
     tag = o["tag_models"] and len(models) > 1
-    curves: list[tuple] = []
+    order: list[tuple] = []
     legend: dict[tuple, str] = {}
     meta: dict[tuple, dict[str, Any]] = {}
-    for rec in curve_frame.to_dict("records"):
-        key = _key_of(rec, curve_keys)
+    for rec in frame.to_dict("records"):
+        key = _key_of(rec, keys)
         if key in meta:
             continue
         parts = [("label", rec["label"])] if rec["_base"] and hue != "label" and "label" in rec else []
         parts += [(hue, rec["_hue"])] if not pd.isna(rec["_hue"]) else []
         parts += [(style, rec[style])] if style else []
-        parts += [(e, rec[e]) for e in extras if not (e == "epsilon" and pd.isna(rec[e]))]
-        names = [_short(c, v) for c, v in parts if c in ("label", "mechanism")]  # names first, then coordinates
+        parts += [(e, rec[e]) for e in sel.extras if not (e == "epsilon" and pd.isna(rec[e]))]
+        names = [_short(c, v) for c, v in parts if c in ("label", "mechanism")]
         text = ", ".join(dict.fromkeys(names + [_short(c, v) for c, v in parts if c not in ("label", "mechanism")]))
         if tag and rec.get("privacy_model") is not None:
             text += f" [{MODEL_TAG.get(rec['privacy_model'], rec['privacy_model'])}]"
-        curves.append(key)
+        order.append(key)
         legend[key] = text
         meta[key] = rec
-    styles = _curve_styles(curves, meta, hue, style or (extras[0] if extras else None))
+    styles = _curve_styles(order, meta, hue, style or (sel.extras[0] if sel.extras else None))
+    return _Curves(order, legend, meta, styles)
 
-    # layout (inches → figure fractions, so text never overlaps whatever the panel count)
+
+def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[str], list[str]]:
+    """Panels in a grid and every text block sized in inches, so nothing overlaps whatever the panel count.
+
+    Returns the layout and the title, caption and note lines to write."""
+    o, run, points, panel, row = sel.o, sel.run, sel.points, sel.panel, sel.row
     main_points = points[~points["_base"].astype(bool)]
     source = main_points if len(main_points) else points
     panels = _ordered(source[panel], None if pd.api.types.is_numeric_dtype(source[panel]) else
@@ -415,29 +452,27 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
     title = (run.title or run.name) if o["title"] is None else o["title"]
     caption = run.caption if o["caption"] is None else o["caption"]
     fig_w = max(6.4, ncols * PANEL_SIZE[0] + 0.6)
-    draw_refs = o["refs"] and (metric == "train_mse" or (metric in EXCESS_NAMES and not o["logy"]))
-    legend_labels = [legend[c] for c in curves]
-    legend_labels += [h["label"] for h in o["hlines"] if h["label"]]
-    if draw_refs:
-        legend_labels += list(REF_STYLE)
+    draw_refs = o["refs"] and (o["metric"] == "train_mse" or (o["metric"] in EXCESS_NAMES and not o["logy"]))
+    legend_labels = [curves.legend[c] for c in curves.order] + [h["label"] for h in o["hlines"] if h["label"]]
+    legend_labels += list(REF_STYLE) if draw_refs else []
     leg_cols = _legend_columns(legend_labels, fig_w - 0.4)
     leg_rows = math.ceil(len(legend_labels) / leg_cols) if legend_labels else 0
     notes = [_describe_points(o, points["count"])]
     if run.skipped:
         notes.append("Skipped (data unavailable): " + "; ".join(
             f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))
-    if nan_count:
-        notes.append(f"{nan_count} trial(s) with NaN {metric} ignored.")
+    if sel.nan_count:
+        notes.append(f"{sel.nan_count} trial(s) with NaN {o['metric']} ignored.")
     title_lines = textwrap.wrap(title, int(fig_w * 11)) if title else []
     caption_lines = _bottom_lines(caption, fig_w - 0.4, 9) if caption else []
     note_lines = _bottom_lines("\n".join(notes), fig_w - 0.4, 8)
     head_in = 0.15 + 0.25 * len(title_lines) + (0.2 if title_lines else 0)  # suptitle
     top_in = head_in + 0.1 + 0.22 * leg_rows  # + legend
-    bottom_in = 0.65 + 0.17 * len(caption_lines) + 0.16 * len(note_lines) + 0.1  # x label, caption, notes
     title_in = 0.2 + 0.17 * (3 if row else 2)  # a panel's title (2 lines; 3 in a grid)
     axes_in = PANEL_SIZE[1] - 0.1
-    fits_in = 0.3 + 0.13 * (1 + sum(not meta[c]["_base"] for c in curves)) if o["fit"] and o["fit_draw"] else 0.0
-    bottom_in += fits_in  # the fitted slopes are listed under each panel, never over the data
+    mains = sum(not curves.meta[c]["_base"] for c in curves.order)
+    fits_in = 0.3 + 0.13 * (1 + mains) if o["fit"] and o["fit_draw"] else 0.0  # slopes listed under each panel
+    bottom_in = 0.75 + 0.17 * len(caption_lines) + 0.16 * len(note_lines) + fits_in  # x label, caption, notes
     gap_in = title_in + 0.4 + fits_in  # tick labels of the panel above (+ its slopes) + the title of the one below
     fig_h = top_in + title_in + nrows * axes_in + (nrows - 1) * gap_in + bottom_in
     fig = Figure(figsize=(fig_w, fig_h), dpi=DPI)
@@ -449,116 +484,175 @@ def render(run: Run | str | Path, **options: Any) -> Drawing:
         for j in range(ncols):
             if (i, j) not in used:
                 fig.delaxes(axes[i, j])
+    layout = _Layout(fig, axes, positions, legend_labels, leg_cols, head_in, axes_in, draw_refs)
+    return layout, title_lines, caption_lines, note_lines
 
-    use_logx = o["logx"] if o["logx"] is not None else (
-        x == "epsilon" or bool(len(points) and (points[x] > 0).all() and points[x].max() / points[x].min() >= 50))
-    fits = []
-    handles: dict[str, Any] = {}
-    for (r, p), (i, j) in positions.items():
-        ax = axes[i, j]
-        in_cell = cell_mask(points.assign(baseline=points["_base"].astype(bool)), panel, p, row, r)
-        sub = points[in_cell]
-        if o["logy"]:  # drop non-positive and numerically-zero centres (e.g. an OLS curve of an excess metric)
-            top = sub["centre"].max() if len(sub) else 0.0
-            sub = sub[sub["centre"] > (top * 1e-10 if np.isfinite(top) and top > 0 else 0.0)]
-        drawn = 0
-        fit_handles = []
-        for curve in curves:
-            mask = pd.Series(True, index=sub.index)
-            for column, v in zip(curve_keys, curve, strict=True):
-                mask &= sub[column].isna() if pd.isna(v) else (sub[column] == v)
-            pts = sub[mask].sort_values(x)
-            if use_logx:
-                pts = pts[pts[x] > 0]
-            if pts.empty:
-                continue
-            st = styles[curve]
-            xs, centre = pts[x].to_numpy(float), pts["centre"].to_numpy(float)
-            lo, hi = pts["lo"].to_numpy(float), pts["hi"].to_numpy(float)
-            if o["logy"]:
-                lo = np.where(lo > 0, lo, centre / 10)
-            (line,) = ax.plot(xs, centre, color=st["color"], marker=st["marker"], linestyle=st["linestyle"],
-                              markersize=5 if st["marker"] else 0, linewidth=1.4, label=legend[curve],
-                              markevery=max(1, len(xs) // MAX_MARKERS))
-            if o["interval"] != "none":
-                if len(xs) > 1:
-                    ax.fill_between(xs, lo, hi, color=st["color"], alpha=0.12 if meta[curve]["_base"] else 0.18,
-                                    linewidth=0)
-                else:
-                    ax.errorbar(xs, centre, yerr=[centre - lo, hi - centre], color=st["color"], capsize=3,
-                                linestyle="")
-            handles.setdefault(legend[curve], line)
-            drawn += 1
-            if o["annotate"] is not None:
-                _annotate(annotation, ax, run, trials, pts, curve, curve_keys, panel, p, row, r, x)
-            if o["fit"] and not meta[curve]["_base"]:
-                fit = fit_slopes(pts, x, [], o["fit_min"], o["fit_max"]).iloc[0].to_dict()
-                fit.update({**({row: r} if row else {}), panel: p, "curve": legend[curve]})
-                fits.append(fit)
-                if o["fit_draw"] and np.isfinite(fit["slope"]):
-                    fx = np.geomspace(fit["x_min"], fit["x_max"], 20)
-                    (fl,) = ax.plot(fx, np.exp(fit["intercept"]) * fx ** fit["slope"], color=st["color"],
-                                    linestyle=(0, (6, 3)), linewidth=1.0, alpha=0.6,
-                                    label=f"{legend[curve]}: {fit['slope']:+.2f} [{fit['lo']:+.2f}, "
-                                          f"{fit['hi']:+.2f}]")
-                    fit_handles.append(fl)
-        if use_logx:
-            ax.set_xscale("log")
-            _few_decade_ticks(ax, sub[x])
-        elif drawn:  # at most ~6 linear ticks, large values with a ×10^k offset: labels never overlap
-            ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
-            ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
-        if o["logy"]:
-            ax.set_yscale("log")
-        if drawn and draw_refs and panel in ("dataset", "dataset_id"):
-            _draw_refs(ax, run, str(p), metric, o["logy"], handles)
-        for h in o["hlines"]:
-            if o["logy"] and h["y"] <= 0:
-                continue
-            hl = ax.axhline(h["y"], color="grey", linewidth=0.9, linestyle="-", label=h["label"] or "_nolegend_")
-            if h["label"]:
-                handles.setdefault(h["label"], hl)
-        if not drawn:
-            ax.text(0.5, 0.5, "no finite values", transform=ax.transAxes, ha="center", va="center", color="grey")
-        if not o["logy"] and drawn:
-            ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3), useMathText=True)
-        if fit_handles:
-            ax.legend(handles=fit_handles, loc="upper center", bbox_to_anchor=(0.5, -0.5 / axes_in), fontsize=6.5,
-                      title="fitted log–log slope [95% CI] (thin dashed lines)", title_fontsize=6.5, frameon=False)
-        ax.grid(True, which="major", alpha=0.4)
-        cell_title = _panel_title(trials, panel, p)
-        if row:
-            cell_title = f"{_short(row, r)}\n{cell_title}"
-        ax.set_title(cell_title, fontsize=9)
-        if j == 0:
-            ax.set_ylabel(metric_name(metric) + (" (median)" if o["stat"] == "median" else ""))
-        if (i + 1, j) not in used:  # nothing below it
-            ax.set_xlabel(axis_name(x))
 
+def _draw_curve(ax, sel: _Selection, curves: _Curves, curve: tuple, pts: pd.DataFrame) -> Any:
+    """One curve: its points, and its band unless ``interval: none``; returns the line."""
+    o, x = sel.o, sel.o["x"]
+    st = curves.styles[curve]
+    xs, centre = pts[x].to_numpy(float), pts["centre"].to_numpy(float)
+    lo, hi = pts["lo"].to_numpy(float), pts["hi"].to_numpy(float)
+    if o["logy"]:
+        lo = np.where(lo > 0, lo, centre / 10)
+    (line,) = ax.plot(xs, centre, color=st["color"], marker=st["marker"], linestyle=st["linestyle"],
+                      markersize=5 if st["marker"] else 0, linewidth=1.4, label=curves.legend[curve],
+                      markevery=max(1, len(xs) // MAX_MARKERS))
+    if o["interval"] != "none":
+        if len(xs) > 1:
+            ax.fill_between(xs, lo, hi, color=st["color"], alpha=0.12 if curves.meta[curve]["_base"] else 0.18,
+                            linewidth=0)
+        else:
+            ax.errorbar(xs, centre, yerr=[centre - lo, hi - centre], color=st["color"], capsize=3, linestyle="")
+    return line
+
+
+def _fit_curve(ax, sel: _Selection, curves: _Curves, curve: tuple, pts: pd.DataFrame, cell: dict[str, Any]
+               ) -> tuple[dict[str, Any], Any]:
+    """The slope fit of one curve (a row of the slopes table) and, with ``fit_draw``, its drawn line."""
+    o = sel.o
+    fit = fit_slopes(pts, o["x"], [], o["fit_min"], o["fit_max"]).iloc[0].to_dict()
+    fit.update({**cell, "curve": curves.legend[curve]})
+    if not (o["fit_draw"] and np.isfinite(fit["slope"])):
+        return fit, None
+    fx = np.geomspace(fit["x_min"], fit["x_max"], 20)
+    (line,) = ax.plot(fx, np.exp(fit["intercept"]) * fx ** fit["slope"], color=curves.styles[curve]["color"],
+                      linestyle=(0, (6, 3)), linewidth=1.0, alpha=0.6,
+                      label=f"{curves.legend[curve]}: {fit['slope']:+.2f} [{fit['lo']:+.2f}, {fit['hi']:+.2f}]")
+    return fit, line
+
+
+def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, handles: dict[str, Any],
+                annotation) -> list[dict[str, Any]]:
+    """Every curve of panel ``key`` = (row value, panel value), its axes and decorations; returns its fits."""
+    o, x, panel, row = sel.o, sel.o["x"], sel.panel, sel.row
+    r, p = key
+    i, j = lay.positions[key]
+    ax = lay.axes[i, j]
+    sub = sel.points[cell_mask(sel.points.assign(baseline=sel.points["_base"].astype(bool)), panel, p, row, r)]
+    if o["logy"]:  # drop non-positive and numerically-zero centres (e.g. an OLS curve of an excess metric)
+        top = sub["centre"].max() if len(sub) else 0.0
+        sub = sub[sub["centre"] > (top * 1e-10 if np.isfinite(top) and top > 0 else 0.0)]
+    use_logx = o["logx"] if o["logx"] is not None else (x == "epsilon" or bool(
+        len(sel.points) and (sel.points[x] > 0).all() and sel.points[x].max() / sel.points[x].min() >= 50))
+    cell = {**({row: r} if row else {}), panel: p}
+    fits, fit_lines, drawn = [], [], 0
+    for curve in curves.order:
+        mask = pd.Series(True, index=sub.index)
+        for column, v in zip(sel.curve_keys, curve, strict=True):
+            mask &= sub[column].isna() if pd.isna(v) else (sub[column] == v)
+        pts = sub[mask].sort_values(x)
+        pts = pts[pts[x] > 0] if use_logx else pts
+        if pts.empty:
+            continue
+        handles.setdefault(curves.legend[curve], _draw_curve(ax, sel, curves, curve, pts))
+        drawn += 1
+        if annotation is not None:
+            _annotate(annotation, ax, sel, pts, curve, p, r)
+        if o["fit"] and not curves.meta[curve]["_base"]:
+            fit, line = _fit_curve(ax, sel, curves, curve, pts, cell)
+            fits.append(fit)
+            fit_lines += [line] if line is not None else []
+    _decorate_axes(ax, sel, lay, sub, drawn, use_logx, handles, key)
+    if fit_lines:
+        ax.legend(handles=fit_lines, loc="upper center", bbox_to_anchor=(0.5, -0.5 / lay.axes_in), fontsize=6.5,
+                  title="fitted log–log slope [95% CI] (thin dashed lines)", title_fontsize=6.5, frameon=False)
+    return fits
+
+
+def _decorate_axes(ax, sel: _Selection, lay: _Layout, sub: pd.DataFrame, drawn: int, use_logx: bool,
+                   handles: dict[str, Any], key: tuple) -> None:
+    """Scales, ticks, reference lines, grid, title and axis labels of one panel."""
+    o, x, panel, row = sel.o, sel.o["x"], sel.panel, sel.row
+    r, p = key
+    i, j = lay.positions[key]
+    if use_logx:
+        ax.set_xscale("log")
+        _few_decade_ticks(ax, sub[x])
+    elif drawn:  # at most ~6 linear ticks, large values with a ×10^k offset: labels never overlap
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
+    if o["logy"]:
+        ax.set_yscale("log")
+    if drawn and lay.draw_refs and panel in ("dataset", "dataset_id"):
+        _draw_refs(ax, sel.run, str(p), o["metric"], o["logy"], handles)
+    for h in o["hlines"]:
+        if o["logy"] and h["y"] <= 0:
+            continue
+        line = ax.axhline(h["y"], color="grey", linewidth=0.9, linestyle="-", label=h["label"] or "_nolegend_")
+        if h["label"]:
+            handles.setdefault(h["label"], line)
+    if not drawn:
+        ax.text(0.5, 0.5, "no finite values", transform=ax.transAxes, ha="center", va="center", color="grey")
+    elif not o["logy"]:
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3), useMathText=True)
+    ax.grid(True, which="major", alpha=0.4)
+    title = _panel_title(sel.trials, panel, p)
+    ax.set_title(f"{_short(row, r)}\n{title}" if row else title, fontsize=9)
+    if j == 0:
+        ax.set_ylabel(metric_name(o["metric"]) + (" (median)" if o["stat"] == "median" else ""))
+    if (i + 1, j) not in set(lay.positions.values()):  # nothing below it
+        ax.set_xlabel(axis_name(x))
+
+
+def _write_texts(sel: _Selection, lay: _Layout, handles: dict[str, Any], title_lines: list[str],
+                 caption_lines: list[str], note_lines: list[str]) -> None:
+    """Suptitle, the figure-wide legend under it, and the caption and notes at the bottom."""
+    fig = lay.figure
+    fig_h = fig.get_figheight()
     if title_lines:
         fig.suptitle("\n".join(title_lines), y=1 - 0.12 / fig_h, va="top", fontsize=11.5)
     if handles:
-        order = [lab for lab in legend_labels if lab in handles]
-        fig.legend([handles[lab] for lab in order], order, loc="upper center", ncol=leg_cols, fontsize=8.5,
-                   frameon=False, bbox_to_anchor=(0.5, 1 - head_in / fig_h))
+        order = [lab for lab in lay.legend_labels if lab in handles]
+        fig.legend([handles[lab] for lab in order], order, loc="upper center", ncol=lay.legend_columns, fontsize=8.5,
+                   frameon=False, bbox_to_anchor=(0.5, 1 - lay.head_in / fig_h))
     y = 0.1
     for line in reversed(note_lines):
-        fig.text(0.5, y / fig_h, line, ha="center", va="bottom", fontsize=8,
-                 color="darkred" if line.startswith(("Skipped", f"{nan_count} trial")) else "dimgray")
+        warn = line.startswith(("Skipped", f"{sel.nan_count} trial"))
+        fig.text(0.5, y / fig_h, line, ha="center", va="bottom", fontsize=8, color="darkred" if warn else "dimgray")
         y += 0.16
     for line in reversed(caption_lines):
         fig.text(0.5, y / fig_h, line, ha="center", va="bottom", fontsize=9, style="italic")
         y += 0.17
 
+
+def _tables(sel: _Selection, curves: _Curves, fits: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The points drawn (with their curve's legend text, ``private`` and ``baseline`` flags) and the slopes."""
+    points = sel.points
     records = points.to_dict("records")
-    private = [not rec["_base"] and meta.get(_key_of(rec, curve_keys), {}).get("privacy_model", "central") != "none"
-               for rec in records]
-    table = points.drop(columns=["boot"]).assign(curve=[legend.get(_key_of(r, curve_keys), "") for r in records],
-                                                 private=private, baseline=points["_base"].astype(bool))
-    table = table.drop(columns=[c for c in ("_base", "_hue") if c in table])
-    slope_columns = [*([row] if row else []), panel, "curve", "slope", "lo", "hi", "points", "x_min", "x_max"]
+    meta = [curves.meta.get(_key_of(rec, sel.curve_keys), {}) for rec in records]
+    private = [not rec["_base"] and m.get("privacy_model", "central") != "none" for rec, m in zip(records, meta,
+                                                                                                  strict=True)]
+    table = points.drop(columns=["boot", "_hue"]).assign(
+        curve=[curves.legend.get(_key_of(rec, sel.curve_keys), "") for rec in records], private=private,
+        baseline=points["_base"].astype(bool)).drop(columns=["_base"])
+    slope_columns = [*([sel.row] if sel.row else []), sel.panel, "curve", "slope", "lo", "hi", "points", "x_min",
+                     "x_max"]
     slopes = pd.DataFrame(fits)[slope_columns] if fits else pd.DataFrame(columns=slope_columns)
-    return Drawing(fig, table, slopes, o, panel, row)
+    return table, slopes
+
+
+def render(run: Run | str | Path, **options: Any) -> Drawing:
+    """Draw one preset (see :data:`dpbench.config.PLOT_KEYS`) of ``run``; nothing is written."""
+    run = run if isinstance(run, Run) else load_run(run)
+    o = resolve_options(options)
+    annotation = None
+    if o["annotate"] is not None:
+        from dpbench import registry
+
+        try:
+            annotation = registry.get_annotation(o["annotate"]).draw
+        except KeyError as err:
+            raise ValueError(f"annotate={o['annotate']!r}: {err.args[0]}") from None
+    sel = _select(run, o)
+    curves = _curves(sel)
+    lay, title_lines, caption_lines, note_lines = _layout(sel, curves)
+    handles: dict[str, Any] = {}
+    fits = [fit for key in lay.positions for fit in _draw_panel(sel, curves, lay, key, handles, annotation)]
+    _write_texts(sel, lay, handles, title_lines, caption_lines, note_lines)
+    table, slopes = _tables(sel, curves, fits)
+    return Drawing(lay.figure, table, slopes, o, sel.panel, sel.row)
 
 
 def _key_of(record: Mapping[str, Any], columns: Sequence[str]) -> tuple:
@@ -636,18 +730,19 @@ def _curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], 
     return out
 
 
-def _annotate(draw, ax, run: Run, trials: pd.DataFrame, pts: pd.DataFrame, curve: tuple, curve_keys: list[str],
-              panel: str, p: Any, row: str | None, r: Any, x: str) -> None:
-    mask = trials[panel] == p
-    if row:
-        mask &= trials[row] == r
-    for column, v in zip(curve_keys, curve, strict=True):
+def _annotate(draw, ax, sel: _Selection, pts: pd.DataFrame, curve: tuple, p: Any, r: Any) -> None:
+    """Call a registered annotation with the curve's rows of panel (r, p) and that panel's dataset entry."""
+    trials = sel.trials
+    mask = trials[sel.panel] == p
+    if sel.row:
+        mask &= trials[sel.row] == r
+    for column, v in zip(sel.curve_keys, curve, strict=True):
         mask &= trials[column].isna() if pd.isna(v) else (trials[column] == v)
     try:
-        info = run.dataset_info(str(p))
+        info = sel.run.dataset_info(str(p))
     except KeyError:
         info = {}
-    draw(ax, trials[mask], info, x, pts[[x, "centre", "lo", "hi"]])
+    draw(ax, trials[mask], info, sel.o["x"], pts[[sel.o["x"], "centre", "lo", "hi"]])
 
 
 def _few_decade_ticks(ax, xs: pd.Series) -> None:
