@@ -1,4 +1,4 @@
-"""Registries of mechanisms, dataset loaders and experiment kinds.
+"""Registries of mechanisms, dataset loaders, experiment kinds, analyses and plot annotations.
 
 Mechanisms, loaders and kinds register themselves in their own module; the engine, the config validator and the
 CLI only ever talk to this module (benchopt style: one file per solver/dataset, discovered). A mechanism registers
@@ -186,8 +186,9 @@ class KindInfo:
 class AnalysisInfo:
     """A named analysis (``dpbench analyze NAME [RUN...] [-o key=value ...]``) contributed by a paper plug-in.
 
-    ``run(runs, options, echo)``: ``runs`` are run folders (possibly none), ``options`` the ``-o key=value`` pairs as
-    strings, ``echo`` prints a line; it writes its outputs (tables, figures) and echoes what it wrote.
+    ``run(runs, options, echo)``: ``runs`` are run folders (possibly none), ``options`` the ``-o key=value`` pairs (or
+    a config's ``analyses:`` options) as strings, ``echo`` prints a line; it writes its outputs (tables, figures),
+    echoes what it wrote, and may return the written paths (``dpbench report`` embeds the PNGs among them).
     """
 
     name: str
@@ -196,10 +197,25 @@ class AnalysisInfo:
     needs_runs: bool = True
 
 
+@dataclass(frozen=True)
+class AnnotationInfo:
+    """A point annotation ``dpbench plot`` draws when a preset says ``annotate: NAME``.
+
+    ``draw(ax, trials, dataset_info, x, points)`` is called once per curve: ``trials`` are the curve's rows,
+    ``dataset_info`` the panel's datasets.json entry (``{}`` if none), ``points`` the drawn points (columns ``x``,
+    ``centre``, ``lo``, ``hi``); it decides itself whether the curve is one it annotates.
+    """
+
+    name: str
+    summary: str
+    draw: Callable[..., Any]
+
+
 MECHANISMS: dict[str, MechanismInfo] = {}
 DATASETS: dict[str, DatasetInfo] = {}
 KINDS: dict[str, KindInfo] = {}
 ANALYSES: dict[str, AnalysisInfo] = {}
+ANNOTATIONS: dict[str, AnnotationInfo] = {}
 #: packages whose modules (recursively) register components when imported
 DISCOVERED_PACKAGES = ("dpbench.engine", "dpbench.mechanisms", "dpbench.data", "dpbench.bandits", "dpbench.papers")
 
@@ -383,6 +399,18 @@ def register_analysis(
     return decorator
 
 
+def register_annotation(name: str, *, summary: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated ``draw(ax, trials, dataset_info, x, points)`` as plot annotation ``name``."""
+
+    def decorator(draw: Callable[..., Any]) -> Callable[..., Any]:
+        if name in ANNOTATIONS and ANNOTATIONS[name].draw is not draw:
+            raise ValueError(f"annotation {name!r} is registered twice")
+        ANNOTATIONS[name] = AnnotationInfo(name, summary, draw)
+        return draw
+
+    return decorator
+
+
 _DISCOVERED = False
 #: modules that failed to import during discovery: module name → error (reported by the lookups)
 IMPORT_ERRORS: dict[str, str] = {}
@@ -508,3 +536,49 @@ def get_analysis(name: str) -> AnalysisInfo:
     if name in ANALYSES:
         return ANALYSES[name]
     raise KeyError(f"unknown analysis {name!r}; registered: {', '.join(sorted(ANALYSES))}{import_note()}")
+
+
+def get_annotation(name: str) -> AnnotationInfo:
+    discover()
+    if name in ANNOTATIONS:
+        return ANNOTATIONS[name]
+    raise KeyError(f"unknown annotation {name!r}; registered: {', '.join(sorted(ANNOTATIONS))}{import_note()}")
+
+
+def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """An analysis's options: ``given`` (strings from ``-o key=value`` or a config) over ``defaults``, each converted
+    to its default's type (int, float, bool, str; a list default takes a comma-separated string); an unknown key
+    or a value that does not convert raises :class:`ValueError` naming it."""
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        raise ValueError(f"analysis {name!r}: unknown option(s) {', '.join(unknown)}; "
+                         f"allowed: {', '.join(sorted(defaults)) or '(none)'}")
+    out = dict(defaults)
+    for key, value in given.items():
+        default = defaults[key]
+        try:
+            if isinstance(default, bool):
+                if str(value).lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(value)
+                out[key] = str(value).lower() in ("true", "1", "yes")
+            elif isinstance(default, (list, tuple)):
+                out[key] = [v.strip() for v in str(value).split(",") if v.strip()] if isinstance(value, str) \
+                    else list(value)
+            elif isinstance(default, int):
+                out[key] = int(value)
+            elif isinstance(default, float) or default is None and _is_number(value):
+                out[key] = float(value)
+            else:
+                out[key] = str(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"analysis {name!r}: option {key}={value!r} is not a valid "
+                             f"{type(default).__name__}") from None
+    return out
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -377,7 +377,6 @@ def test_the_privacy_layer_is_pure():
 NAMING_ALLOWED = {
     "dpbench/audit.py": "issue 15 rewrites the audit around declared releases: its AUDIT_HYPER / AUDIT_DATA are "
     "now declared in the mechanisms' AuditSetup (read through fit.audit_*), NOISE_PATCHES moves with the releases",
-    "dpbench/plot.py": "the 'ihm_clipping' annotation; the plot unification (issue 14) replaces it",
     "dpbench/bandits/calibrate.py": "'iwr_ldp' is a bandit oracle key there, not the regression mechanism",
 }
 

@@ -500,7 +500,7 @@ def test_uncapped_option1_divergence_is_reported_as_nan(small_problem):
 def test_report_exponents_and_slopes():
     import pandas as pd
 
-    from dpbench.papers.ftrl.commands import rate_exponent, slope_table
+    from dpbench.papers.ftrl.analyses import rate_exponent, slope_table
 
     # spec 002 §4.3 Table 1
     assert rate_exponent("nonprivate", "poly", 3.0) == pytest.approx(0.75)
