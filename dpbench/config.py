@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -32,6 +33,7 @@ import numpy as np
 import yaml
 
 from dpbench import registry
+from dpbench.contract import HyperError
 from dpbench.metrics import METRICS
 
 TOP_LEVEL_KEYS = {
@@ -51,14 +53,15 @@ TOP_LEVEL_KEYS = {
     "common_random_numbers": "same noise stream for every mechanism of a trial",
     "datasets": "list of loader names or {loader, label, options, grid}",
     "mechanisms": "list of mechanism names or {mechanism, label, hyper, grid}",
-    "plot": "defaults for `dpbench plot` (metric, x, hue, panel, logy, refs)",
+    "plot": "the figure preset of `dpbench plot` (see PLOT_KEYS); with `plots:`, options shared by every figure",
+    "plots": "several named figure presets {name: {metric, x, hue, ...}} (each merged over `plot:`)",
+    "analyses": "named analyses `dpbench report` runs: [name, {name: NAME, options: {key: value}}]",
     "notes": "free text kept with the run",
     "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
     "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
 DATASET_KEYS = {"loader", "label", "options", "grid"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
-PLOT_KEYS = {"metric", "metrics", "x", "hue", "panel", "logy", "logx", "refs", "title", "caption", "ncols", "annotate"}
 DELTA_RULE = re.compile(r"^\s*1\s*/\s*n\s*(?:\^\s*([0-9]*\.?[0-9]+))?\s*$")
 DEFAULT_METRICS = ("train_mse", "test_mse", "excess_train_mse")
 
@@ -115,6 +118,8 @@ class Config:
     title: str = ""
     caption: str = ""
     plot: dict[str, Any] = field(default_factory=dict)
+    plots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    analyses: list[dict[str, Any]] = field(default_factory=list)
     notes: str = ""
     backend: str = "loky"
     scheduler: str | None = None
@@ -156,7 +161,7 @@ class Config:
     def fingerprint(self) -> dict[str, Any]:
         """The fields that determine the results (a resumed run must match them; n_jobs may change)."""
         data = self.to_dict()
-        for volatile in ("n_jobs", "title", "caption", "plot", "notes", "output_dir", "trial_block"):
+        for volatile in ("n_jobs", "title", "caption", *PRESENTATION_KEYS, "notes", "output_dir", "trial_block"):
             data.pop(volatile)
         for volatile in ("backend", "scheduler"):  # where trials run never changes their results
             data.pop(volatile)
@@ -285,10 +290,14 @@ def parse_dataset(raw: Any, index: int) -> list[DatasetEntry]:
     return [DatasetEntry(info.name, label, tuple(sorted({**options, **combo}.items())), swept) for combo in combos]
 
 
-def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
+def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> list[MechanismEntry]:
+    """One ``mechanisms[index]`` entry → its concrete instances, every hyperparameter checked against the
+    mechanism's contract (type, range/choices, cross-field rules) and ``epsilons`` against the ε range its
+    calibration covers — all before any work starts."""
+    where = f"mechanisms[{index}]"
     info, raw, hyper, combos = _parse_component(
         raw,
-        f"mechanisms[{index}]",
+        where,
         "mechanism",
         MECHANISM_KEYS,
         registry.get_mechanism,
@@ -296,6 +305,11 @@ def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
         lambda i: i.hyperparameters(),
         "hyperparameter of",
     )
+    hyper = _checked_hyper(info, hyper, f"{where}.hyper", cross=False)
+    grid = raw.get("grid") or {}
+    for key, values in grid.items():
+        for j, value in enumerate(values):
+            _checked_hyper(info, {key: value}, f"{where}.grid", suffix=f"[{j}]", cross=False)
     base_label = str(raw.get("label") or info.name)
     # an external "pkg.module:fit" keeps its import path: worker processes only discover built-ins and entry points
     reference = str(raw["mechanism"]) if ":" in str(raw["mechanism"]) else info.name
@@ -303,8 +317,33 @@ def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
     for combo in combos:
         suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
         label = f"{base_label} ({suffix})" if suffix else base_label
-        entries.append(MechanismEntry(reference, label, tuple(sorted({**hyper, **combo}.items()))))
+        merged = _checked_hyper(info, {**hyper, **combo}, f"{where}.hyper")
+        _check_epsilon_range(info, merged, epsilons, where)
+        entries.append(MechanismEntry(reference, label, tuple(sorted(merged.items()))))
     return entries
+
+
+def _checked_hyper(
+    info: registry.MechanismInfo, hyper: dict[str, Any], where: str, suffix: str = "", cross: bool = True
+) -> dict[str, Any]:
+    try:
+        return info.check_hyper(hyper, cross=cross)
+    except HyperError as err:
+        raise _fail(f"{where}.{err.name}{suffix}", err.reason) from None
+
+
+def _check_epsilon_range(
+    info: registry.MechanismInfo, hyper: dict[str, Any], epsilons: tuple[float, ...], where: str
+) -> None:
+    lo, hi = info.epsilons(hyper)
+    for i, eps in enumerate(epsilons):
+        if not lo < eps <= hi:
+            given = f" with hyper {hyper}" if hyper else ""
+            raise _fail(
+                where,
+                f"{info.name!r}{given} is calibrated for ε ∈ ({lo:g}, {hi:g}] only (the range its theorem covers), "
+                f"but epsilons[{i}] = {eps:g}",
+            )
 
 
 def _parse_list(raw: dict[str, Any], key: str, parser) -> list:
@@ -357,6 +396,180 @@ def parse_backend(backend: Any, scheduler: Any) -> dict[str, Any]:
     return {"backend": backend, "scheduler": scheduler}
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# figure presets (`plot:` / `plots:`) and named analyses (`analyses:`): shared by every experiment kind
+
+#: options of one figure preset (``plot:``, each entry of ``plots:``, and the flags of ``dpbench plot``)
+PLOT_KEYS = {
+    "metric": "metric column drawn on y (or 'excess' = train MSE − OLS train MSE)",
+    "metrics": "several metrics: one figure each",
+    "x": "numeric CSV column on the x axis (default epsilon)",
+    "hue": "column keying the curves' colours (default label)",
+    "panel": "column keying the panels (default dataset)",
+    "row": "column keying the rows of a panel grid (panels then go in columns)",
+    "style": "column keying line style and marker (default: each mechanism's registered style)",
+    "stat": "mean | median: the point drawn",
+    "interval": "normal | bootstrap | none: the 95% band (normal: stat ± 1.96·se; bootstrap: seeded percentile)",
+    "resamples": "bootstrap resamples (default 1000)",
+    "seed": "bootstrap seed (default 0): the same run always gives the same bands",
+    "logx": "log x axis (default: when x is ε or spans ≥ 50×)",
+    "logy": "log y axis",
+    "refs": "draw the dataset's OLS and θ = 0 lines (train MSE / excess)",
+    "hlines": "horizontal reference lines: [y, {y: 1.0, label: text}]",
+    "where": "keep only rows with {column: value | [values]}",
+    "pool": "columns pooled into one point instead of splitting curves (e.g. [data.replicate])",
+    "baseline": "rows {column: value} drawn as grey dashed reference curves in every panel they share",
+    "tag_models": "append [central]/[local]/[non-private] to legend entries when privacy models mix",
+    "fit": "fit log(stat) = a + b·log(x) per curve; print the slopes b with a 95% CI (and write slopes_*.csv)",
+    "fit_min": "fit on x ≥ fit_min only",
+    "fit_max": "fit on x ≤ fit_max only",
+    "fit_draw": "also draw the fitted lines and their slopes in the panels",
+    "title": "figure title (default: the config's; '' hides it)",
+    "caption": "figure caption (default: the config's; '' hides it)",
+    "ncols": "panels per row",
+    "annotate": "a registered point annotation (dpbench.registry.register_annotation)",
+    "out": "file stem of the figure (default figure_<preset name>, or figure_<metric>[_vs_<x>])",
+}
+PLOT_STATS = ("mean", "median")
+PLOT_INTERVALS = ("normal", "bootstrap", "none")
+_PLOT_STRINGS = ("metric", "x", "hue", "panel", "row", "style", "title", "caption", "annotate", "out")
+_PLOT_BOOLS = ("logy", "refs", "tag_models", "fit", "fit_draw")
+#: Config fields that only change how results are shown (never part of a run's fingerprint)
+PRESENTATION_KEYS = ("plot", "plots", "analyses")
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _number(value: Any, field_name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _fail(field_name, f"must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _selection(value: Any, field_name: str) -> dict[str, list[Any]]:
+    """``{column: value | [values]}`` → ``{column: [values]}``."""
+    if not isinstance(value, dict) or not value:
+        raise _fail(field_name, f"must be a mapping {{column: value or [values]}}, got {value!r}")
+    clean = {}
+    for column, wanted in value.items():
+        wanted = wanted if isinstance(wanted, list) else [wanted]
+        if not wanted:
+            raise _fail(f"{field_name}.{column}", "must name at least one value")
+        clean[str(column)] = wanted
+    return clean
+
+
+def _hlines(value: Any, field_name: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        value = [value]
+    lines = []
+    for i, item in enumerate(value):
+        where = f"{field_name}[{i}]"
+        if isinstance(item, dict):
+            _check_keys(item, {"y", "label"}, where)
+            lines.append({"y": _number(item.get("y"), f"{where}.y"), "label": str(item.get("label") or "")})
+        else:
+            lines.append({"y": _number(item, where), "label": ""})
+    return lines
+
+
+def parse_plot_options(options: Any, where: str = "plot") -> dict[str, Any]:
+    """Validate one figure preset (see :data:`PLOT_KEYS`); returns a clean copy. ``None`` values mean "default"."""
+    if not isinstance(options, dict):
+        raise _fail(where, f"must be a mapping, got {options!r}")
+    _check_keys(options, PLOT_KEYS, where)
+    clean: dict[str, Any] = {}
+    for key, value in options.items():
+        field_name = f"{where}.{key}"
+        if value is None:
+            continue
+        if key in _PLOT_STRINGS:
+            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                raise _fail(field_name, f"must be a string, got {value!r}")
+            value = str(value)
+        elif key in _PLOT_BOOLS or key == "logx":
+            if not isinstance(value, bool):
+                raise _fail(field_name, f"must be true or false, got {value!r}")
+        elif key == "metrics":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not value or not all(isinstance(m, str) for m in value):
+                raise _fail(field_name, f"must be a non-empty list of metric names, got {value!r}")
+        elif key == "stat" and value not in PLOT_STATS:
+            raise _fail(field_name, f"must be one of {', '.join(PLOT_STATS)}, got {value!r}")
+        elif key == "interval" and value not in PLOT_INTERVALS:
+            raise _fail(field_name, f"must be one of {', '.join(PLOT_INTERVALS)}, got {value!r}")
+        elif key == "resamples":
+            value = _positive_int(value, field_name, minimum=100)
+        elif key in ("seed", "ncols"):
+            value = _positive_int(value, field_name, minimum=0 if key == "seed" else 1)
+        elif key in ("fit_min", "fit_max"):
+            value = _number(value, field_name)
+            if value <= 0:
+                raise _fail(field_name, f"must be > 0 (the fit is on log x), got {value!r}")
+        elif key == "hlines":
+            value = _hlines(value, field_name)
+        elif key in ("where", "baseline"):
+            value = _selection(value, field_name)
+        elif key == "pool":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+                raise _fail(field_name, f"must be a list of column names, got {value!r}")
+        clean[key] = value
+    if "fit_min" in clean and "fit_max" in clean and clean["fit_min"] >= clean["fit_max"]:
+        raise _fail(f"{where}.fit_min", f"must be < fit_max ({clean['fit_max']:g}), got {clean['fit_min']:g}")
+    return clean
+
+
+def parse_plots(value: Any) -> dict[str, dict[str, Any]]:
+    """``plots: {name: preset}`` → validated presets; names become figure file names (figure_<name>.png)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not value:
+        raise _fail("plots", f"must be a mapping {{name: {{metric, x, ...}}}}, got {value!r}")
+    presets = {}
+    for name, options in value.items():
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise _fail(f"plots.{name}", "a figure name is letters, digits, '_', '-', '.'")
+        presets[name] = parse_plot_options(options or {}, f"plots.{name}")
+    return presets
+
+
+def parse_analyses(value: Any) -> list[dict[str, Any]]:
+    """``analyses: [name, {name, options}]`` → ``[{name, options}]`` with options as strings (as ``-o key=value``).
+
+    Names are checked against the registered analyses (:func:`dpbench.registry.get_analysis`).
+    """
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail("analyses", f"must be a list of analysis names or {{name, options}}, got {value!r}")
+    entries = []
+    for i, item in enumerate(value):
+        where = f"analyses[{i}]"
+        item = {"name": item} if isinstance(item, str) else item
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise _fail(where, f"must be an analysis name or {{name, options}}, got {item!r}")
+        _check_keys(item, {"name", "options"}, where)
+        try:
+            registry.get_analysis(item["name"])
+        except KeyError as err:
+            raise _fail(f"{where}.name", str(err).strip("\"'")) from None
+        options = item.get("options") or {}
+        if not isinstance(options, dict):
+            raise _fail(f"{where}.options", f"must be a mapping, got {options!r}")
+        entries.append({"name": item["name"], "options": {
+            str(k): ",".join(map(str, v)) if isinstance(v, list) else str(v) for k, v in options.items()}})
+    return entries
+
+
+def parse_presentation(raw: dict[str, Any]) -> dict[str, Any]:
+    """The ``plot`` / ``plots`` / ``analyses`` fields of a config of any kind."""
+    return {
+        "plot": parse_plot_options(raw.get("plot") or {}, "plot"),
+        "plots": parse_plots(raw.get("plots")),
+        "analyses": parse_analyses(raw.get("analyses")),
+    }
+
+
 def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     """Validate a config mapping (as loaded from YAML) and resolve it into a :class:`Config`."""
     if not isinstance(raw, dict):
@@ -383,18 +596,15 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     n_jobs = raw.get("n_jobs", 1)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
         raise _fail("n_jobs", f"must be a positive integer or -1 (all cores), got {n_jobs!r}")
-    plot = raw.get("plot") or {}
-    if not isinstance(plot, dict):
-        raise _fail("plot", f"must be a mapping, got {plot!r}")
-    _check_keys(plot, PLOT_KEYS, "plot")
     crn = raw.get("common_random_numbers", False)
     if not isinstance(crn, bool):
         raise _fail("common_random_numbers", f"must be true or false, got {crn!r}")
+    epsilons = parse_epsilons(raw.get("epsilons"))
     return Config(
         name=name,
         datasets=_parse_list(raw, "datasets", parse_dataset),
-        mechanisms=_parse_list(raw, "mechanisms", parse_mechanism),
-        epsilons=parse_epsilons(raw.get("epsilons")),
+        epsilons=epsilons,
+        mechanisms=_parse_list(raw, "mechanisms", functools.partial(parse_mechanism, epsilons=epsilons)),
         delta=parse_delta(raw.get("delta", "1/n^2")),
         trials=_positive_int(raw.get("trials", 100), "trials"),
         large_nd_above=large_nd,
@@ -408,7 +618,7 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
         output_dir=str(raw.get("output_dir", "results")),
         title=str(raw.get("title", "")),
         caption=str(raw.get("caption", "")),
-        plot=dict(plot),
+        **parse_presentation(raw),
         notes=str(raw.get("notes", "")),
         **parse_backend(raw.get("backend", "loky"), raw.get("scheduler")),
     )

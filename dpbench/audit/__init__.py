@@ -11,10 +11,7 @@
 """
 
 from dpbench.audit.blackbox import (
-    AUDIT_DATA,
-    AUDIT_HYPER,
     BROKEN_VARIANTS,
-    NOISE_PATCHES,
     AuditResult,
     NeighbourPair,
     audit,
@@ -27,6 +24,7 @@ from dpbench.audit.blackbox import (
     mechanism_inputs,
     neighbour_kind,
     neighbouring_pair,
+    noise_patches,
     plot_histograms,
     project,
     run_mechanism,
@@ -46,10 +44,9 @@ from dpbench.audit.stats import (
 )
 
 __all__ = [
-    "AUDIT_DATA", "AUDIT_HYPER", "BROKEN_VARIANTS", "CONTROLS", "NOISE_PATCHES", "THRESHOLD_LEVELS", "AuditResult",
-    "BoundDetail", "GdpEstimate", "NeighbourPair", "PairSpec", "ProfileEstimate", "WhiteboxResult", "audit",
-    "audit_ceiling", "audit_whitebox", "broken_available", "broken_copy", "clopper_pearson", "default_hyper",
-    "default_shape", "epsilon_lower_bound", "find_worst_pair", "fisher_direction", "format_table", "gdp_estimate",
-    "mechanism_inputs", "neighbour_kind", "neighbouring_pair", "plot_histograms", "profile_estimate", "project",
-    "run_mechanism",
+    "AuditResult", "BROKEN_VARIANTS", "BoundDetail", "CONTROLS", "GdpEstimate", "NeighbourPair", "PairSpec",
+    "ProfileEstimate", "THRESHOLD_LEVELS", "WhiteboxResult", "audit", "audit_ceiling", "audit_whitebox",
+    "broken_available", "broken_copy", "clopper_pearson", "default_hyper", "default_shape", "epsilon_lower_bound",
+    "find_worst_pair", "fisher_direction", "format_table", "gdp_estimate", "mechanism_inputs", "neighbour_kind",
+    "neighbouring_pair", "noise_patches", "plot_histograms", "profile_estimate", "project", "run_mechanism",
 ]  # fmt: skip

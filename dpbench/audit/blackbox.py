@@ -25,8 +25,8 @@ An audit **fails** when ε̂_lower > claimed ε: the calibration (or its impleme
 **Negative controls** (:data:`BROKEN_VARIANTS`) run deliberately miscalibrated copies under the same claim:
 ``eps_x10`` (noise calibrated for 10ε, any mechanism), ``no_bound`` (the bound check is switched off and the
 canary is 10× over the norm bounds, i.e. the sensitivity is ignored; any mechanism that uses ``check_inputs``)
-and ``noise_div10`` (noise standard deviations divided by 10, via :data:`NOISE_PATCHES` of the built-in
-mechanisms' calibration functions).
+and ``noise_div10`` (noise standard deviations divided by 10, via the ``AUDIT_NOISE_DIV10`` patches a mechanism's module
+declares for its calibration functions).
 """
 
 from __future__ import annotations
@@ -50,34 +50,20 @@ from dpbench.registry import MechanismInfo
 
 BROKEN_VARIANTS = ("none", "eps_x10", "no_bound", "noise_div10")
 
-#: hyperparameters the audit passes by default: declarations of the audit data's bounds (‖x‖ ≤ 1, |y| ≤ 1) for
-#: mechanisms that need them stated. A mechanism can carry its own as a ``fit.audit_hyper`` dict attribute.
-AUDIT_HYPER: dict[str, dict[str, Any]] = {
-    "dp_ftrl_identity": {"C_X": 1.0, "C_Y": 1.0},
-    "dp_ftrl_sigma_public": {"C_Y": 1.0},
-    "dp_ftrl_sigma_oracle": {"l0": math.sqrt(2.0)},
-    "sgd_avg_nonprivate": {"C_X": 1.0},
-}
-
-#: audit dataset shape overrides ({"n": .., "d": ..}) for mechanisms restricted to some shapes; a mechanism can
-#: carry its own as a ``fit.audit_data`` dict attribute.
-AUDIT_DATA: dict[str, dict[str, int]] = {
-    "ldp_laplace_ssp_1d": {"d": 1},
-    "ldp_simple_1d": {"d": 1},
-}
-
-
 def default_shape(info: MechanismInfo, n: int | None = None, d: int | None = None) -> tuple[int, int]:
-    """(n, d) of the audit dataset: explicit values, else ``fit.audit_data`` / :data:`AUDIT_DATA`, else (100, 2)."""
+    """(n, d) of the audit dataset: explicit values, else the contract's ``AuditSetup`` (or ``fit.audit_data``),
+    else (100, 2)."""
+    setup = getattr(info, "audit", None)
     declared = getattr(info.fit, "audit_data", None)
-    shape = dict(declared) if isinstance(declared, Mapping) else dict(AUDIT_DATA.get(info.name, {}))
+    shape = {"n": setup.n, "d": setup.d} if setup is not None else dict(declared or {})
     return int(n if n is not None else shape.get("n", 100)), int(d if d is not None else shape.get("d", 2))
 
 
 def default_hyper(info: MechanismInfo) -> dict[str, Any]:
-    """The audit's default hyperparameters for ``info`` (``fit.audit_hyper`` or :data:`AUDIT_HYPER`)."""
-    declared = getattr(info.fit, "audit_hyper", None)
-    hyper = dict(declared) if isinstance(declared, Mapping) else dict(AUDIT_HYPER.get(info.name, {}))
+    """The audit's default hyperparameters: the contract's ``AuditSetup.hyper`` (or ``fit.audit_hyper``)."""
+    setup = getattr(info, "audit", None)
+    declared = setup.hyper if setup is not None else getattr(info.fit, "audit_hyper", None)
+    hyper = dict(declared) if isinstance(declared, Mapping) else {}
     allowed = info.hyperparameters()
     return {k: v for k, v in hyper.items() if k in allowed}
 
@@ -196,28 +182,12 @@ def neighbouring_pair(
 # negative controls
 
 
-def _scaled_output(func: Callable[..., Any], scale: float) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs) * scale
-
-    return wrapper
-
-
-def _ihm_scales_div10(func: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> tuple[float, float]:
-        gamma, sigma = func(*args, **kwargs)
-        return gamma / 100.0, sigma / 10.0  # η ≈ √γ and the eigen std γ/√k: all noise stds ÷ ≥ 10
-
-    return wrapper
-
-
-#: mechanism → [(module attribute holding its calibration, wrapper dividing the noise std by 10)]
-NOISE_PATCHES: dict[str, list[tuple[str, Callable[[Callable[..., Any]], Callable[..., Any]]]]] = {
-    "adassp": [("sigma_agm", lambda f: _scaled_output(f, 0.1))],
-    "dpgd": [("sigma_dpgd", lambda f: _scaled_output(f, 0.1))],
-    "ihm": [("ihm_noise_scales", _ihm_scales_div10)],
-    "linmix": [("solve_gamma_linmix", lambda f: _scaled_output(f, 0.01))],  # η ≈ √γ ⇒ η ÷ 10
-}
+def noise_patches(info: MechanismInfo) -> list[tuple[str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
+    """The ``noise_div10`` patches a mechanism's module declares: ``AUDIT_NOISE_DIV10`` maps the module attribute
+    holding its calibration to a wrapper dividing every noise std by 10 (e.g. :func:`scaled_output`)."""
+    module = sys.modules.get(getattr(info.fit, "__module__", ""), None)
+    declared = getattr(module, "AUDIT_NOISE_DIV10", None)
+    return list(declared.items()) if isinstance(declared, Mapping) else []
 
 
 def _no_bound_check(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -237,7 +207,7 @@ def broken_available(info: MechanismInfo, broken: str) -> bool:
     if broken == "no_bound":
         return module is not None and hasattr(module, "check_inputs")
     if broken == "noise_div10":
-        return info.name in NOISE_PATCHES and module is not None
+        return module is not None and bool(noise_patches(info))
     raise ValueError(f"broken must be one of {BROKEN_VARIANTS}, got {broken!r}")
 
 
@@ -251,7 +221,7 @@ def broken_copy(info: MechanismInfo, broken: str) -> Iterator[None]:
     if broken == "no_bound":
         patches = [("check_inputs", _no_bound_check)]
     elif broken == "noise_div10":
-        patches = NOISE_PATCHES[info.name]
+        patches = noise_patches(info)
     saved = {attr: getattr(module, attr) for attr, _ in patches}
     try:
         for attr, make in patches:

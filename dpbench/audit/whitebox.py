@@ -41,9 +41,9 @@ from scipy.linalg import eigh
 from scipy.stats import ks_2samp
 
 from dpbench.mechanisms._base import Release, as_fit_result, record_releases
+from dpbench.mechanisms.info_weighted.noise import l2ball_sample
 from dpbench.privacy.exact import GaussianRelease, LaplaceRelease, PureRelease, exact_epsilon
 from dpbench.privacy.gdp import mixture_epsilon
-from dpbench.privacy.info_weighted import l2ball_sample
 from dpbench.registry import MechanismInfo
 
 VIEWS = ("central", "local")

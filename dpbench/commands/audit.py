@@ -155,6 +155,8 @@ def register(app: typer.Typer) -> None:
             plot.mkdir(parents=True, exist_ok=True)
         blackbox_only = broken != "none" or negative_controls or mode == "blackbox"
         white, black_infos = [], []
+        skipped = {info.name: info.audit.skip for info in infos if getattr(getattr(info, "audit", None), "skip", None)}
+        infos = [info for info in infos if info.name not in skipped or len(infos) == 1]
         if not blackbox_only:
             private = [info for info in infos if info.private]
             black_infos = [info for info in infos if not info.private]
@@ -214,6 +216,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(("\nBlack-box audits (θ̂):\n" if white else "") + audit_lib.format_table(black))
             for pair in dict.fromkeys(r.pair for r in black):
                 typer.echo(f"pair: {pair}")
+        for name, reason in skipped.items():
+            typer.echo(f"not audited: {name} ({reason})")
         typer.echo(f"wall time: {wall:.0f} s")
         if write_doc is not None:
             command = "dpbench " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "dpbench audit"
@@ -222,6 +226,9 @@ def register(app: typer.Typer) -> None:
             if white:
                 parts.append(f"White-box: {runs:,} batched runs per side, {pilot} real paired runs per side.\n\n"
                              + format_whitebox_table(white, markdown=True))  # fmt: skip
+            if skipped:
+                parts.append("Not audited (declared in the contract): "
+                             + "; ".join(f"`{k}` — {v}" for k, v in skipped.items()) + ".")  # fmt: skip
             if black:
                 parts.append(f"Black-box (θ̂): N = {trials} runs per side unless capped, n = {n or 100}, d = {d or 2} "
                              "unless the mechanism declares otherwise.\n\n"

@@ -117,15 +117,6 @@ def info_columns(info: dict[str, Any]) -> dict[str, Any]:
     return {f"info.{k}": v for k, v in info.items() if isinstance(v, (int, float, np.number, str, bool))}
 
 
-NEIGHBOUR_ALIASES = {"replace": "replace_one", "replace_one": "replace_one", "zero_out": "zero_out"}
-
-
-def declared_neighbour(mech: registry.MechanismInfo, hyper: dict[str, Any]) -> str:
-    """The neighbouring notion of this instance: a ``neighbour`` hyperparameter overrides the registry default."""
-    chosen = hyper.get("neighbour")
-    return NEIGHBOUR_ALIASES.get(str(chosen), str(chosen)) if chosen is not None else mech.neighbour
-
-
 def run_block(task: Task, config: Config) -> list[dict[str, Any]]:
     """Run the trials of one task; pure function of (task, config) up to the timing column."""
     registry.discover()
@@ -135,6 +126,7 @@ def run_block(task: Task, config: Config) -> list[dict[str, Any]]:
     hyper = dict(task.mech.hyper)
     metrics = [(name, get_metric(name)) for name in config.metrics]
     label = display_label(task.entry, dataset)
+    privacy = mech.privacy(hyper)  # as declared for these hyperparameters (e.g. none when nonprivate: true)
     base = {
         "dataset": label,
         "dataset_id": dataset_id(task.entry, label),
@@ -144,8 +136,8 @@ def run_block(task: Task, config: Config) -> list[dict[str, Any]]:
         "d": stats.d,
         "mechanism": mech.name,
         "label": task.mech.label,
-        "privacy_model": mech.privacy_model,
-        "neighbour": declared_neighbour(mech, hyper),
+        "privacy_model": privacy.model,
+        "neighbour": privacy.neighbour,
         **{f"hp.{k}": v for k, v in task.mech.hyper},
         "epsilon_index": task.eps_index,
         "epsilon": task.epsilon,

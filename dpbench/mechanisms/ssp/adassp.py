@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import Bounds, Choice, Hyper
 from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
-from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
+from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats, scaled_output
 from dpbench.privacy.agm import sigma_agm
 from dpbench.privacy.exact import exact_gaussian_sigmas
 from dpbench.registry import register_mechanism
@@ -49,6 +50,10 @@ def adassp_scales(epsilon: float, delta: float, x_bound: float, y_bound: float, 
     raise ValueError(f"accounting must be 'paper' or 'exact', got {accounting!r}")
 
 
+#: black-box audit control ``noise_div10``: every noise std ÷ 10 (σ_AGM is the only calibration)
+AUDIT_NOISE_DIV10 = {"sigma_agm": scaled_output(0.1)}
+
+
 @register_mechanism(
     "adassp",
     summary="AdaSSP: noisy XᵀX, XᵀY and λ_min with an adaptive ridge (Wang 2018; 004 §3.7)",
@@ -57,6 +62,14 @@ def adassp_scales(epsilon: float, delta: float, x_bound: float, y_bound: float, 
     needs=("stats",),
     spec="004 §3.7",
     style={"color": "tab:blue", "marker": "*", "linestyle": "-"},
+    hyper={
+        "rho": Hyper(float, gt=0, lt=1, none="δ/10", doc="failure probability ϱ of the ridge rule"),
+        "shift": Choice("code", "paper", doc="λ_min shift: s₁² (figures' code) or Alg. 6's s₁√(2 log(6/δ))"),
+        "accounting": Choice("paper", "exact", doc="three (ε/3, δ/3) releases (paper) or exactly (ε, δ) together"),
+        "x_bound": Hyper(float, gt=0, doc="declared bound ‖x_i‖ ≤ x_bound"),
+        "y_bound": Hyper(float, gt=0, doc="declared bound |y_i| ≤ y_bound"),
+    },
+    bounds=Bounds(x="x_bound", y="y_bound"),
 )
 def fit(
     X: np.ndarray,
