@@ -10,7 +10,7 @@ never be mistaken for the paper's private algorithm:
 * non-private baselines (privacy_model none): dashed, black/grey, averaged over ε (they ignore it).
 
 Each point is the median (default; IQR band) or the mean (95 % band mean ± 1.96·std/√R) over all rows at that x
-(replicate data draws × noise trials). Medians are the default because the literal LDP errors are heavy-tailed
+(data draws × noise trials). Medians are the default because the literal LDP errors are heavy-tailed
 (near-singular noisy XᵀX, spec 003 §6.6); the paper reports averages. With ``--fit-slope`` (x = ε) the log–log
 least-squares slope of every curve is printed, written to ``stein_slopes.csv`` and shown in the panel (the paper
 claims error ∝ 1/ε², slope −2).
@@ -120,9 +120,10 @@ def stein_figure(run_dir: Path, metric: str, x: str, hue: str, stat: str = "medi
         private = trials[trials["privacy_model"] != "none"]
         bad = private["info.root_status"].eq("no_root").mean() if len(private) else 0.0
         notes.append(f"root finder: {100 * bad:.1f}% of private fits found no root (ĉ = c0 fallback, A26)")
-    reps = trials.groupby(["dataset_id", "label", "epsilon_index"]).size().max()
+    reps = trials.groupby(["dataset_id", "label", "epsilon_index",
+                           *(["data_draw"] if "data_draw" in trials else [])]).size().max()
     band = "interquartile range" if stat == "median" else "95 % normal CI of the mean"
-    notes.append(f"{stat} over all rows per point (replicate data draws × {int(reps)} noise trials each); "
+    notes.append(f"{stat} over all rows per point (data draws × {int(reps)} noise trials each); "
                  f"band = {band}")
     skipped = run_dir / "skipped.json"
     if skipped.exists():
