@@ -33,6 +33,7 @@ import yaml
 
 from dpbench import registry
 from dpbench.metrics import METRICS
+from dpbench.privacy.validate import DELTA_MIN, EPSILON_RANGE
 
 TOP_LEVEL_KEYS = {
     "name": "run name; results go to <output_dir>/<name>/",
@@ -252,6 +253,9 @@ def parse_epsilons(value: Any) -> tuple[float, ...]:
     for i, eps in enumerate(values):
         if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
             raise _fail(f"epsilons[{i}]", f"ε must be a finite number > 0, got {eps!r}{_number_hint(eps)}")
+        if not EPSILON_RANGE[0] <= eps <= EPSILON_RANGE[1]:
+            raise _fail(f"epsilons[{i}]", f"ε = {eps:g} is outside the supported range [{EPSILON_RANGE[0]:g}, "
+                        f"{EPSILON_RANGE[1]:g}]")
         if float(eps) in clean:
             raise _fail(f"epsilons[{i}]", f"ε = {float(eps):g} repeats epsilons[{clean.index(float(eps))}]")
         clean.append(float(eps))
@@ -267,6 +271,8 @@ def parse_delta(value: Any) -> str | float:
         value = float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise _fail("delta", f"δ must be in (0, 1) (or a rule such as '1/n^2'), got {value!r}")
+    if value < DELTA_MIN:
+        raise _fail("delta", f"δ = {value:g} is below the supported minimum {DELTA_MIN:g}")
     return float(value)
 
 
