@@ -423,9 +423,17 @@ def plot_run(
     written = []
     for suffix in (".png", ".pdf"):
         path = stem.with_suffix(suffix)
-        fig.savefig(path, dpi=DPI)
+        save_figure(fig, path, dpi=DPI)
         written.append(path)
     return written
+
+
+def save_figure(fig: Any, path: Path, **options: Any) -> None:
+    """``fig.savefig`` to a temp file renamed over ``path``: an interrupted save never leaves a half-written figure."""
+    from dpbench.engine.store import atomic_path
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=path.suffix.lstrip("."), **options)
 
 
 def plot_options(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from dpbench.engine.store import git_commit
-from dpbench.plot import build_figure, figure_stem, plot_run
+from dpbench.engine.store import git_commit, write_atomic
+from dpbench.plot import build_figure, figure_stem, plot_run, save_figure
 from dpbench.results import Run, aggregate, load_run
 
 REPORT_DIR = "report_files"
@@ -345,7 +345,7 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None) -> R
             if x == "epsilon":  # a per-dataset figure only makes sense along ε (other x axes span datasets)
                 figure = build_figure(part, metric=metric, **{**options, "title": "", "caption": "", "ncols": 1})
                 png = files / f"{slug(str(ident))}_{figure_stem(metric)}.png"
-                figure.savefig(png, dpi=120)
+                save_figure(figure, png, dpi=120)
                 blocks.append(Image(png, f"{metric} vs ε on {title}"))
             sub = agg[agg[key] == ident].drop(columns=key)
             floor = info.get("ols_train_mse") if metric == "train_mse" else None
@@ -362,8 +362,8 @@ def write_report(run_dir: str | Path, metrics: Sequence[str] | None = None, html
     """Write ``report.md`` (and ``report.html``) into the run folder; return the written paths."""
     report = build_report(run_dir, metrics)
     written = [report.path / "report.md"]
-    written[0].write_text(to_markdown(report, report.path))
+    write_atomic(written[0], to_markdown(report, report.path))
     if html_page:
         written.append(report.path / "report.html")
-        written[1].write_text(to_html(report))
+        write_atomic(written[1], to_html(report))
     return written

@@ -326,6 +326,12 @@ def run_tasks(
             raise RunError(
                 f"{prefix}: {describe(task)}: {result.error} (traceback in {run_dir / 'failed'})"
             )
+        if result.skipped and task.shard_name in damaged:
+            reasons = "; ".join(result.skipped.values())
+            raise RunError(
+                f"damaged shard {task.shard_name} ({damaged[task.shard_name]}) cannot be re-run: {describe(task)}: "
+                f"{reasons}"
+            )
         if result.skipped:
             skipped_tasks.add(task.shard_name)
             for ident, reason in result.skipped.items():
