@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -32,6 +33,7 @@ import numpy as np
 import yaml
 
 from dpbench import registry
+from dpbench.contract import HyperError
 from dpbench.metrics import METRICS
 from dpbench.privacy.validate import DELTA_MIN, EPSILON_RANGE
 
@@ -338,10 +340,14 @@ def parse_dataset(raw: Any, index: int) -> list[DatasetEntry]:
     return [DatasetEntry(info.name, label, tuple(sorted({**options, **combo}.items())), swept) for combo in combos]
 
 
-def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
+def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> list[MechanismEntry]:
+    """One ``mechanisms[index]`` entry → its concrete instances, every hyperparameter checked against the
+    mechanism's contract (type, range/choices, cross-field rules) and ``epsilons`` against the ε range its
+    calibration covers — all before any work starts."""
+    where = f"mechanisms[{index}]"
     info, raw, hyper, combos = _parse_component(
         raw,
-        f"mechanisms[{index}]",
+        where,
         "mechanism",
         MECHANISM_KEYS,
         registry.get_mechanism,
@@ -349,6 +355,11 @@ def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
         lambda i: i.hyperparameters(),
         "hyperparameter of",
     )
+    hyper = _checked_hyper(info, hyper, f"{where}.hyper", cross=False)
+    grid = raw.get("grid") or {}
+    for key, values in grid.items():
+        for j, value in enumerate(values):
+            _checked_hyper(info, {key: value}, f"{where}.grid", suffix=f"[{j}]", cross=False)
     base_label = str(raw.get("label") or info.name)
     # an external "pkg.module:fit" keeps its import path: worker processes only discover built-ins and entry points
     reference = str(raw["mechanism"]) if ":" in str(raw["mechanism"]) else info.name
@@ -356,8 +367,33 @@ def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
     for combo in combos:
         suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
         label = f"{base_label} ({suffix})" if suffix else base_label
-        entries.append(MechanismEntry(reference, label, tuple(sorted({**hyper, **combo}.items()))))
+        merged = _checked_hyper(info, {**hyper, **combo}, f"{where}.hyper")
+        _check_epsilon_range(info, merged, epsilons, where)
+        entries.append(MechanismEntry(reference, label, tuple(sorted(merged.items()))))
     return entries
+
+
+def _checked_hyper(
+    info: registry.MechanismInfo, hyper: dict[str, Any], where: str, suffix: str = "", cross: bool = True
+) -> dict[str, Any]:
+    try:
+        return info.check_hyper(hyper, cross=cross)
+    except HyperError as err:
+        raise _fail(f"{where}.{err.name}{suffix}", err.reason) from None
+
+
+def _check_epsilon_range(
+    info: registry.MechanismInfo, hyper: dict[str, Any], epsilons: tuple[float, ...], where: str
+) -> None:
+    lo, hi = info.epsilons(hyper)
+    for i, eps in enumerate(epsilons):
+        if not lo < eps <= hi:
+            given = f" with hyper {hyper}" if hyper else ""
+            raise _fail(
+                where,
+                f"{info.name!r}{given} is calibrated for ε ∈ ({lo:g}, {hi:g}] only (the range its theorem covers), "
+                f"but epsilons[{i}] = {eps:g}",
+            )
 
 
 def _parse_list(raw: dict[str, Any], key: str, parser) -> list:
@@ -463,11 +499,12 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     crn = raw.get("common_random_numbers", False)
     if not isinstance(crn, bool):
         raise _fail("common_random_numbers", f"must be true or false, got {crn!r}")
+    epsilons = parse_epsilons(raw.get("epsilons"))
     return Config(
         name=name,
         datasets=_parse_list(raw, "datasets", parse_dataset),
-        mechanisms=_parse_list(raw, "mechanisms", parse_mechanism),
-        epsilons=parse_epsilons(raw.get("epsilons")),
+        epsilons=epsilons,
+        mechanisms=_parse_list(raw, "mechanisms", functools.partial(parse_mechanism, epsilons=epsilons)),
         delta=parse_delta(raw.get("delta", "1/n^2")),
         trials=_positive_int(raw.get("trials", 100), "trials"),
         large_nd_above=large_nd,

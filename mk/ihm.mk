@@ -14,4 +14,4 @@ table2:
 	$(DPBENCH) analyze table2
 
 bench-ihm:
-	$(PYTHON) scripts/bench.py
+	$(DPBENCH) bench --suite --output results/bench_ihm.csv

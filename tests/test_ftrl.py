@@ -19,18 +19,16 @@ from dpbench.mechanisms.gradient.dp_ftrl_core import (
     run_blocked,
     run_reference,
 )
+from dpbench.mechanisms.gradient.tree_noise import ReferenceTreeAggregator, TreeNoise, release_counts
 from dpbench.metrics import param_error_sigma
 from dpbench.papers.ftrl.generators import excess_pop_paper, load
 from dpbench.privacy.tree import (
-    ReferenceTreeAggregator,
-    TreeNoise,
     certified,
     dyadic_blocks,
     epsilon_tree,
     kbar,
     mu_gdp,
     popcount,
-    release_counts,
     tau_tree,
     v2,
 )

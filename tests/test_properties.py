@@ -25,11 +25,12 @@ from dpbench.config import TOP_LEVEL_KEYS, ConfigError, parse_config
 from dpbench.privacy.validate import DELTA_MIN, EPSILON_RANGE
 
 registry.discover()
-SPEC004 = ["adassp", "linmix", "ihm", "dpgd"]
-#: mechanisms whose calibration relies on ‖x_i‖ ≤ 1 (no clipping of x) and, for some, |y_i| ≤ 1
-X_BOUNDED = ["adassp", "linmix", "ihm", "dpgd"]
-Y_BOUNDED = ["adassp", "linmix"]
-NEEDS_N_GE_D = ["linmix", "ihm"]
+#: every property is checked on the private mechanisms of spec 004; the lists below come from their contracts
+SPEC004 = sorted(n for n, m in registry.MECHANISMS.items() if m.spec.startswith("004") and m.private)
+#: mechanisms whose calibration relies on ‖x_i‖ ≤ bound (rows not clipped) and on |y_i| ≤ bound
+X_BOUNDED = [n for n in SPEC004 if registry.MECHANISMS[n].bounds.enforced(registry.MECHANISMS[n].resolve())[0]]
+Y_BOUNDED = [n for n in SPEC004 if registry.MECHANISMS[n].bounds.enforced(registry.MECHANISMS[n].resolve())[1]]
+NEEDS_N_GE_D = [n for n in SPEC004 if registry.MECHANISMS[n].bounds.n_ge_d]
 OTHER_PRIVATE = sorted(
     name for name, info in registry.MECHANISMS.items() if info.private and name not in SPEC004 and ":" not in name
 )
@@ -266,8 +267,8 @@ def test_bad_epsilon_is_named_by_every_private_mechanism(name, eps):
         call_with_inputs(name, eps=eps)
 
 
-#: pure ε-LDP mechanisms that ignore δ (and so accept any value); reported in docs/privacy.md
-IGNORE_DELTA = {"ldp_laplace_ssp_1d", "ldp_simple_1d"}
+#: pure ε-LDP mechanisms that ignore δ (and so accept any value; declared uses_delta=False); docs/privacy.md
+IGNORE_DELTA = {name for name, info in registry.MECHANISMS.items() if not info.uses_delta}
 
 
 @PROPERTY

@@ -158,13 +158,16 @@ def test_synthetic_population_is_exact():
     assert np.abs(ds.y_train).max() <= 1.0
 
 
-def test_neighbour_hyperparameter_overrides_registry_default():
+def test_privacy_columns_follow_the_declared_rule_of_the_hyperparameters():
+    """The CSV's privacy_model/neighbour come from the mechanism's contract for the instance's hyperparameters."""
     from dpbench import registry
-    from dpbench.engine.regression import declared_neighbour
 
-    info = registry.get_mechanism("adassp")
-    assert declared_neighbour(info, {}) == "zero_out"
-    assert declared_neighbour(info, {"neighbour": "replace"}) == "replace_one"
+    info = registry.get_mechanism("iwr_dp")
+    assert info.privacy({}) == ("central", "replace_one")
+    assert info.privacy({"neighbour": "replace"}) == ("central", "replace_one")
+    assert info.privacy({"neighbour": "zero_out"}) == ("central", "zero_out")
+    assert info.privacy({"nonprivate": True}) == ("none", "none")
+    assert registry.get_mechanism("adassp").privacy({}) == ("central", "zero_out")
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -27,9 +27,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpbench.bandits.envs import ENVIRONMENTS, get_env
+from dpbench.bandits.envs import get_env
 from dpbench.bandits.simulator import get_algorithm
-from dpbench.config import ConfigError, _check_keys, _fail, _parse_component, _positive_int
+from dpbench.config import ConfigError, _check_keys, _fail, _parse_component, _positive_int, parse_backend
 
 TOP_LEVEL_KEYS = {
     "name": "run name; results go to <output_dir>/<name>/",
@@ -49,6 +49,8 @@ TOP_LEVEL_KEYS = {
     "algorithms": "list of algorithm names or {algorithm, label, hyper, grid}",
     "plot": "defaults for `dpbench plot` (metric, x, hue, panel, logy, logx)",
     "notes": "free text kept with the run",
+    "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
+    "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
 ENV_KEYS = {"env", "label", "options", "grid"}
 ALGO_KEYS = {"algorithm", "label", "hyper", "grid"}
@@ -104,6 +106,8 @@ class BanditConfig:
     caption: str = ""
     plot: dict[str, Any] = field(default_factory=dict)
     notes: str = ""
+    backend: str = "loky"
+    scheduler: str | None = None
     large_trials: int | None = None  # the CLI's --trials override touches it (regression field; unused here)
 
     @property
@@ -134,6 +138,8 @@ class BanditConfig:
     def fingerprint(self) -> dict[str, Any]:
         data = self.to_dict()
         for volatile in ("n_jobs", "title", "caption", "plot", "notes", "output_dir", "trial_block"):
+            data.pop(volatile)
+        for volatile in ("backend", "scheduler"):  # where trials run never changes their results
             data.pop(volatile)
         return json.loads(json.dumps(data, default=str))
 
@@ -230,8 +236,6 @@ def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> Ban
     if not isinstance(plot, dict):
         raise _fail("plot", f"must be a mapping, got {plot!r}")
     _check_keys(plot, PLOT_KEYS, "plot")
-    if not ENVIRONMENTS:
-        import dpbench.bandits.envs  # noqa: F401  (registers the environments)
     return BanditConfig(
         name=name,
         environments=_parse_list(raw, "environments", parse_env),
@@ -249,4 +253,5 @@ def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> Ban
         caption=str(raw.get("caption", "")),
         plot=dict(plot),
         notes=str(raw.get("notes", "")),
+        **parse_backend(raw.get("backend", "loky"), raw.get("scheduler")),
     )

@@ -172,15 +172,6 @@ def info_columns(info: dict[str, Any]) -> dict[str, Any]:
     return {f"info.{k}": v for k, v in info.items() if isinstance(v, (int, float, np.number, str, bool))}
 
 
-NEIGHBOUR_ALIASES = {"replace": "replace_one", "replace_one": "replace_one", "zero_out": "zero_out"}
-
-
-def declared_neighbour(mech: registry.MechanismInfo, hyper: dict[str, Any]) -> str:
-    """The neighbouring notion of this instance: a ``neighbour`` hyperparameter overrides the registry default."""
-    chosen = hyper.get("neighbour")
-    return NEIGHBOUR_ALIASES.get(str(chosen), str(chosen)) if chosen is not None else mech.neighbour
-
-
 def check_planned_size(task: Task, config: Config, stats: GramStats) -> None:
     """The plan fixed the trial/draw counts from a declared shape: the loaded data must agree with it."""
     draws = config.draws_for(stats.n, stats.d)
@@ -206,6 +197,7 @@ def run_block(task: Task, config: Config) -> TaskResult:
     metrics = [(name, get_metric(name)) for name in config.metrics]
     label = display_label(task.entry, dataset)
     ident = dataset_id(task.entry, label)
+    privacy = mech.privacy(hyper)  # as declared for these hyperparameters (e.g. none when nonprivate: true)
     base = {
         "dataset": label,
         "dataset_id": ident,
@@ -215,8 +207,8 @@ def run_block(task: Task, config: Config) -> TaskResult:
         "d": stats.d,
         "mechanism": mech.name,
         "label": task.mech.label,
-        "privacy_model": mech.privacy_model,
-        "neighbour": declared_neighbour(mech, hyper),
+        "privacy_model": privacy.model,
+        "neighbour": privacy.neighbour,
         **{f"hp.{k}": v for k, v in task.mech.hyper},
         "epsilon_index": task.eps_index,
         "epsilon": task.epsilon,

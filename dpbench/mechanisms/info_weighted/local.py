@@ -17,11 +17,16 @@ import math
 
 import numpy as np
 
+from dpbench.contract import AuditSetup, Bounds, Choice, Hyper, Variant
 from dpbench.mechanisms._base import FitResult
 from dpbench.mechanisms.info_weighted._common import (
+    calibrated_epsilons,
     check_preset,
     epoch_slices,
     halves,
+    hyper,
+    local_model,
+    local_neighbour,
     loglog_K,
     permutation,
     prepare,
@@ -35,7 +40,8 @@ from dpbench.mechanisms.info_weighted.matrix import (
     population_info_matrix,
     spectral_iteration,
 )
-from dpbench.privacy.info_weighted import gaussian_std, l2ball_sample, release_stds, sym_gaussian
+from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_gaussian
+from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
 LOCAL_STYLE = {
@@ -45,6 +51,11 @@ LOCAL_STYLE = {
     "iwr_ldp_oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},
     "ldp_ssp": {"color": "tab:green", "marker": "^", "linestyle": "-"},
 }
+#: the audit runs every ε it is asked for: the AGM calibration covers all of them
+AUDIT = AuditSetup(hyper={"calibration": "agm"})
+#: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them by each user with ``clip: true``
+BOUNDS = Bounds(x="B", y=1.0, clips="clip")
+PER_USER = {"per_user": Variant({"per_user_noise": True}, literal=True, doc="every user's noise drawn (same law)")}
 
 
 def noisy_mean(rows: np.ndarray, std: float, rng: np.random.Generator, per_user: bool, symmetric: bool = False
@@ -137,7 +148,10 @@ def _local_info(K: int, lam: float, stage1: SpectralResult, std_V: float, calibr
 @register_mechanism(
     "iwr_ldp",
     summary="Information-weighted regression, local DP (Alg 2 spectral iteration + Alg 3 per-user SSP; 000 §3.3)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.2–3.3", style=LOCAL_STYLE["iwr_ldp"],
+    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.2–3.3", style=LOCAL_STYLE["iwr_ldp"],
+    hyper=hyper("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "per_user_noise",
+                "nonprivate"),
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT, variants=PER_USER,
 )
 def fit_iwr_ldp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -147,10 +161,10 @@ def fit_iwr_ldp(
 ) -> FitResult:
     X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
     n, d = X.shape
-    hyper = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
-                          fail_prob=fail_prob)
-    K = int(K or hyper["K"])
-    lam = float(lam or hyper["lam"])
+    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
+                         fail_prob=fail_prob)
+    K = int(rule["K"] if K is None else K)
+    lam = float(rule["lam"] if lam is None else lam)
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
     stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
@@ -200,7 +214,9 @@ def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
 @register_mechanism(
     "iwr_glm_ldp",
     summary="Information-weighted LDP regression by per-user SGD (Alg 2 + Alg 11/12, linear link; 000 §3.7)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.7", style=LOCAL_STYLE["iwr_glm_ldp"],
+    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.7", style=LOCAL_STYLE["iwr_glm_ldp"],
+    hyper=hyper("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "nonprivate"),
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT,
 )
 def fit_iwr_glm_ldp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -212,10 +228,10 @@ def fit_iwr_glm_ldp(
     Priv_2 = std 2σ at B = 1). Pure-Python loop over the second half of the users (~5 µs per user)."""
     X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
     n, d = X.shape
-    hyper = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
-                          fail_prob=fail_prob)
-    K = int(K or hyper["K"])
-    lam = float(lam or hyper["lam"])
+    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
+                         fail_prob=fail_prob)
+    K = int(rule["K"] if K is None else K)
+    lam = float(rule["lam"] if lam is None else lam)
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
     stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
@@ -230,6 +246,11 @@ def fit_iwr_glm_ldp(
     "ldp_clipped_sgd",
     summary="Dimension-free LDP batch SGD with clipped predictions (Alg 8 ≡ spec 001 Alg 6)",
     privacy_model="local", neighbour="replace_one", spec="000 §3.10", style=LOCAL_STYLE["ldp_clipped_sgd"],
+    hyper=hyper("calibration", "fail_prob", "shuffle", "per_user_noise",
+                K=Hyper(int, ge=1, none="max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋}", doc="epochs"),
+                R=Hyper(float, gt=0, doc="prediction clipping level"),
+                eta=Hyper(float, gt=0, doc="step size")),
+    epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT, variants=PER_USER,
 )
 def fit_ldp_clipped_sgd(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -267,6 +288,11 @@ def fit_ldp_clipped_sgd(
     summary="Oracle IWR-LDP with U from the generator's p (Alg 9; l2-ball sampler, pure ε-LDP by default)",
     privacy_model="local", neighbour="replace_one", needs=("population",), spec="000 §3.6",
     style=LOCAL_STYLE["iwr_ldp_oracle"],
+    hyper=hyper("calibration", channel=Choice("l2ball", "gauss", doc="pure ε-LDP l2-ball sampler or Gaussian Priv_1")),
+    epsilon_range=calibrated_epsilons,
+    bounds=Bounds(x=None, y=1.0, note="‖φ_i‖ ≤ B with B from the generator's population"),
+    audit=AuditSetup(skip="builds U from the generator's law p (population.extra: radial / basis_probs / atoms), "
+                          "which the audit's neighbouring datasets do not have"),
 )
 def fit_iwr_ldp_oracle(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -297,6 +323,8 @@ def fit_iwr_ldp_oracle(
     "ldp_ssp",
     summary="LDP sufficient-statistics perturbation (smooth channel of Prop 3.2) + ball-constrained LS (000 §3.12)",
     privacy_model="local", neighbour="replace_one", spec="000 §3.12", style=LOCAL_STYLE["ldp_ssp"],
+    hyper=hyper("B", "clip", "calibration", "per_user_noise"),
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT, variants=PER_USER,
 )
 def fit_ldp_ssp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,

@@ -90,7 +90,7 @@ def clean_sums(
     changed = np.nonzero(row_norms(X) > r)[0] if clip_l2 else np.zeros(0, dtype=int)
     yb = np.clip(y, -y_clip, y_clip) if y_clip is not None else y
     y_changed = np.nonzero(yb != y)[0] if y_clip is not None else np.zeros(0, dtype=int)
-    if stats is not None and stats.X is X:
+    if stats is not None and stats.X is X and stats.y is y:  # the runner's own arrays, not other data
         xtx, xty = stats.xtx.copy(), stats.xty.copy()
     else:
         xtx, xty = X.T @ X, X.T @ y

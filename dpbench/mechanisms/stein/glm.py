@@ -24,9 +24,11 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
+from dpbench.contract import AuditSetup, Bounds, Choice, Hyper, Variant
 from dpbench.linalg import GramStats
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.mechanisms.stein.core import (
+    COV_ESTIMATORS,
     clean_sums,
     noise_sums,
     private_ols,
@@ -34,11 +36,49 @@ from dpbench.mechanisms.stein.core import (
     simulate_user_sums,
     solve_scale,
 )
-from dpbench.mechanisms.stein.families import Family, get_family
-from dpbench.privacy.stein import clip_radius, stein_noise_scales
+from dpbench.mechanisms.stein.families import FAMILIES, Family, get_family
+from dpbench.privacy.stein import CALIBRATIONS, clip_radius, stein_noise_scales
 from dpbench.registry import register_mechanism
 
 COVARIATES = ("gaussian", "l1")
+
+# ----------------------------------------------------------------------------------------------------------------
+# the contract pieces of the Stein mechanisms (declared in each registration below and in two_round.py)
+
+
+def family_choice(kind: str | None = None) -> Hyper:
+    """The link families of ``kind`` (glm | nlr; None: all), as a declared choice."""
+    names = [name for name, fam in FAMILIES.items() if kind is None or fam.kind == kind]
+    return Choice(*names, doc=f"{kind.upper() if kind else 'GLM or NLR'} link family (spec 003 §4)")
+
+
+def radius(covariates: str) -> Hyper:
+    """r: the ℓ2 clipping radius (Gaussian covariates; None = the public-data rule) or the known ℓ1 radius."""
+    if covariates == "gaussian":
+        return Hyper(float, gt=0, none="√(r_const·p·‖Σ_m‖₂·log n) from the public rows", doc="ℓ2 clipping radius")
+    return Hyper(float, gt=0, doc="known ℓ1 radius of the rows (‖x_i‖₁ ≤ r)")
+
+
+HYPER: dict[str, Hyper] = {
+    "covariates": Choice(*COVARIATES, doc="Gaussian (rows clipped at r) or ℓ1-bounded covariates"),
+    "r_const": Hyper(float, gt=0, doc="constant of the clipping-radius rule"),
+    "y_bound": Hyper(float, gt=0, none="the family's bound B_y(r)", doc="label bound B_y of the calibration"),
+    "noise_c": Hyper(float, ge=0, doc="noise margin c of the families' label bounds"),
+    "clip_y": Hyper(bool, none="clip for NLR families only", doc="clip labels at B_y"),
+    "cov_estimator": Choice(*COV_ESTIMATORS, doc="server's covariance: mixed (experiments) or private"),
+    "calibration": Choice(*CALIBRATIONS, doc="per-user Gaussian calibration"),
+    "c0": Hyper(float, none="the family's c0", doc="start of the SolveScale Newton iteration (≠ 0)"),
+    "simulate_users": Hyper(bool, doc="draw each user's noise (literal path of the aggregated draw, same law)"),
+}
+SIMULATE = {"per_user": Variant({"simulate_users": True}, literal=True, doc="each user's release drawn (same law)")}
+
+
+def stein_bounds(covariates: str) -> Bounds:
+    note = ("|y_i| ≤ B_y is assumed, not enforced, for GLM families (info.y_over_bound); NLR families clip y at "
+            "B_y")
+    if covariates == "l1":
+        return Bounds(x="r", x_norm="l1", note=note)
+    return Bounds(clips=True, note="rows clipped to ‖x‖ ≤ r (data-independent radius); " + note)
 #: per-process cache of the deterministic non-private fits (keyed by a hash of the data)
 _MLE_CACHE: dict[tuple[str, str], Any] = {}
 
@@ -191,7 +231,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
     _fit = _literal(_kind, _covariates)
     _fit.__name__ = f"fit_stein_{_kind}_{_cov}"
     _fit.__doc__ = f"Algorithm {_alg} of Wang et al. (JMLR 2023): NLDP {_kind.upper()}, {_covariates} covariates."
-    register_mechanism(
+    globals()[_fit.__name__] = register_mechanism(
         f"stein_{_kind}_{_cov}",
         summary=f"Alg {_alg} (Wang et al. 2023): NLDP Stein {_kind.upper()}, {_covariates} x, public unlabeled data",
         privacy_model="local",
@@ -199,8 +239,14 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         needs=("public_X", "stats"),
         spec=f"003 §3.{_alg + 1}",
         style=_STYLE,
+        hyper={
+            "family": family_choice(_kind), "r": radius(_covariates),
+            **{k: HYPER[k] for k in ("r_const", "y_bound", "noise_c", "clip_y", "cov_estimator", "calibration", "c0",
+                                     "simulate_users")},
+        },  # fmt: skip
+        bounds=stein_bounds(_covariates),
+        variants=SIMULATE,
     )(_fit)
-    globals()[_fit.__name__] = _fit
 
 
 @register_mechanism(
@@ -211,6 +257,10 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
     needs=("public_X", "stats"),
     spec="003 §3.8",
     style={"linestyle": ":"},
+    hyper={"family": family_choice(), "covariates": HYPER["covariates"],
+           "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius"),
+           "noise_c": HYPER["noise_c"], "c0": HYPER["c0"]},
+    bounds=Bounds(note="as Alg 1–4 for the chosen covariates"),
 )
 def fit_central_diagnostic(
     X: np.ndarray,
@@ -247,6 +297,8 @@ def fit_central_diagnostic(
     needs=("public_X", "stats"),
     spec="003 §4",
     style={"linestyle": "--", "color": "dimgray"},
+    hyper={"family": family_choice(), "covariates": HYPER["covariates"],
+           "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius")},
 )
 def fit_nonprivate_stein(
     X: np.ndarray,
@@ -307,6 +359,7 @@ def minimise_baseline_loss(X: np.ndarray, y: np.ndarray, family: Family, w0: np.
     needs=("public_X", "stats"),
     spec="003 §3.7",
     style={"linestyle": "--", "color": "black"},
+    hyper={"family": family_choice(), "covariates": HYPER["covariates"]},
 )
 def fit_nonprivate_mle(
     X: np.ndarray,
@@ -340,6 +393,9 @@ def fit_nonprivate_mle(
     neighbour="none",
     spec="003 §3.7",
     style={"linestyle": "--", "color": "black"},
+    hyper={"intercept": Hyper(bool, doc="fit an intercept (θ gets it as an extra entry)")},
+    audit=AuditSetup(skip="a non-private baseline that needs both label classes y ∈ {0, 1}; the audit's neighbour "
+                          "D' has one class (and a non-private reference has no claim to audit)"),
 )
 def fit_sklearn_logreg(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *, intercept: bool = True

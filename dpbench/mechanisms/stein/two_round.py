@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import Hyper
 from dpbench.data import Population
 from dpbench.linalg import GramStats, solve_or_lstsq
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.mechanisms.stein.core import clean_sums, noise_sums, solve_scale
 from dpbench.mechanisms.stein.families import Family, get_family
-from dpbench.mechanisms.stein.glm import check_family_kind
+from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, family_choice, stein_bounds
 from dpbench.privacy.stein import clip_radius, two_round_noise_scales
 from dpbench.registry import register_mechanism
 
@@ -124,7 +125,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
     _fit = _make(_kind, _covariates)
     _fit.__name__ = f"fit_stein_twostage_{_kind}_{_cov}"
     _fit.__doc__ = f"2-round LDP counterpart of Algorithm {_alg} (App. E; no public data; (ε, 1.5δ) per user)."
-    register_mechanism(
+    globals()[_fit.__name__] = register_mechanism(
         f"stein_twostage_{_kind}_{_cov}",
         summary=f"2-round interactive LDP counterpart of Alg {_alg} (Wang et al. 2023 App. E), no public data",
         privacy_model="local",
@@ -132,5 +133,11 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         needs=("population", "stats") if _covariates == "gaussian" else ("stats",),
         spec="003 §3.6",
         style={"linestyle": "-."},
+        hyper={
+            "family": family_choice(_kind),
+            "r": Hyper(float, gt=0, none="√(r_const·p·‖Σ‖₂·log n) (gaussian, oracle ‖Σ‖₂) or 1 (l1)",
+                       doc="clipping / ℓ1 radius"),
+            **{k: HYPER[k] for k in ("r_const", "noise_c", "calibration")},
+        },
+        bounds=stein_bounds(_covariates),
     )(_fit)
-    globals()[_fit.__name__] = _fit
