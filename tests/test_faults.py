@@ -479,3 +479,14 @@ def test_skipped_json_and_datasets_json_are_complete_after_resume(finished):
     _truncate_300(shards(run_dir)[0])
     quiet(config)
     assert json.loads((run_dir / "datasets.json").read_text()) == before
+
+
+def test_temp_files_of_dead_writers_are_removed_and_live_ones_kept(finished):
+    config, run_dir, _ = finished
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = run_dir / SHARD_DIR / f".x.csv.{int(dead.stdout)}.tmp"
+    live = run_dir / f".figure_train_mse.png.{os.getppid()}.tmp"  # e.g. a `dpbench plot` still saving
+    stale.write_text("half")
+    live.write_text("half")
+    quiet(config)
+    assert not stale.exists() and live.exists()

@@ -84,9 +84,24 @@ def write_atomic(path: Path, text: str | bytes) -> None:
         handle.write(data)
 
 
+def _writer_alive(tmp: Path) -> bool:
+    """True if the process that names ``tmp`` (``.<name>.<pid>.tmp``) still runs (e.g. a ``dpbench plot``)."""
+    pid = tmp.name.rsplit(".", 2)[-2]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
 def remove_stale_temp_files(run_dir: Path) -> int:
-    """Delete temp files a killed run left behind (call with the run lock held); return how many."""
-    stale = [p for folder in (run_dir, run_dir / SHARD_DIR) if folder.is_dir() for p in folder.glob(".*.tmp")]
+    """Delete temp files killed processes left behind (call with the run lock held); return how many."""
+    folders = (run_dir, run_dir / SHARD_DIR)
+    stale = [p for f in folders if f.is_dir() for p in f.glob(".*.tmp") if not _writer_alive(p)]
     for path in stale:
         with contextlib.suppress(OSError):
             path.unlink()
