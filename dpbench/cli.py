@@ -28,9 +28,11 @@ def user_errors(func):
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from dpbench.engine.store import RunError
+
         try:
             return func(*args, **kwargs)
-        except (ValueError, KeyError, FileNotFoundError) as err:
+        except (ValueError, KeyError, FileNotFoundError, RunError) as err:
             message = err.args[0] if isinstance(err, KeyError) and err.args else err
             typer.echo(f"error: {message}", err=True)
             raise typer.Exit(code=2) from None

@@ -35,6 +35,7 @@ import yaml
 from dpbench import registry
 from dpbench.contract import HyperError
 from dpbench.metrics import METRICS
+from dpbench.privacy.validate import DELTA_MIN, EPSILON_RANGE
 
 TOP_LEVEL_KEYS = {
     "name": "run name; results go to <output_dir>/<name>/",
@@ -44,8 +45,9 @@ TOP_LEVEL_KEYS = {
     "output_dir": "parent folder of the run (default results)",
     "seed": "base seed (non-negative integer)",
     "n_jobs": "parallel workers (-1 = all cores)",
-    "trials": "trials per (dataset, mechanism, ε)",
-    "large_dataset_trials": "{nd_above: N, trials: R}: fewer trials when n·d > N",
+    "trials": "trials per (dataset, mechanism, ε) — per data draw with data_draws",
+    "large_dataset_trials": "{nd_above: N, trials: R, data_draws: D}: fewer trials (and draws) when n·d > N",
+    "data_draws": "independent draws of each dataset (seeded like trials; default: one draw, no data_draw column)",
     "trial_block": "trials per task/shard (resume granularity)",
     "epsilons": "list of ε > 0, or {logspace: [start, stop, num]}",
     "delta": "'1/n^2', '1/n', '1/n^p' or a number in (0, 1)",
@@ -63,6 +65,8 @@ TOP_LEVEL_KEYS = {
 DATASET_KEYS = {"loader", "label", "options", "grid"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
 DELTA_RULE = re.compile(r"^\s*1\s*/\s*n\s*(?:\^\s*([0-9]*\.?[0-9]+))?\s*$")
+#: a number as YAML 1.2 spells it; PyYAML (YAML 1.1) reads ``1e6`` (no dot) as a string, so numeric fields accept it
+NUMBER_TEXT = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 DEFAULT_METRICS = ("train_mse", "test_mse", "excess_train_mse")
 
 
@@ -108,6 +112,8 @@ class Config:
     trials: int = 100
     large_nd_above: float | None = None
     large_trials: int | None = None
+    data_draws: int | None = None
+    large_data_draws: int | None = None
     trial_block: int = 100
     seed: int = 0
     n_jobs: int = 1
@@ -139,10 +145,22 @@ class Config:
             return value
         return float(self.delta)
 
+    def is_large(self, n: int, d: int) -> bool:
+        return self.large_nd_above is not None and n * d > self.large_nd_above
+
     def trials_for(self, n: int, d: int) -> int:
-        if self.large_nd_above is not None and n * d > self.large_nd_above:
-            return int(self.large_trials)
-        return self.trials
+        return int(self.large_trials) if self.is_large(n, d) else self.trials
+
+    def draws_for(self, n: int, d: int) -> int | None:
+        """Data draws of a dataset of shape (n, d); None = the single historical draw (no ``data_draw`` column)."""
+        if self.is_large(n, d) and self.large_data_draws is not None:
+            return self.large_data_draws
+        return self.data_draws
+
+    @property
+    def size_dependent(self) -> bool:
+        """True when trial or draw counts depend on a dataset's shape (the plan must know n·d)."""
+        return self.large_nd_above is not None
 
     def to_dict(self) -> dict[str, Any]:
         """Resolved config as plain YAML-able data (written next to the results)."""
@@ -165,6 +183,9 @@ class Config:
             data.pop(volatile)
         for volatile in ("backend", "scheduler"):  # where trials run never changes their results
             data.pop(volatile)
+        for optional in ("data_draws", "large_data_draws"):  # absent: fingerprints of older runs stay valid
+            if data[optional] is None:
+                data.pop(optional)
         return json.loads(json.dumps(data, default=str))
 
 
@@ -183,10 +204,34 @@ def _check_keys(mapping: dict[str, Any], allowed: set[str] | dict[str, str], whe
         raise _fail(f"{prefix}{unknown[0]}", f"unknown key; allowed: {', '.join(sorted(allowed))}")
 
 
+def yaml_number(value: Any) -> Any:
+    """``value`` as a number if it is one, including YAML 1.2 spellings PyYAML leaves as strings (``1e6``)."""
+    if isinstance(value, str) and NUMBER_TEXT.match(value):
+        return float(value) if any(c in value for c in ".eE") else int(value)
+    return value
+
+
+def _number_hint(value: Any) -> str:
+    return " (a string: quote-free numbers such as 1e6 are accepted)" if isinstance(value, str) else ""
+
+
 def _positive_int(value: Any, field_name: str, minimum: int = 1) -> int:
+    """An integer ≥ ``minimum``; integral floats (``1e6``, also as YAML's string spelling) are accepted."""
+    value = yaml_number(value)
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise _fail(field_name, f"must be an integer ≥ {minimum}, got {value!r}")
+        raise _fail(field_name, f"must be an integer ≥ {minimum}, got {value!r}{_number_hint(value)}")
     return int(value)
+
+
+def _finite_float(value: Any, field_name: str) -> float:
+    value = yaml_number(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise _fail(field_name, f"must be a number, got {value!r}{_number_hint(value)}")
+    if not math.isfinite(value):
+        raise _fail(field_name, f"must be finite, got {value!r}")
+    return float(value)
 
 
 def parse_epsilons(value: Any) -> tuple[float, ...]:
@@ -197,20 +242,27 @@ def parse_epsilons(value: Any) -> tuple[float, ...]:
         ((kind, args),) = value.items()
         if not (isinstance(args, list) and len(args) == 3):
             raise _fail(f"epsilons.{kind}", f"must be [start, stop, num], got {args!r}")
-        start, stop, num = args
-        num = _positive_int(num, f"epsilons.{kind}[2]")
-        grid = np.logspace(start, stop, num) if kind == "logspace" else np.linspace(start, stop, num)
+        start = _finite_float(args[0], f"epsilons.{kind}[0]")
+        stop = _finite_float(args[1], f"epsilons.{kind}[1]")
+        num = _positive_int(args[2], f"epsilons.{kind}[2]")
+        with np.errstate(over="ignore"):
+            grid = np.logspace(start, stop, num) if kind == "logspace" else np.linspace(start, stop, num)
         values = [float(v) for v in grid]
     elif isinstance(value, (list, tuple)) and value:
-        values = value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        values = [value]
+        values = [yaml_number(v) for v in value]
+    elif isinstance(yaml_number(value), (int, float)) and not isinstance(value, bool):
+        values = [yaml_number(value)]
     else:
         raise _fail("epsilons", f"must be a non-empty list of numbers > 0 or {{logspace: [a, b, n]}}, got {value!r}")
-    clean = []
+    clean: list[float] = []
     for i, eps in enumerate(values):
         if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
-            raise _fail(f"epsilons[{i}]", f"ε must be a finite number > 0, got {eps!r}")
+            raise _fail(f"epsilons[{i}]", f"ε must be a finite number > 0, got {eps!r}{_number_hint(eps)}")
+        if not EPSILON_RANGE[0] <= eps <= EPSILON_RANGE[1]:
+            raise _fail(f"epsilons[{i}]", f"ε = {eps:g} is outside the supported range [{EPSILON_RANGE[0]:g}, "
+                        f"{EPSILON_RANGE[1]:g}]")
+        if float(eps) in clean:
+            raise _fail(f"epsilons[{i}]", f"ε = {float(eps):g} repeats epsilons[{clean.index(float(eps))}]")
         clean.append(float(eps))
     return tuple(clean)
 
@@ -219,12 +271,13 @@ def parse_delta(value: Any) -> str | float:
     if isinstance(value, str):
         if DELTA_RULE.match(value):
             return value.replace(" ", "")
-        try:
-            value = float(value)
-        except ValueError:
-            raise _fail("delta", f"must be '1/n^2', '1/n', '1/n^p' or a number in (0, 1), got {value!r}") from None
+        if not NUMBER_TEXT.match(value):
+            raise _fail("delta", f"must be '1/n^2', '1/n', '1/n^p' or a number in (0, 1), got {value!r}")
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise _fail("delta", f"δ must be in (0, 1) (or a rule such as '1/n^2'), got {value!r}")
+    if value < DELTA_MIN:
+        raise _fail("delta", f"δ = {value:g} is below the supported minimum {DELTA_MIN:g}")
     return float(value)
 
 
@@ -417,7 +470,7 @@ PLOT_KEYS = {
     "refs": "draw the dataset's OLS and θ = 0 lines (train MSE / excess)",
     "hlines": "horizontal reference lines: [y, {y: 1.0, label: text}]",
     "where": "keep only rows with {column: value | [values]}",
-    "pool": "columns pooled into one point instead of splitting curves (e.g. [data.replicate])",
+    "pool": "columns pooled into one point instead of splitting curves (e.g. [data_draw])",
     "baseline": "rows {column: value} drawn as grey dashed reference curves in every panel they share",
     "tag_models": "append [central]/[local]/[non-private] to legend entries when privacy models mix",
     "fit": "fit log(stat) = a + b·log(x) per curve; print the slopes b with a 95% CI (and write slopes_*.csv)",
@@ -570,6 +623,19 @@ def parse_presentation(raw: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _reject_replicate(datasets: Any) -> None:
+    """The papers' old ``replicate`` dataset option became the engine's ``data_draws``: say so, naming the field."""
+    for i, entry in enumerate(datasets if isinstance(datasets, list) else []):
+        for part in ("options", "grid"):
+            block = entry.get(part) if isinstance(entry, dict) else None
+            if isinstance(block, dict) and "replicate" in block:
+                raise _fail(
+                    f"datasets[{i}].{part}.replicate",
+                    "'replicate' was replaced by the top-level 'data_draws: N' (N independent draws of every "
+                    "dataset, seeded like trials; see docs/deviations.md)",
+                )
+
+
 def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     """Validate a config mapping (as loaded from YAML) and resolve it into a :class:`Config`."""
     if not isinstance(raw, dict):
@@ -585,15 +651,22 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     name = raw.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name or ""):
         raise _fail("name", f"must be a non-empty string of letters, digits, '_', '-', '.', got {name!r}")
+    _reject_replicate(raw.get("datasets"))
     large = raw.get("large_dataset_trials")
-    large_nd = large_trials = None
+    large_nd = large_trials = large_draws = None
     if large is not None:
         if not isinstance(large, dict):
             raise _fail("large_dataset_trials", f"must be {{nd_above: N, trials: R}}, got {large!r}")
-        _check_keys(large, {"nd_above", "trials"}, "large_dataset_trials")
+        _check_keys(large, {"nd_above", "trials", "data_draws"}, "large_dataset_trials")
         large_nd = float(_positive_int(large.get("nd_above"), "large_dataset_trials.nd_above"))
         large_trials = _positive_int(large.get("trials"), "large_dataset_trials.trials")
-    n_jobs = raw.get("n_jobs", 1)
+        if large.get("data_draws") is not None:
+            large_draws = _positive_int(large["data_draws"], "large_dataset_trials.data_draws")
+    data_draws = raw.get("data_draws")
+    data_draws = None if data_draws is None else _positive_int(data_draws, "data_draws")
+    if large_draws is not None and data_draws is None:
+        raise _fail("large_dataset_trials.data_draws", "needs a top-level 'data_draws' (draws of the other datasets)")
+    n_jobs = yaml_number(raw.get("n_jobs", 1))
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
         raise _fail("n_jobs", f"must be a positive integer or -1 (all cores), got {n_jobs!r}")
     crn = raw.get("common_random_numbers", False)
@@ -609,6 +682,8 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
         trials=_positive_int(raw.get("trials", 100), "trials"),
         large_nd_above=large_nd,
         large_trials=large_trials,
+        data_draws=data_draws,
+        large_data_draws=large_draws,
         trial_block=_positive_int(raw.get("trial_block", 100), "trial_block"),
         seed=_positive_int(raw.get("seed", 0), "seed", minimum=0),
         n_jobs=n_jobs,

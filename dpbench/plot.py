@@ -845,11 +845,13 @@ def save(drawing: Drawing, folder: Path, stem: str) -> list[Path]:
     written = []
     for suffix in (".png", ".pdf"):
         path = folder / f"{stem}{suffix}"
-        drawing.figure.savefig(path, dpi=DPI)
+        save_figure(drawing.figure, path, dpi=DPI)
         written.append(path)
     if len(drawing.slopes):
+        from dpbench.engine.store import write_atomic
+
         path = folder / f"{stem}_slopes.csv"
-        drawing.slopes.to_csv(path, index=False)
+        write_atomic(path, drawing.slopes.to_csv(index=False))
         written.append(path)
     drawing.files = written
     return written
@@ -865,6 +867,15 @@ def plot_presets(run_dir: str | Path, overrides: Mapping[str, Any] | None = None
         save(drawing, run.path, stem)
         drawings.append(drawing)
     return drawings
+
+
+def save_figure(fig: Any, path: Path, **options: Any) -> None:
+    """``fig.savefig`` to a temp file renamed over ``path``: an interrupted save never leaves a half-written figure."""
+    from dpbench.engine.store import atomic_path
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=path.suffix.lstrip("."), **options)
+
 
 
 def plot_run(run_dir: str | Path, **options: Any) -> list[Path]:

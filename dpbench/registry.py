@@ -153,13 +153,18 @@ def _signature_defaults(fit: Callable[..., Any]) -> tuple[tuple[str, Any], ...]:
 
 @dataclass(frozen=True)
 class DatasetInfo:
-    """A registered dataset loader: ``load(rng, **options) -> Dataset``."""
+    """A registered dataset loader: ``load(rng, **options) -> Dataset``.
+
+    ``shape(**options) -> (n_train, d)``, when given, states the training shape without loading (synthetic
+    generators: it is in the options), so a run can plan size-dependent trial counts without loading the data.
+    """
 
     name: str
     load: Callable[..., Any]
     summary: str
     kind: str = "real"  # real | synthetic
     spec: str = ""
+    shape: Callable[..., tuple[int, int]] | None = None
 
     def options(self) -> dict[str, Any]:
         params = inspect.signature(self.load).parameters.values()
@@ -356,14 +361,19 @@ def _validating(fit: Callable[..., Any], info: MechanismInfo) -> Callable[..., A
 
 
 def register_dataset(
-    name: str, *, summary: str, kind: str = "real", spec: str = ""
+    name: str,
+    *,
+    summary: str,
+    kind: str = "real",
+    spec: str = "",
+    shape: Callable[..., tuple[int, int]] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated ``load(rng, **options)`` function as dataset ``name``."""
+    """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``: see DatasetInfo)."""
 
     def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
         if name in DATASETS and DATASETS[name].load is not load:
             raise ValueError(f"dataset {name!r} is registered twice")
-        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec)
+        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape)
         return load
 
     return decorator

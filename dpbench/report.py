@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from dpbench.engine.store import git_commit
+from dpbench.engine.store import git_commit, write_atomic
+from dpbench.plot import save_figure
 from dpbench.results import Run, load_run
 
 REPORT_DIR = "report_files"
@@ -356,7 +357,7 @@ def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, hea
             one = render(run, **{**options, "where": {**(o["where"] or {}), panel: [cell[-1]]}, "title": "",
                                  "caption": "", "ncols": 1})
             path = files / f"{slug(name)}_{stem}.png"
-            one.figure.savefig(path, dpi=120)
+            save_figure(one.figure, path, dpi=120)
             blocks.append(Image(path, f"{o['metric']} vs ε on {name}"))
         floor = None
         if o["metric"] == "train_mse" and panel in ("dataset", "dataset_id"):
@@ -437,8 +438,8 @@ def write_report(run_dir: str | Path, metrics: Sequence[str] | None = None, html
     """Write ``report.md`` (and ``report.html``) into the run folder; return the written paths."""
     report = build_report(run_dir, metrics, analyses)
     written = [report.path / "report.md"]
-    written[0].write_text(to_markdown(report, report.path))
+    write_atomic(written[0], to_markdown(report, report.path))
     if html_page:
         written.append(report.path / "report.html")
-        written[1].write_text(to_html(report))
+        write_atomic(written[1], to_html(report))
     return written

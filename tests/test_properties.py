@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from dpbench import audit, registry
 from dpbench.config import TOP_LEVEL_KEYS, ConfigError, parse_config
+from dpbench.privacy.validate import DELTA_MIN, EPSILON_RANGE
 
 registry.discover()
 #: every property is checked on the private mechanisms of spec 004; the lists below come from their contracts
@@ -117,9 +118,11 @@ def test_config_nested_entry_fields_parse_or_raise_config_error(path, value):
 @PROPERTY
 @given(eps=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=4))
 def test_config_epsilons_rejected_iff_not_finite_positive(eps):
+    """Accepted iff every ε is finite, in the supported range [1e-10, 1e10], and no ε repeats."""
     raw = copy.deepcopy(BASE_CONFIG)
     raw["epsilons"] = eps
-    good = all(math.isfinite(e) and e > 0 for e in eps)
+    low, high = EPSILON_RANGE
+    good = all(math.isfinite(e) and low <= e <= high for e in eps) and len(set(eps)) == len(eps)
     if good:
         assert parse_config(raw).epsilons == tuple(eps)
     else:
@@ -132,7 +135,7 @@ def test_config_epsilons_rejected_iff_not_finite_positive(eps):
 def test_config_delta_rejected_iff_outside_unit_interval(delta):
     raw = copy.deepcopy(BASE_CONFIG)
     raw["delta"] = delta
-    if 0 < delta < 1:
+    if DELTA_MIN <= delta < 1:
         assert parse_config(raw).delta == pytest.approx(delta)
     else:
         with pytest.raises(ConfigError, match="delta"):

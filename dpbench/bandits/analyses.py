@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
+from dpbench.engine.store import write_atomic
+from dpbench.plot import save_figure
 from dpbench.results import Z95, load_run, loglog_weights
 
 
@@ -117,12 +119,12 @@ def bandit_gap(runs: list[Path], options: dict[str, str], echo: Callable[[str], 
             echo("")
             echo(gap_slopes(gaps).to_string(**fmt))
         csv = run.path / "privacy_gap.csv"
-        gaps.to_csv(csv, index=False)
+        write_atomic(csv, gaps.to_csv(index=False))
         caption = ("Paired by trial (same instance, contexts and reward coins); mean ± 1.96·sd/√R. " + run.caption)
         fig = gap_figure(gaps, f"Privacy gap vs 1/ε — {run.name}", caption)
         written.append(csv)
         for suffix in (".png", ".pdf"):
-            fig.savefig(run.path / f"figure_privacy_gap{suffix}", dpi=150)
+            save_figure(fig, run.path / f"figure_privacy_gap{suffix}", dpi=150)
             written.append(run.path / f"figure_privacy_gap{suffix}")
         for path in written[-3:]:
             echo(f"wrote {path}")

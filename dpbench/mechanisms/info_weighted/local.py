@@ -88,6 +88,8 @@ def iwr_ldp_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float = 1.
     """(K, λ) of IWR-LDP (spec 000 §6): calibrated K = 4, λ = c_λ·σ·B·√((d + log(K/δ_f))/n₀), n₀ = ⌊T/2⌋;
     theory K = max{⌈log log T⌉, 12}, λ = K·B·σ·√(K(d + log(K/δ_f))/T) (proof of Thm 4.4, C₁ = 1)."""
     check_preset(preset)
+    if n < 2:
+        raise ValueError(f"IWR-LDP needs n ≥ 2 users (two stages of ⌊n/2⌋), got n = {n}")
     sigma = unit_sigma(epsilon, delta, calibration)
     if preset == "calibrated":
         K = 4

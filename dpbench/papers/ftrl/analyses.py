@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpbench import registry
+from dpbench.engine.store import write_atomic
 from dpbench.results import aggregate, fitted_slope, format_table, load_run
 
 #: §4.3 Table 1 exponents a (excess = Õ(N^{−a})) by method family
@@ -92,7 +93,7 @@ def _certification_note(trials: pd.DataFrame) -> str:
 
 
 def _write(table: pd.DataFrame, path: Path, echo: Callable[[str], None]) -> Path:
-    table.to_csv(path, index=False)
+    write_atomic(path, table.to_csv(index=False))
     echo(format_table(table) if len(table) else "(no rows)")
     echo(f"wrote {path}")
     return path

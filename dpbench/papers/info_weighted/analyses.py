@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
+from dpbench.engine.store import write_atomic
+from dpbench.plot import save_figure
 from dpbench.results import load_run
 
 
@@ -69,7 +71,7 @@ def iw_ratio(runs: list[Path], options: dict[str, str], echo: Callable[[str], No
             echo(f"\nratio of medians {o['numerator']} / {o['denominator']}:\n"
                  f"{ratios.to_string(index=False, float_format=lambda v: f'{v:.3g}')}")
         path = run.path / f"iw_ratio_{metric}.csv"
-        ratios.to_csv(path, index=False)
+        write_atomic(path, ratios.to_csv(index=False))
         echo(f"wrote {path}")
         written.append(path)
     return written
@@ -116,7 +118,7 @@ def e5_ratio_figure(wide: pd.DataFrame, path: Path, saturation: float = 0.3) -> 
     ax.set_title("E5 (b): synthetic demonstration of Lemma 3.1 vs Prop 3.2\n(proposed in spec 000 §7.7), "
                  "not a reproduction", fontsize=8.5)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
+    save_figure(fig, path, dpi=150)
     return path
 
 
@@ -136,7 +138,7 @@ def iw_e5(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]
         with pd.option_context("display.width", 200, "display.max_rows", 500):
             echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
         csv = run.path / "iw_e5_table.csv"
-        table.to_csv(csv, index=False)
+        write_atomic(csv, table.to_csv(index=False))
         figure = e5_ratio_figure(wide, run.path / "iw_e5_ratio.png")
         for path in (csv, figure):
             echo(f"wrote {path}")
