@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
+from scipy.stats import chi2
 
 from dpbench.audit import audit_whitebox, gdp_estimate, profile_estimate
 from dpbench.audit.pairs import PairSpec, find_worst_pair
@@ -17,6 +19,7 @@ from dpbench.audit.whitebox import (
     pair_run,
     real_statistic,
     sample_statistic,
+    sampled_epsilon,
 )
 from dpbench.linalg import symmetric_gaussian, wishart
 from dpbench.mechanisms import record_releases, released
@@ -233,3 +236,51 @@ def test_observed_llr_of_laplace_is_bounded_by_the_shift():
     for s in np.random.SeedSequence(1).spawn(50):
         (rp,) = pair_run(info(laplace_fit), pair, "D", 1.0, DELTA, s, {})
         assert abs(observed_llr(rp)) <= 1.0 + 1e-12
+
+
+# ------------------------------------------------------------------------------------------------------------
+# exact-in-law ε by Monte Carlo over the privacy loss (the sketches' yardstick)
+
+
+@pytest.mark.parametrize("mu", [0.5, 1.5])
+def test_sampled_epsilon_of_a_gaussian_release_matches_the_closed_form(mu):
+    r = sampled_epsilon([[Slot("gaussian", mu2=mu * mu)]], DELTA, np.random.default_rng(5), size=2_000_000)
+    exact = gdp_epsilon(mu, DELTA)
+    assert r.eps_lo <= exact <= r.eps_hi
+    assert r.eps_hi - r.eps_lo < 0.05 * exact
+
+
+def _rank_one_wishart_delta(eps: float, s: float, k: int) -> float:
+    """Closed form for Σ_D = Σ_D′ + vvᵀ with vᵀΣ_D′⁻¹v = s: L = c + (s/2)χ²_k on D, c + s/(2(1+s))χ²_k on D′,
+    c = −(k/2)log(1+s); δ(ε) = max of P_D(L > ε) − e^ε P_D′(L > ε) and P_D′(L < −ε) − e^ε P_D(L < −ε)."""
+    c = -0.5 * k * math.log1p(s)
+    up = max(eps - c, 0.0)
+    forward = chi2.sf(2 * up / s, k) - math.exp(eps) * chi2.sf(2 * up * (1 + s) / s, k)
+    down = -eps - c
+    backward = 0.0 if down <= 0 else chi2.cdf(2 * down * (1 + s) / s, k) - math.exp(eps) * chi2.cdf(2 * down / s, k)
+    return max(forward, backward)
+
+
+def test_sampled_epsilon_of_a_rank_one_wishart_matches_the_chi_square_closed_form():
+    k, s = 12, 0.8
+    cov_dp = np.diag([1.0, 2.0])
+    cov_d = cov_dp + np.diag([s, 0.0])  # vᵀΣ_D′⁻¹v = s
+    slot = Slot("wishart", wishart=_wishart_law(cov_d, cov_dp, k))
+    r = sampled_epsilon([[slot]], DELTA, np.random.default_rng(6), size=4_000_000)
+    exact = brentq(lambda e: _rank_one_wishart_delta(e, s, k) - DELTA, 1e-6, 50.0)
+    assert r.eps_lo <= exact <= r.eps_hi
+    assert r.eps_hi - r.eps_lo < 0.05 * exact
+
+
+def test_wishart_control_shrinks_the_mixing_noise_exactly_in_law():
+    """η → c·η: the transformed draw has the covariance M + c²η²I (mean of W/k over draws)."""
+    M, eta2, k, c = np.array([[1.0, 0.3], [0.3, 0.5]]), 0.7, 9, 0.5
+    cov = M + eta2 * np.eye(2)
+    rng = np.random.default_rng(7)
+    means = []
+    with record_releases(noise_factor=c) as rec:
+        for _ in range(4000):
+            means.append(released("W", wishart(k, np.linalg.cholesky(cov).T, rng), cov, kind="wishart", scale=0.0,
+                                  k=k, ridge=eta2) / k)  # fmt: skip
+    assert np.allclose(np.mean(means, axis=0), M + c * c * eta2 * np.eye(2), atol=0.03)
+    assert np.allclose(rec.releases[0].centre, M + c * c * eta2 * np.eye(2))

@@ -3,7 +3,9 @@
 Reported per (mechanism, claimed ε):
 
 * ``eps_exact`` — the yardstick: exact ε of the audited releases at the worst-case pair (closed-form GDP for
-  Gaussian releases, PLD for Laplace/ℓ2-ball ones; ``None`` for Gaussian-mixing sketches). When the shifts depend on
+  Gaussian releases, PLD for Laplace/ℓ2-ball ones; for Gaussian-mixing sketches, whose privacy loss has no closed
+  form, Monte Carlo over the exact log-likelihood ratio of the batched process — δ(ε) = E_D[(1 − e^{ε − L})₊]
+  and its mirror, 4·10⁶ draws per side, with a 95% interval in ``eps_exact_ci``). When the shifts depend on
   the history (``history: pooled``) it is the exact ε of the batched process, whose history is uniform over the
   pool and public: δ(ε) = mean over histories of δ_GDP(ε; μ_history). ``eps_declared``: the
   exact ε of the same releases at their *declared* sensitivities (the tightest the mechanism's analysis certifies);
@@ -12,12 +14,15 @@ Reported per (mechanism, claimed ε):
 * ``eps_lower`` — certified: the Clopper–Pearson bound (:func:`dpbench.audit.stats.epsilon_lower_bound`) over the
   thresholded log-likelihood ratio; thresholds come from an independent batch.
 * ``estimate`` — Gaussian-DP: μ̂ from the two samples of the statistic, ε̂ = ε(μ̂, δ), 95% interval (valid when the
-  statistic is Gaussian, which is checked; otherwise the empirical privacy-profile estimate is reported instead).
+  statistic is Gaussian, which is checked; otherwise, for sketch releases, ``pld``: the same δ(ε) expectation over
+  the audit's own draws of the exact log-likelihood ratio, and for other kinds the empirical privacy-profile
+  estimate).
 
 Verdicts: an audit **flags** the claim when eps_lower > ε (certified layer) or when the estimate's interval lies
 above ε with ε̂ > 1.02ε (GDP layer), or when the pilot shows noise that is not the declared law. Negative controls
 (``x1.3``, ``x3``) multiply every noise scale by the factor c that makes the exact ε at the pair equal 1.3ε (3ε)
-(:func:`dpbench.privacy.exact.noise_factor_for_epsilon`) while the claim stays ε.
+(:func:`dpbench.privacy.exact.noise_factor_for_epsilon`; with sketch releases :func:`sketch_noise_factor`, which
+also multiplies the mixing noise η) while the claim stays ε.
 """
 
 from __future__ import annotations
@@ -29,16 +34,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.optimize import brentq
 
 from dpbench.audit.pairs import PairSpec, find_worst_pair
 from dpbench.audit.stats import (
     DEEP_LEVELS,
     GdpEstimate,
+    LossEpsilon,
     ProfileEstimate,
     audit_ceiling,
     epsilon_lower_bound,
     gdp_estimate,
     gdp_mixture_estimate,
+    loss_epsilon,
     profile_estimate,
     thresholds_from,
 )
@@ -54,6 +62,7 @@ from dpbench.audit.whitebox import (
     pooled_epsilon,
     real_statistic,
     sample_statistic,
+    sampled_epsilon,
     slots_of,
 )
 from dpbench.privacy.exact import GaussianRelease, LaplaceRelease, PureRelease, noise_factor_for_epsilon
@@ -97,18 +106,24 @@ class WhiteboxResult:
     seconds: float
     status: str  # pass | FAIL | caught | missed | error
     message: str = ""
+    eps_exact_ci: tuple[float, float] | None = None  # Monte-Carlo interval of eps_exact (sketch releases)
+    loss: LossEpsilon | None = None  # estimate layer for a non-Gaussian log-likelihood ratio (sketches)
     s1: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     s0: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
     @property
     def method(self) -> str:
-        return "gdp" if self.gdp is not None and self.gdp.gaussian else "profile"
+        if self.gdp is not None and self.gdp.gaussian:
+            return "gdp"
+        return "pld" if self.loss is not None else "profile"
 
     @property
     def estimate(self) -> tuple[float, float, float]:
         """(ε̂, lower, upper) of the estimate layer (GDP when the statistic is Gaussian, else the profile)."""
         if self.method == "gdp":
             return self.gdp.eps, self.gdp.eps_lo, self.gdp.eps_hi
+        if self.method == "pld":
+            return self.loss.eps, self.loss.eps_lo, self.loss.eps_hi
         if self.profile is None:
             return float("nan"), float("nan"), float("nan")
         return self.profile.eps, self.profile.eps_lo, self.profile.eps_hi
@@ -126,7 +141,7 @@ class WhiteboxResult:
             out.append("cert")
         eps_hat, lower, _ = self.estimate
         if lower > self.epsilon and eps_hat > (1.0 + ESTIMATE_MARGIN) * self.epsilon:
-            out.append("gdp" if self.method == "gdp" else "profile")
+            out.append(self.method)
         if any(not c.ok for c in self.noise):
             out.append("noise")
         return tuple(out)
@@ -155,6 +170,37 @@ def _pair_releases(slots: list[Any]) -> list[Any]:
         elif s.kind == "wishart":
             raise ValueError("a Gaussian-mixing sketch has no exact ε to calibrate a control against")
     return parts
+
+
+#: histories and Monte-Carlo draws per side of the shrink-factor search for sketch releases (common random numbers)
+SKETCH_SEARCH = (20, 1_000_000)
+
+
+def sketch_noise_factor(
+    info: MechanismInfo, pair: Any, view: str, epsilon: float, delta: float, hyper: Mapping[str, Any],
+    target: float, seed: np.random.SeedSequence,
+) -> float:
+    """The noise factor c whose copy (every Gaussian scale and every mixing noise η × c) has exact ε = ``target``
+    at the pair, when a release is a Gaussian-mixing sketch: ε(c) by :func:`sampled_epsilon` over a few histories
+    with common random numbers (so ε(c) is smooth in c), root-found in log c."""
+    histories, draws = SKETCH_SEARCH
+    run_seeds = seed.spawn(histories)
+    mc_seed = seed.spawn(1)[0]
+
+    def excess(log_c: float) -> float:
+        c = math.exp(log_c)
+        pool = [slots_of(pair_run(info, pair, "D", epsilon, delta, s, hyper, c), view) for s in run_seeds]
+        return sampled_epsilon(pool, delta, np.random.default_rng(mc_seed), size=draws).eps - target
+
+    lo = 0.0
+    while excess(lo) > 0:  # the honest copy already exceeds the target: grow the noise
+        lo += 1.0
+    hi = lo - 1.0
+    while excess(hi) < 0:
+        hi -= 1.0
+        if hi < -12:
+            raise RuntimeError(f"no noise factor ≥ e^-12 reaches ε = {target:g}")
+    return math.exp(brentq(excess, hi, lo, xtol=2e-3))
 
 
 def audit_whitebox(
@@ -194,13 +240,10 @@ def audit_whitebox(
         if control != "none":
             probe = slots_of(pair_run(info, pair, "D", epsilon, delta, seeds[3], hyper), view)
             if any(s.kind == "wishart" for s in probe):
-                return WhiteboxResult(
-                    **base, noise_factor=float("nan"), releases=(), history="—", eps_exact=None, eps_declared=None,
-                    eps_lower=float("nan"), ceiling=float("nan"), gdp=None, profile=None, model_p=float("nan"),
-                    noise=[], pair=pair.description, seconds=time.perf_counter() - start, status="n/a",
-                    message="sketch releases have no exact ε to shrink the noise against",
-                )  # fmt: skip
-            factor = noise_factor_for_epsilon(_pair_releases(probe), CONTROLS[control] * epsilon, delta)
+                factor = sketch_noise_factor(info, pair, view, epsilon, delta, hyper, CONTROLS[control] * epsilon,
+                                             seeds[3])  # fmt: skip
+            else:
+                factor = noise_factor_for_epsilon(_pair_releases(probe), CONTROLS[control] * epsilon, delta)
         run_seeds = seeds[0].spawn(2 * pilot)
         real = [
             pair_run(info, pair, "D" if i < pilot else "D'", epsilon, delta, s, hyper, factor)
@@ -233,7 +276,9 @@ def audit_whitebox(
     gdp = gdp_estimate(s1, s0, delta, confidence)
     if not fixed and not gdp.gaussian and gaussian_pool(pool):  # Gaussian given the public history: μ per history
         gdp = gdp_mixture_estimate(s1, i1, s0, i0, len(pool), delta, confidence)
-    profile = None if gdp.gaussian else profile_estimate(s1, s0, delta, confidence)
+    sketch = any(s.kind == "wishart" for slots in pool for s in slots)
+    loss = loss_epsilon(s1, s0, delta, confidence) if sketch and not gdp.gaussian else None
+    profile = None if gdp.gaussian or loss is not None else profile_estimate(s1, s0, delta, confidence)
     model_p = float("nan")
     if view == "central":
         real_d = np.array([real_statistic(r) for r in real[:pilot]])
@@ -243,12 +288,17 @@ def audit_whitebox(
     eps_exact = pair_epsilon(worst, delta) if fixed else pooled_epsilon(pool, delta)
     if eps_exact is None and not fixed:
         eps_exact = pair_epsilon(worst, delta)
+    eps_exact_ci = None
+    if eps_exact is None and sketch:  # no closed form: Monte Carlo over the exact privacy loss of the pool
+        sampled = sampled_epsilon(pool, delta, np.random.default_rng(seeds[3].spawn(1)[0]), confidence=confidence)
+        eps_exact, eps_exact_ci = sampled.eps, (sampled.eps_lo, sampled.eps_hi)
     eps_declared = declared_epsilon(real[0], view, delta)
     result = WhiteboxResult(
         **base, noise_factor=factor, releases=audited, history="fixed" if fixed else "pooled", eps_exact=eps_exact,
         eps_declared=eps_declared, eps_lower=eps_lower,
         ceiling=audit_ceiling(int(runs), delta, confidence, n_thresholds=thresholds.size), gdp=gdp,
-        profile=profile, model_p=model_p, noise=check_noise(real), pair=pair.description,
+        profile=profile, loss=loss, eps_exact_ci=eps_exact_ci, model_p=model_p, noise=check_noise(real),
+        pair=pair.description,
         seconds=time.perf_counter() - start, status="",
         s1=s1[:keep_samples].copy(), s0=s0[:keep_samples].copy(),
     )  # fmt: skip
@@ -276,6 +326,13 @@ def _num(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
+def _exact(r: WhiteboxResult) -> str:
+    """exact ε; with its Monte-Carlo 95% interval as "ε [lo, hi] mc" for sketch releases."""
+    if r.eps_exact_ci is None:
+        return _num(r.eps_exact)
+    return f"{r.eps_exact:.3f} [{r.eps_exact_ci[0]:.3f}, {r.eps_exact_ci[1]:.3f}] mc"
+
+
 def whitebox_row(r: WhiteboxResult) -> list[str]:
     """One table row (:data:`WHITEBOX_HEADER`)."""
     if r.status in ("error", "n/a"):
@@ -285,7 +342,7 @@ def whitebox_row(r: WhiteboxResult) -> list[str]:
     releases = ", ".join(r.releases) if len(r.releases) <= 3 else f"{', '.join(r.releases[:2])}, … ({len(r.releases)})"
     status = r.status + (f" [{'+'.join(r.flags)}]" if r.flags else "")
     return [
-        r.mechanism, r.neighbour, r.view, releases, r.control, f"{r.epsilon:g}", _num(r.eps_exact),
+        r.mechanism, r.neighbour, r.view, releases, r.control, f"{r.epsilon:g}", _exact(r),
         _num(r.eps_declared), _num(r.eps_lower), f"{eps_hat:.3f} [{lo:.3f}, {hi:.3f}]", r.method,
         _num(r.tightness, 2), r.history, status,
     ]  # fmt: skip

@@ -40,6 +40,7 @@ import numpy as np
 from scipy.linalg import eigh
 from scipy.stats import ks_2samp
 
+from dpbench.audit.stats import LossEpsilon, loss_epsilon
 from dpbench.mechanisms._base import Release, as_fit_result, record_releases
 from dpbench.mechanisms.info_weighted.noise import l2ball_sample
 from dpbench.privacy.exact import GaussianRelease, LaplaceRelease, PureRelease, exact_epsilon
@@ -464,3 +465,17 @@ def model_check(real: np.ndarray, batched: np.ndarray) -> float:
     if real.size < 10 or not np.isfinite(real).all():
         return float("nan")
     return float(ks_2samp(real, batched[: max(20 * real.size, 10_000)]).pvalue)
+
+
+def sampled_epsilon(
+    pool: list[list[Slot]], delta: float, rng: np.random.Generator, size: int = 4_000_000, chunk: int = 1_000_000,
+    confidence: float = 0.95,
+) -> LossEpsilon:
+    """Exact-in-law ε of the batched process (any release kinds, sketches included) by Monte Carlo: ``size`` draws
+    per side of the summed log-likelihood ratio (:func:`sample_statistic`, history uniform over ``pool``), then
+    :func:`dpbench.audit.stats.loss_epsilon` (δ(ε) = E_D[(1 − e^{ε − L})₊] and its mirror, with an interval)."""
+    draws = {}
+    for side in ("D", "D'"):
+        parts = [sample_statistic(pool, side, min(chunk, size - start), rng) for start in range(0, size, chunk)]
+        draws[side] = np.concatenate(parts)
+    return loss_epsilon(draws["D"], draws["D'"], delta, confidence)

@@ -169,7 +169,8 @@ class Release:
 
     kind ``gaussian``: value = centre + N(0, scale²) per entry (``symmetric``: iid on the upper triangle incl. the
     diagonal, mirrored); ``laplace``: value = centre + Lap(scale) per entry; ``wishart``: value = W·``params['unit']``
-    with W ~ Wishart(k = params['k'], centre) (the Gaussian-mixing sketch's Gram, centre = its covariance);
+    with W ~ Wishart(k = params['k'], centre) (the Gaussian-mixing sketch's Gram, centre = its covariance, of which
+    ``params['ridge']`` = η² I is the added mixing noise);
     ``l2ball``: each user's report is the ε = ``scale`` ℓ2-ball sampler of centre (spec 000 §3.6).
     ``sensitivity`` is the declared bound on ‖centre(D) − centre(D′)‖ (ℓ2 for gaussian, ℓ1 for laplace; per user
     for local releases). ``users``: centre holds one row per user (local model); each user's report is its row plus
@@ -199,8 +200,9 @@ class Release:
 class ReleaseRecorder:
     """Collects the releases of one ``fit`` call (see :func:`record_releases`).
 
-    ``noise_factor`` multiplies the noise of every gaussian/laplace release (value = centre + c·noise, scale·c): the
-    audit's negative controls. ``replay`` (the releases of a run on the neighbouring dataset, same random stream)
+    ``noise_factor`` multiplies the noise of every gaussian/laplace release (value = centre + c·noise, scale·c) and
+    the mixing noise η of every wishart release (:func:`shrink_wishart`): the audit's negative controls.
+    ``replay`` (the releases of a run on the neighbouring dataset, same random stream)
     forces every release to take that run's value, so the mechanism follows the same history and the recorded
     centres are those of *this* dataset at that history (white-box audit of adaptive mechanisms).
     """
@@ -221,12 +223,37 @@ class ReleaseRecorder:
                 )
             release.value = self.replay[index].value
             release.scale *= self.noise_factor
+            if self.noise_factor != 1.0 and release.kind == "wishart":
+                shrink_wishart(release, self.noise_factor, transform_value=False)
+        elif self.noise_factor != 1.0 and release.kind == "wishart":
+            shrink_wishart(release, self.noise_factor)
         elif self.noise_factor != 1.0 and release.kind in ("gaussian", "laplace"):
             centre = release.aggregate_centre()
             release.value = centre + self.noise_factor * (np.asarray(release.value, dtype=float) - centre)
             release.scale *= self.noise_factor
         self.releases.append(release)
         return release.value
+
+
+def _sym_power(a: np.ndarray, power: float) -> np.ndarray:
+    w, v = np.linalg.eigh((a + a.T) / 2.0)
+    return (v * np.clip(w, 1e-300, None) ** power) @ v.T
+
+
+def shrink_wishart(release: Release, factor: float, transform_value: bool = True) -> None:
+    """Mixing noise η → c·η of a wishart release: covariance Σ = M + η²I → Σ′ = M + c²η²I (``params['ridge']`` =
+    η²), and the drawn value W → T W Tᵀ with T = Σ′^{1/2} Σ^{-1/2}, which is exactly Wishart(k, Σ′) when W is
+    Wishart(k, Σ). A release declaring no ridge is left unchanged."""
+    ridge = float(release.params.get("ridge", 0.0))
+    if ridge <= 0.0:
+        return
+    cov = np.asarray(release.centre, dtype=float)
+    shrunk = cov - (1.0 - factor * factor) * ridge * np.eye(cov.shape[0])
+    if transform_value:
+        T = _sym_power(shrunk, 0.5) @ _sym_power(cov, -0.5)
+        release.value = T @ np.asarray(release.value, dtype=float) @ T.T
+    release.centre = shrunk
+    release.params["ridge"] = factor * factor * ridge
 
 
 _RECORDER: ContextVar[ReleaseRecorder | None] = ContextVar("dpbench_release_recorder", default=None)

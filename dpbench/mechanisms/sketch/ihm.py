@@ -54,7 +54,7 @@ def hessian_sampler(
     if sketch == "gram":
         factor = psd_factor(*stats.eigh_x, shift=eta**2)
         return lambda: released("Hessian sketch", wishart(k, factor, rng) / k, lambda: factor.T @ factor,
-                                kind="wishart", scale=0.0, k=k, unit=1.0 / k)  # fmt: skip
+                                kind="wishart", scale=0.0, k=k, unit=1.0 / k, ridge=eta**2)  # fmt: skip
 
     def explicit() -> np.ndarray:
         mixed = explicit_sketch(k, X, eta, rng)

@@ -93,7 +93,7 @@ def fit(
         eigvals, eigvecs = stats.eigh_xy
         factor = psd_factor(eigvals, eigvecs, eta**2)
         gram = released("sketch Gram", wishart(k, factor, rng), lambda: factor.T @ factor, kind="wishart", scale=0.0,
-                        k=k)  # fmt: skip
+                        k=k, ridge=eta**2)  # fmt: skip
         theta = solve_or_lstsq(gram[:d, :d], gram[:d, d])
     else:
         mixed = explicit_sketch(k, np.column_stack([X, y]), eta, rng)
