@@ -17,8 +17,6 @@ registry.discover()
 DELTA = 1e-5
 #: private mechanisms without a white-box audit, and why (they get the black-box one)
 NOT_WHITEBOX = {
-    "dp_ftrl_sigma_public": "non-isotropic node noise N(0, τ²ψ²Σ): releases not declared yet",
-    "dp_ftrl_sigma_oracle": "non-isotropic node noise N(0, τ²ψ²Σ): releases not declared yet",
     "iwr_dp_oracle": "needs a synthetic population describing p (the audit pair has none)",
     "iwr_ldp_oracle": "needs a synthetic population describing p (the audit pair has none)",
 }
@@ -121,3 +119,30 @@ def test_honest_mechanisms_are_never_flagged(name):
         for eps in (0.5, 2.0):
             r = audit(name, eps, seed=seed)
             assert r.status == "pass", (seed, eps, r.flags, r.message)
+
+
+def test_tree_nodes_whitened_by_sigma_give_the_known_covariance_likelihood_ratio():
+    """DP-FTRL-Σ: a node block + N(0, σ²Σ) is declared as L⁻¹(node) with noise N(0, σ²I); its Gaussian likelihood
+    ratio equals (r − m̄)ᵀ(σ²Σ)⁻¹(m_D − m_D′) in the original coordinates."""
+    from dpbench.audit.whitebox import ReleasePair, observed_llr
+    from dpbench.mechanisms.gradient.dp_ftrl_core import NoiseCovariance, TreeNodes
+
+    cov_matrix = np.array([[2.0, 0.6], [0.6, 0.5]])
+    cov, sigma, rng = NoiseCovariance.dense(cov_matrix), 0.7, np.random.default_rng(2)
+    residuals = []
+    for _ in range(3000):
+        z = sigma * cov.sample(rng, 1)[0]
+        with record_releases() as rec:
+            TreeNodes(1, 2, cov).declare(1, np.array([1.0, 0.0]), np.array([1.0, 0.0]) + z, sigma, z)
+        (release,) = rec.releases
+        residuals.append((release.value - release.centre) / sigma)
+    assert np.allclose(np.cov(np.array(residuals).T), np.eye(2), atol=0.08)
+    g_d, g_dp = np.array([1.0, 0.0]), np.zeros(2)
+    node = g_d + sigma * cov.sample(rng, 1)[0]
+    chol = np.linalg.cholesky(cov_matrix)
+    whiten = lambda v: np.linalg.solve(chol, v)  # noqa: E731
+    from dpbench.mechanisms import Release
+
+    rp = ReleasePair(Release("node", whiten(node), whiten(g_d), scale=sigma), whiten(g_d), whiten(g_dp), "D")
+    direct = (node - (g_d + g_dp) / 2) @ np.linalg.solve(sigma**2 * cov_matrix, g_d - g_dp)
+    assert observed_llr(rp) == pytest.approx(direct, rel=1e-10)

@@ -271,6 +271,11 @@ def record_releases(noise_factor: float = 1.0, replay: list[Release] | None = No
         _RECORDER.reset(token)
 
 
+def recording() -> bool:
+    """True inside :func:`record_releases` (an audit): mechanisms may skip building audit-only views otherwise."""
+    return _RECORDER.get() is not None
+
+
 def released(
     name: str,
     value: Any,

@@ -87,6 +87,14 @@ HYPER: dict[str, Hyper] = {
 }
 
 
+#: white-box audit of the tree: the literal loop declares its nodes; n = 2⁵ and the canary first (the first leaf is in
+#: all k̄ = 6 released nodes); a huge label saturates the clip
+TREE_WHITEBOX = {
+    "pair": {"n": 32, "y_bound": SATURATING_LABEL, "canary_first": True},
+    "hyper": {"shuffle": False, "engine": "reference"},
+}
+
+
 def declared(*names: str) -> dict[str, Hyper]:
     return {name: HYPER[name] for name in names}
 
@@ -122,10 +130,8 @@ STYLE = {
     bounds=Bounds(x="C_X", y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
     # white-box audit: the literal tree loop declares its nodes; n = 2⁵ and the canary first (the first leaf is in all
     # k̄ = 6 released nodes); a huge label saturates the clip
-    audit=AuditSetup(hyper={"C_X": 1.0, "C_Y": 1.0}, whitebox={
-        "pair": {"n": 32, "y_bound": SATURATING_LABEL, "canary_first": True},
-        "hyper": {"shuffle": False, "engine": "reference"},
-    }),
+    # white-box audit: the literal tree loop declares its nodes (TREE_WHITEBOX)
+    audit=AuditSetup(hyper={"C_X": 1.0, "C_Y": 1.0}, whitebox=TREE_WHITEBOX),
 )
 def fit_identity(
     X: np.ndarray,
@@ -167,10 +173,12 @@ def fit_identity(
     spec="002 §3.4",
     style=STYLE["dp_ftrl_sigma_public"],
     hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
-                   "c_C", "C_Y", "l0", "lam_mult", "public_C_fraction", "public_C_rows", "shuffle"),
+                   "c_C", "C_Y", "l0", "lam_mult", "public_C_fraction", "public_C_rows", "shuffle", "engine"),
     check=poly_rule_needs_r,
     bounds=Bounds(y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
-    audit=AuditSetup(hyper={"C_Y": 1.0}),
+    # white-box audit: the literal loop declares its nodes whitened by Σ (noise N(0, σ²I)); a saturated clip moves
+    # every whitened node the canary is in by ψ, whatever its direction
+    audit=AuditSetup(hyper={"C_Y": 1.0}, whitebox=TREE_WHITEBOX),
 )
 def fit_sigma_public(
     X: np.ndarray,
@@ -196,13 +204,14 @@ def fit_sigma_public(
     public_C_fraction: float = 0.2,
     public_C_rows: int | None = None,
     shuffle: bool = True,
+    engine: str = "auto",
     public_X: np.ndarray | None = None,
 ) -> FitResult:
     """Σ from the first rows of ``public_X``; C = c_C·√(mean ‖x̃‖²_{Σ⁻¹}) on the held-out public rows."""
     return _fit(X, y, epsilon, delta, rng, "public", neighbour, calibration, public_X=public_X, eta=eta,
                 eta_c1=eta_c1, eta_c2=eta_c2, spectrum=spectrum, r=r, trH=trH, eta_max=eta_max, clip_C=clip_C,
                 c_C=c_C, C_Y=C_Y, l0=l0, lam_mult=lam_mult, public_C_fraction=public_C_fraction,
-                public_C_rows=public_C_rows, shuffle=shuffle)
+                public_C_rows=public_C_rows, shuffle=shuffle, engine=engine)
 
 
 @register_mechanism(
@@ -214,9 +223,9 @@ def fit_sigma_public(
     spec="002 §3.4",
     style=STYLE["dp_ftrl_sigma_oracle"],
     hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "eta_max", "clip_C", "c_C", "l0",
-                   "lam_mult", "psi_mode", "psi_cap", "estimating_m", "shuffle"),
+                   "lam_mult", "psi_mode", "psi_cap", "estimating_m", "shuffle", "engine"),
     bounds=Bounds(clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0 (l0 from the generator's design)"),
-    audit=AuditSetup(hyper={"l0": math.sqrt(2.0)}),
+    audit=AuditSetup(hyper={"l0": math.sqrt(2.0)}, whitebox=TREE_WHITEBOX),
 )
 def fit_sigma_oracle(
     X: np.ndarray,
@@ -239,6 +248,7 @@ def fit_sigma_oracle(
     psi_cap: float | str | None = None,
     estimating_m: int = 256,
     shuffle: bool = True,
+    engine: str = "auto",
     population=None,
 ) -> FitResult:
     """Σ = H + (lam_mult/(Nη))I with the generator's H; C = c_C·√tr(Σ⁻¹H) exact; ψ = C·l0 (l0 from the design).
@@ -256,7 +266,8 @@ def fit_sigma_oracle(
         est_X, est_y = est_X[:estimating_m], est_y[:estimating_m]
     return _fit(X, y, epsilon, delta, rng, "oracle", neighbour, calibration, population=population, eta=eta,
                 eta_c1=eta_c1, eta_c2=eta_c2, eta_max=eta_max, clip_C=clip_C, c_C=c_C, l0=l0, lam_mult=lam_mult,
-                psi_mode=psi_mode, psi_cap=psi_cap, estimating_X=est_X, estimating_y=est_y, shuffle=shuffle)
+                psi_mode=psi_mode, psi_cap=psi_cap, estimating_X=est_X, estimating_y=est_y, shuffle=shuffle,
+                engine=engine)
 
 
 @register_mechanism(

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
-from dpbench.mechanisms._base import released
+from dpbench.mechanisms._base import recording, released
 from dpbench.mechanisms.gradient.tree_noise import TreeNoise, inblock_prefix_noise, release_counts
 from dpbench.privacy.tree import kbar, v2
 
@@ -378,28 +378,38 @@ def run_reference(
     w = np.zeros(d)
     wsum = np.zeros(d)
     iterates = np.zeros((n + 1, d)) if keep_iterates else None
-    nodes = TreeNodes(n, d) if cov.kind == "identity" and cov.scale == 1.0 else None
+    nodes = TreeNodes(n, d, cov) if recording() else None  # the audit's view of the nodes
     with np.errstate(over="ignore", invalid="ignore"):  # a divergent adaptive ψ_t overflows; reported, not raised
         return _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates, nodes)
 
 
 class TreeNodes:
-    """Declares the tree's releases (isotropic Σ): the node completing at step s, block sum + N(0, σ²I), which is
-    the difference of the noisy prefix sums p_s − p_{s − lowbit(s)} (spec 002 §3.2; every prefix is a sum of nodes)."""
+    """Declares the tree's releases: the node completing at step s, block sum + N(0, σ²Σ), which is the difference of
+    the noisy prefix sums p_s − p_{s − lowbit(s)} (spec 002 §3.2; every prefix is a sum of nodes).
 
-    def __init__(self, n: int, d: int):
+    For a designed Σ ≠ I the node is declared *whitened*, L⁻¹(block + z) with L Lᵀ = Σ (a public, invertible map, so
+    the whitened node carries exactly the same information): its noise is N(0, σ²I), and the audit's Gaussian
+    likelihood ratio of the whitened node is the likelihood ratio with the known covariance σ²Σ."""
+
+    def __init__(self, n: int, d: int, cov: NoiseCovariance | None = None):
         self.totals = np.zeros((n + 1, d))
         self.prefixes = np.zeros((n + 1, d))
+        isotropic = cov is None or (cov.kind == "identity" and cov.scale == 1.0)
+        self.chol = None if isotropic else np.linalg.cholesky(cov.matrix())
+
+    def _whiten(self, v: np.ndarray) -> np.ndarray:
+        return v if self.chol is None else solve_triangular(self.chol, v, lower=True)
 
     def declare(self, s: int, g: np.ndarray, noisy: np.ndarray, sigma: float, z: np.ndarray) -> np.ndarray:
         """Record step s's node (leaf g, node noise z); return the noisy prefix (unchanged outside an audit)."""
         self.totals[s] = self.totals[s - 1] + g
         start = s - (s & -s)
         block = self.totals[s] - self.totals[start]
-        node = block + z
-        out = released("tree node", node, block, scale=sigma)
+        node = self._whiten(block + z)
+        name = "tree node" if self.chol is None else "tree node (whitened by Σ)"
+        out = released(name, node, lambda: self._whiten(block), scale=sigma)
         if out is not node:  # an audit replaced the value: continue from the released node
-            noisy = self.prefixes[start] + out
+            noisy = self.prefixes[start] + (out if self.chol is None else self.chol @ out)
         self.prefixes[s] = noisy
         return noisy
 
