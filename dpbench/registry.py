@@ -217,6 +217,8 @@ class AnnotationInfo:
 
 
 MECHANISMS: dict[str, MechanismInfo] = {}
+#: auditable local randomisers that are not regression mechanisms (:func:`register_randomizer`)
+RANDOMIZERS: dict[str, MechanismInfo] = {}
 DATASETS: dict[str, DatasetInfo] = {}
 KINDS: dict[str, KindInfo] = {}
 ANALYSES: dict[str, AnalysisInfo] = {}
@@ -241,6 +243,7 @@ def register_mechanism(
     variants: Mapping[str, Variant] | None = None,
     uses_delta: bool = True,
     check: Callable[[Mapping[str, Any]], None] | None = None,
+    _into: dict[str, MechanismInfo] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``fit`` function as mechanism ``name`` with its contract (:mod:`dpbench.contract`).
 
@@ -258,8 +261,10 @@ def register_mechanism(
     if unknown:
         raise ValueError(f"needs may only contain {INPUTS}, got {sorted(unknown)}")
 
+    target = MECHANISMS if _into is None else _into
+
     def decorator(fit: Callable[..., Any]) -> Callable[..., Any]:
-        if name in MECHANISMS and getattr(MECHANISMS[name].fit, "__wrapped__", None) is not fit:
+        if name in target and getattr(target[name].fit, "__wrapped__", None) is not fit:
             raise ValueError(f"mechanism {name!r} is registered twice")
         declared = None if hyper is None else _check_declarations(name, fit, hyper)
         rule = None
@@ -273,10 +278,30 @@ def register_mechanism(
         info = replace(info, privacy_model=defaults.model, neighbour=defaults.neighbour)
         _check_contract(info, fit)
         checked = _validating(fit, info)
-        MECHANISMS[name] = replace(info, fit=checked)
+        target[name] = replace(info, fit=checked)
         return checked
 
     return decorator
+
+
+def register_randomizer(
+    name: str,
+    *,
+    summary: str,
+    spec: str = "",
+    hyper: Mapping[str, Hyper] | None = None,
+    bounds: Bounds | None = None,
+    audit: AuditSetup | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register an auditable **local randomiser** that is not a regression mechanism (e.g. the regression oracle
+    inside another kind of experiment): ``fit(X, y, epsilon, delta, rng, **hyper)`` runs it with one user per row
+    and declares each user's report (:func:`dpbench.mechanisms.released` with ``users=True``).
+
+    It gets the contract of a local-DP, replace-one mechanism and is checked the same way, but lives in
+    :data:`RANDOMIZERS`, not :data:`MECHANISMS`: ``dpbench audit`` audits it (white-box, local view), runners and
+    mechanism lists never see it."""
+    return register_mechanism(name, summary=summary, privacy_model="local", neighbour="replace_one", spec=spec,
+                              hyper=hyper, bounds=bounds, audit=audit, _into=RANDOMIZERS)  # fmt: skip
 
 
 def _privacy_of(name: str, model: str | PrivacyRule, neighbour: str | PrivacyRule, hyper: Mapping[str, Any]):
@@ -498,6 +523,12 @@ def _import_object(path: str) -> Any:
         return getattr(module, attr)
     except (ImportError, AttributeError) as err:
         raise KeyError(f"cannot import {path!r}: {err}") from err
+
+
+def get_auditable(name: str) -> MechanismInfo:
+    """What ``dpbench audit`` can audit: a mechanism (:func:`get_mechanism`) or a registered local randomiser."""
+    discover()
+    return RANDOMIZERS[name] if name in RANDOMIZERS and name not in MECHANISMS else get_mechanism(name)
 
 
 def get_mechanism(name: str) -> MechanismInfo:

@@ -21,13 +21,14 @@ NOT_WHITEBOX = {
     "iwr_ldp_oracle": "needs a synthetic population describing p (the audit pair has none)",
 }
 PRIVATE = sorted(k for k, v in registry.MECHANISMS.items() if v.private and ":" not in k and k not in NOT_WHITEBOX)
-LOCAL = [k for k in PRIVATE if registry.MECHANISMS[k].privacy_model == "local"]
+RANDOMIZERS = sorted(registry.RANDOMIZERS)
+LOCAL = [k for k in PRIVATE if registry.MECHANISMS[k].privacy_model == "local"] + RANDOMIZERS
 GDP_15 = ["adassp", "dpgd", "ssp_ball", "iwr_dp", "dp_ftrl_identity", *LOCAL]
 SPEC004 = ["adassp", "dpgd", "linmix", "ihm"]
 
 
 def audit(name: str, eps: float, **kw):
-    info = registry.get_mechanism(name)
+    info = registry.get_auditable(name)
     return audit_whitebox(info, eps, DELTA, spec=pair_spec(info), hyper=whitebox_hyper(info, eps), **kw)
 
 
@@ -84,6 +85,25 @@ def test_sketch_control_hits_its_target_and_is_flagged():
     assert "pld" in r.flags
 
 
+def test_bandit_ldp_oracles_are_registered_randomizers_not_mechanisms():
+    assert set(RANDOMIZERS) == {"bandit_iwr_ldp_oracle", "bandit_ssp_ols_ldp_oracle", "bandit_dimfree_ldp_oracle"}
+    assert not set(RANDOMIZERS) & set(registry.MECHANISMS)
+    for name in RANDOMIZERS:
+        info = registry.RANDOMIZERS[name]
+        assert (info.privacy_model, info.neighbour) == ("local", "replace_one")
+        with pytest.raises(KeyError):
+            registry.get_mechanism(name)
+
+
+@pytest.mark.parametrize("name", RANDOMIZERS)
+def test_bandit_ldp_oracles_audited_per_user(name):
+    """One user's reports, worst-case pair: the GDP estimate recovers the exact ε (≤ the claim), no flag."""
+    r = audit(name, 2.0, runs=100_000, pilot=30)
+    assert r.view == "local" and r.status == "pass" and r.releases
+    assert 0 < r.eps_exact <= 2.0 + 1e-9 and r.eps_declared == pytest.approx(2.0, rel=1e-6)
+    assert r.method == "gdp" and abs(r.tightness - 1) < 0.1
+
+
 def test_ldp_laplace_channels_are_audited_per_user():
     r = audit("ldp_simple_1d", 2.0, runs=200_000, pilot=30)
     assert r.view == "local" and r.eps_exact == pytest.approx(2.0, abs=2e-3) and r.eps_lower > 1.9
@@ -113,7 +133,7 @@ def test_controls_are_flagged(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", PRIVATE)
+@pytest.mark.parametrize("name", PRIVATE + RANDOMIZERS)
 def test_honest_mechanisms_are_never_flagged(name):
     for seed in range(3):
         for eps in (0.5, 2.0):

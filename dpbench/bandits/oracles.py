@@ -26,6 +26,7 @@ import numpy as np
 
 from dpbench.bandits.envs import link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
+from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
 from dpbench.mechanisms.info_weighted.matrix import dp_weight, ldp_weight, spectral_iteration
@@ -282,15 +283,17 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
     per_user = is_per_user(simulation)
 
-    def noise_fn(_k: int, H: np.ndarray) -> np.ndarray:
+    def noise_fn(k: int, H: np.ndarray, rows) -> np.ndarray:
         if std_V == 0:
             return H
         if per_user:
-            return H + per_user_sym_sum(Nk, d, std_V, rng) / Nk
-        return H + sym_gaussian(d, std_V / math.sqrt(Nk), rng)
+            value = H + per_user_sym_sum(Nk, d, std_V, rng) / Nk
+        else:
+            value = H + sym_gaussian(d, std_V / math.sqrt(Nk), rng)
+        return released(f"Ṽ epoch {k + 1}", value, rows, scale=std_V, symmetric=True, users=True, sensitivity=2.0 * B)
 
     schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
-    spectral = spectral_iteration(blocks, ldp_weight, noise_fn, schedule)
+    spectral = spectral_iteration(blocks, ldp_weight, noise_fn, schedule, user_rows=True)
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
     UPhi = Phi1 @ U
@@ -300,12 +303,16 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     psi = uphi.T @ y1 / N1
     Psi = uphi.T @ Phi1 / N1
     std_psi, std_Psi = release_pair((2.0, 2.0 * B), epsilon, delta, calibration)
+    psi_rows, Psi_rows = uphi * y1[:, None], lambda: uphi[:, :, None] * Phi1[:, None, :]
     if per_user:
         psi = psi + per_user_gaussian_sum(N1, (d,), std_psi, rng) / N1
         Psi = Psi + per_user_gaussian_sum(N1, (d, d), std_Psi, rng) / N1
     else:
         psi = psi + std_psi / math.sqrt(N1) * rng.standard_normal(d)
         Psi = Psi + std_Psi / math.sqrt(N1) * rng.standard_normal((d, d))
+    if std_psi > 0:
+        psi = released("ψ̂ (ψ_t = Uφy/‖Uφ‖)", psi, psi_rows, scale=std_psi, users=True, sensitivity=2.0)
+        Psi = released("Ψ̂ (Ψ_t = Uφφᵀ/‖Uφ‖)", Psi, Psi_rows, scale=std_Psi, users=True, sensitivity=2.0 * B)
     theta = ball_lsq(Psi + lam * np.eye(d), psi, 1.0)
     info = {"lam": lam, "K": K, "n_floor": spectral.n_floor, "std_V_user": std_V, "std_psi_user": std_psi}
     return LinearEstimate(theta, U, c_b * 8.0 * lam, info=info)
@@ -346,6 +353,10 @@ def ssp_ols_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     else:
         G = G + sym_gaussian(d, std_G, rng) if std_G > 0 else G
         g = g + std_g * rng.standard_normal(d)
+    if local and std_G > 0:  # each user's report φφᵀ + Sym(user_G²), φy + N(0, user_g² I), averaged
+        G = released("Ĝ (φφᵀ per user)", G, lambda: Phi[:, :, None] * Phi[:, None, :], scale=user_G, symmetric=True,
+                     users=True, sensitivity=2.0 * B * B)  # fmt: skip
+        g = released("ĝ (φy per user)", g, lambda: Phi * y[:, None], scale=user_g, users=True, sensitivity=2.0 * B)
     rho = max(2.0 * std_G * (2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / fail_prob))), 1.0 / N)
     V, fired = floor_psd(G + rho * np.eye(d), rho / 2.0)
     theta = np.linalg.solve(V, g)
@@ -407,10 +418,15 @@ def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
         Phi, y = data.take(k * N, (k + 1) * N)
         pred = Phi @ theta
         clipped += int(np.sum(np.abs(pred) > R))
-        g = Phi.T @ (np.clip(pred, -R, R) - y) / N
+        residual = np.clip(pred, -R, R) - y
+        g = Phi.T @ residual / N
         if per_user:
             noise = per_user_gaussian_sum(N, (d,), std, rng) / N
         else:
             noise = std / math.sqrt(N) * rng.standard_normal(d)
-        theta = theta - (g + noise)
+        step = g + noise
+        if std > 0:
+            step = released(f"gradients batch {k + 1}", step, lambda: Phi * residual[:, None], scale=std, users=True,  # noqa: B023
+                            sensitivity=2.0 * (R + 1.0))  # fmt: skip
+        theta = theta - step
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}

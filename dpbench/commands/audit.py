@@ -51,8 +51,10 @@ def select_mechanisms(names: list[str], all_: bool) -> list[registry.MechanismIn
     if all_ == bool(names):
         raise ValueError("give exactly one of MECHANISM... or --all")
     if all_:
-        return [registry.MECHANISMS[key] for key in sorted(registry.MECHANISMS) if ":" not in key]
-    return [registry.get_mechanism(name) for name in dict.fromkeys(names)]
+        return [registry.MECHANISMS[key] for key in sorted(registry.MECHANISMS) if ":" not in key] + [
+            registry.RANDOMIZERS[key] for key in sorted(registry.RANDOMIZERS)
+        ]
+    return [registry.get_auditable(name) for name in dict.fromkeys(names)]
 
 
 def replace_doc_table(text: str, table: str, block: str = "audit") -> str:
@@ -74,7 +76,7 @@ def whitebox_task(name: str, epsilon: float, delta: float, control: str, runs: i
     from dpbench.audit import audit_whitebox
     from dpbench.audit.settings import pair_spec, whitebox_hyper
 
-    info = registry.get_mechanism(name)
+    info = registry.get_auditable(name)
     chosen = whitebox_hyper(info, epsilon) if hyper is None else hyper
     return audit_whitebox(
         info, epsilon, delta, runs=runs, pilot=pilot, seed=seed, confidence=confidence, control=control,
