@@ -3,7 +3,8 @@
 Mechanisms and loaders register themselves with a decorator in their own module; the runner, the config
 validator and the CLI only ever talk to this module (benchopt style: one file per solver/dataset, discovered).
 
-Discovery imports every module of :mod:`dpbench.mechanisms`, :mod:`dpbench.data` and :mod:`dpbench.bandits`,
+Discovery imports every module of :mod:`dpbench.mechanisms`, :mod:`dpbench.data` and :mod:`dpbench.bandits`
+(subpackages included, e.g. ``dpbench.mechanisms.peers``),
 then the ``dpbench.mechanisms`` / ``dpbench.datasets`` entry points of installed packages. A mechanism can also be
 named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`).
 """
@@ -143,7 +144,9 @@ def discover() -> None:
     for package_name in ("dpbench.mechanisms", "dpbench.data", "dpbench.bandits"):
         package = importlib.import_module(package_name)
         names += [
-            f"{package_name}.{m.name}" for m in pkgutil.iter_modules(package.__path__) if not m.name.startswith("_")
+            m.name
+            for m in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}.")
+            if not m.ispkg and not any(part.startswith("_") for part in m.name.split("."))
         ]
     loaders: list[tuple[str, Callable[[], Any]]] = [
         (name, functools.partial(importlib.import_module, name)) for name in names
