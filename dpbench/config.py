@@ -297,6 +297,9 @@ def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
         lambda i: i.hyperparameters(),
         "hyperparameter of",
     )
+    unavailable = getattr(info.fit, "unavailable", "")  # an optional peer whose library does not import
+    if unavailable:
+        raise _fail(f"mechanisms[{index}].mechanism", f"'{info.name}' is unavailable: {unavailable}")
     base_label = str(raw.get("label") or info.name)
     # an external "pkg.module:fit" keeps its import path: worker processes only discover built-ins and entry points
     reference = str(raw["mechanism"]) if ":" in str(raw["mechanism"]) else info.name
