@@ -429,4 +429,15 @@ def load_config(path: str | Path, **overrides: Any) -> Config:
         raise ConfigError(f"{path}: invalid YAML: {err}") from None
     if isinstance(raw, dict):
         raw.update({k: v for k, v in overrides.items() if v is not None})
+        resolve_data_paths(raw, path.resolve().parent)
     return parse_config(raw, source=str(path))
+
+
+def resolve_data_paths(raw: dict[str, Any], base: Path) -> None:
+    """A dataset option ``path`` (e.g. ``loader: csv``) that is relative is read from the config file's folder."""
+    for entry in raw.get("datasets") or []:
+        options = entry.get("options") if isinstance(entry, dict) else None
+        if isinstance(options, dict) and isinstance(options.get("path"), str):
+            file = Path(options["path"]).expanduser()
+            if not file.is_absolute():
+                options["path"] = str(base / file)

@@ -166,6 +166,15 @@ def _bottom_lines(text: str, width_in: float, fontsize: float) -> list[str]:
     return [line for para in text.splitlines() for line in (textwrap.wrap(para, chars) or [""])]
 
 
+def preprocessing_notes(run: Run) -> list[str]:
+    """A note naming the datasets whose preprocessing was declared as data-dependent (``bounds: benchmark``)."""
+    benchmark = [ident for ident, info in run.datasets.items()
+                 if isinstance(info, dict) and (info.get("meta") or {}).get("bounds") == "benchmark"]
+    if not benchmark:
+        return []
+    return ["Benchmark bounds (data-dependent normalisation, NOT private): " + ", ".join(benchmark) + "."]
+
+
 def build_figure(
     run: Run | str | Path,
     metric: str = "train_mse",
@@ -249,6 +258,7 @@ def build_figure(
             f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))
     if nan_count:
         notes.append(f"{nan_count} trial(s) with NaN {metric} ignored.")
+    notes += preprocessing_notes(run)
     caption_lines = _bottom_lines(caption, fig_w - 0.4, 9) if caption else []
     note_lines = _bottom_lines("\n".join(notes), fig_w - 0.4, 8) if notes else []
     top_in = 0.15 + (0.45 if title else 0) + 0.27 * leg_rows
