@@ -27,7 +27,7 @@ from dpbench.linalg import GramStats, gram_stats
 DEFAULT_DATASETS = ("servo", "pol", "protein", "keggundirected")
 DEFAULT_MECHANISMS = ("linmix", "adassp", "ihm", "dpgd")
 #: the IHM paper's Figures 1–5, each config run as a user would (Figs 4 + 5 alone cover every dataset × method pair)
-SUITE_CONFIGS = tuple(f"configs/{name}.yaml" for name in ("ihm_vs_adassp", *(f"ihm_figure{i}" for i in range(2, 6))))
+SUITE_CONFIGS = ("configs/ihm_vs_adassp.yaml", *(f"configs/ihm/ihm_figure{i}.yaml" for i in range(2, 6)))
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ def bench_dataset(
 def suite_wall_time(configs: Iterable[str], n_jobs: int, trials: int | None = None) -> float:
     """Wall seconds of ``dpbench run`` over ``configs`` (fresh runs in a temporary folder)."""
     from dpbench.config import load_config
-    from dpbench.runner import run
+    from dpbench.engine import run
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,6 +7,7 @@ status 2, never as a traceback.
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -61,7 +62,7 @@ def run(
 ) -> None:
     """Run (or resume) the experiment described by CONFIG; results go to <output_dir>/<name>/."""
     from dpbench.config import load_config
-    from dpbench.runner import run as run_experiment
+    from dpbench.engine import run as run_experiment
 
     cfg = load_config(config, trials=trials, output_dir=output_dir, backend=backend, scheduler=scheduler)
     if trials is not None and cfg.large_trials is not None:
@@ -140,16 +141,29 @@ def list_components() -> None:
         typer.echo(f"  {info.name:<22} {info.kind:<10} {info.summary}")
 
 
-def register_commands() -> None:
-    """Attach the commands of every module in :mod:`dpbench.commands` (each has ``register(app)``)."""
-    import importlib
+def command_modules() -> list[str]:
+    """Every module of :mod:`dpbench.commands`, and every ``commands`` module of a discovered plug-in package."""
     import pkgutil
 
     from dpbench import commands
 
-    for module in pkgutil.iter_modules(commands.__path__):
-        if not module.name.startswith("_"):
-            importlib.import_module(f"dpbench.commands.{module.name}").register(app)
+    names = [
+        f"dpbench.commands.{m.name}" for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")
+    ]
+    for package_name in registry.DISCOVERED_PACKAGES:
+        package = importlib.import_module(package_name)
+        names += [
+            m.name
+            for m in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}.")
+            if m.name.rpartition(".")[2] == "commands"
+        ]
+    return names
+
+
+def register_commands() -> None:
+    """Attach the commands of every command module (each defines ``register(app)``); cli.py never lists them."""
+    for name in command_modules():
+        importlib.import_module(name).register(app)
 
 
 register_commands()

@@ -56,7 +56,6 @@ TOP_LEVEL_KEYS = {
     "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
     "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
-KINDS = ("regression", "bandit")  # bandit: contextual-bandit runs, parsed by dpbench/bandits/config.py
 DATASET_KEYS = {"loader", "label", "options", "grid"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
 PLOT_KEYS = {"metric", "metrics", "x", "hue", "panel", "logy", "logx", "refs", "title", "caption", "ncols", "annotate"}
@@ -365,17 +364,17 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     """Validate a config mapping (as loaded from YAML) and resolve it into a :class:`Config`."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
-    if raw.get("kind") == "bandit":  # contextual-bandit experiments have their own schema
-        from dpbench.bandits.config import parse_bandit_config
-
-        return parse_bandit_config(raw, source=source)
+    kind = raw.get("kind", "regression")
+    if kind != "regression":  # other experiment kinds contribute their own schema through the registry
+        try:
+            info = registry.get_kind(str(kind))
+        except KeyError:
+            raise _fail("kind", f"must be one of {', '.join(sorted(registry.KINDS))}, got {kind!r}") from None
+        return info.parse(raw, source=source)
     _check_keys(raw, TOP_LEVEL_KEYS, "")
     name = raw.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name or ""):
         raise _fail("name", f"must be a non-empty string of letters, digits, '_', '-', '.', got {name!r}")
-    kind = raw.get("kind", "regression")
-    if kind not in KINDS:
-        raise _fail("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
     large = raw.get("large_dataset_trials")
     large_nd = large_trials = None
     if large is not None:

@@ -1,10 +1,10 @@
-"""Registries of mechanisms and dataset loaders.
+"""Registries of mechanisms, dataset loaders and experiment kinds.
 
-Mechanisms and loaders register themselves with a decorator in their own module; the runner, the config
-validator and the CLI only ever talk to this module (benchopt style: one file per solver/dataset, discovered).
+Mechanisms, loaders and kinds register themselves in their own module; the engine, the config validator and the
+CLI only ever talk to this module (benchopt style: one file per solver/dataset, discovered).
 
-Discovery imports every module of :mod:`dpbench.mechanisms`, :mod:`dpbench.data` and :mod:`dpbench.bandits`
-(subpackages included, e.g. ``dpbench.mechanisms.peers``),
+Discovery imports every module (recursively) of :data:`DISCOVERED_PACKAGES` — the engine's built-in kind, the
+mechanism families, the generic loaders, the bandit kind and every paper plug-in under :mod:`dpbench.papers` —
 then the ``dpbench.mechanisms`` / ``dpbench.datasets`` entry points of installed packages. A mechanism can also be
 named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`).
 """
@@ -77,8 +77,42 @@ class DatasetInfo:
         return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
+@dataclass(frozen=True)
+class KindInfo:
+    """An experiment kind run by :func:`dpbench.engine.run` (see :mod:`dpbench.engine.core` for the protocol).
+
+    ``parse(raw, source) -> config`` (None: the regression schema of :mod:`dpbench.config`),
+    ``plan(config, log) -> Plan``, ``run_task(task, config) -> rows``, ``order(table, config, plan) -> row order``.
+    """
+
+    name: str
+    summary: str
+    parse: Callable[..., Any] | None
+    plan: Callable[..., Any]
+    run_task: Callable[..., Any]
+    order: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class AnalysisInfo:
+    """A named analysis (``dpbench analyze NAME [RUN...] [-o key=value ...]``) contributed by a paper plug-in.
+
+    ``run(runs, options, echo)``: ``runs`` are run folders (possibly none), ``options`` the ``-o key=value`` pairs as
+    strings, ``echo`` prints a line; it writes its outputs (tables, figures) and echoes what it wrote.
+    """
+
+    name: str
+    summary: str
+    run: Callable[..., Any]
+    needs_runs: bool = True
+
+
 MECHANISMS: dict[str, MechanismInfo] = {}
 DATASETS: dict[str, DatasetInfo] = {}
+KINDS: dict[str, KindInfo] = {}
+ANALYSES: dict[str, AnalysisInfo] = {}
+#: packages whose modules (recursively) register components when imported
+DISCOVERED_PACKAGES = ("dpbench.engine", "dpbench.mechanisms", "dpbench.data", "dpbench.bandits", "dpbench.papers")
 
 
 def register_mechanism(
@@ -125,6 +159,36 @@ def register_dataset(
     return decorator
 
 
+def register_kind(
+    name: str,
+    *,
+    summary: str,
+    parse: Callable[..., Any] | None,
+    plan: Callable[..., Any],
+    run_task: Callable[..., Any],
+    order: Callable[..., Any],
+) -> KindInfo:
+    """Register an experiment kind (``kind: NAME`` in a config)."""
+    if name in KINDS and KINDS[name].run_task is not run_task:
+        raise ValueError(f"experiment kind {name!r} is registered twice")
+    KINDS[name] = KindInfo(name, summary, parse, plan, run_task, order)
+    return KINDS[name]
+
+
+def register_analysis(
+    name: str, *, summary: str, needs_runs: bool = True
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated ``run(runs, options, echo)`` function as analysis ``name``."""
+
+    def decorator(run: Callable[..., Any]) -> Callable[..., Any]:
+        if name in ANALYSES and ANALYSES[name].run is not run:
+            raise ValueError(f"analysis {name!r} is registered twice")
+        ANALYSES[name] = AnalysisInfo(name, summary, run, needs_runs)
+        return run
+
+    return decorator
+
+
 _DISCOVERED = False
 #: modules that failed to import during discovery: module name → error (reported by the lookups)
 IMPORT_ERRORS: dict[str, str] = {}
@@ -141,12 +205,12 @@ def discover() -> None:
         return
     _DISCOVERED = True
     names = []
-    for package_name in ("dpbench.mechanisms", "dpbench.data", "dpbench.bandits"):
+    for package_name in DISCOVERED_PACKAGES:
         package = importlib.import_module(package_name)
         names += [
             m.name
             for m in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}.")
-            if not m.ispkg and not any(part.startswith("_") for part in m.name.split("."))
+            if not m.name.rpartition(".")[2].startswith("_")
         ]
     loaders: list[tuple[str, Callable[[], Any]]] = [
         (name, functools.partial(importlib.import_module, name)) for name in names
@@ -208,3 +272,17 @@ def get_dataset(name: str) -> DatasetInfo:
     if name in DATASETS:
         return DATASETS[name]
     raise KeyError(f"unknown dataset {name!r}; registered: {', '.join(sorted(DATASETS))}{_import_note()}")
+
+
+def get_kind(name: str) -> KindInfo:
+    discover()
+    if name in KINDS:
+        return KINDS[name]
+    raise KeyError(f"unknown experiment kind {name!r}; registered: {', '.join(sorted(KINDS))}{_import_note()}")
+
+
+def get_analysis(name: str) -> AnalysisInfo:
+    discover()
+    if name in ANALYSES:
+        return ANALYSES[name]
+    raise KeyError(f"unknown analysis {name!r}; registered: {', '.join(sorted(ANALYSES))}{_import_note()}")

@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from dpbench.engine.store import git_commit
 from dpbench.plot import build_figure, figure_stem, plot_run
 from dpbench.results import Run, aggregate, load_run
-from dpbench.runner import git_commit
 
 REPORT_DIR = "report_files"
 #: packages whose versions the report lists (those installed)

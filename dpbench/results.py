@@ -1,6 +1,6 @@
 """Reading runs back: locate run folders, load them, aggregate trials into curves and tables.
 
-A run folder (written by :mod:`dpbench.runner`) holds
+A run folder (written by :mod:`dpbench.engine.regression`) holds
 
 * ``trials.csv`` — one tidy row per (dataset, mechanism, ε, trial): identifiers (``dataset``, ``dataset_id``,
   ``loader``, ``data.<option>``, ``n``, ``d``, ``mechanism``, ``label``, ``hp.<hyper>``, ``epsilon_index``,

@@ -8,12 +8,12 @@ BANDIT_FIGS = docs/figures
 
 reproduce-bandits: reproduce-bandit-jdp reproduce-bandit-ldp reproduce-bandit-dimfree reproduce-bandit-gap
 
-# coverage pilot behind the c_b values in configs/bandit_*.yaml (disjoint seeds; ~2 min)
+# coverage pilot behind the c_b values in configs/bandits/bandit_*.yaml (disjoint seeds; ~2 min)
 reproduce-bandit-calibration:
 	$(PYTHON) -m dpbench.bandits.calibrate --out results/bandit_calibration
 
 define BANDIT_RUN
-	$(DPBENCH) run configs/$(1).yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) run configs/bandits/$(1).yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) plot results/$(1) --x T --metric regret $(2)
 	$(DPBENCH) bandit-report results/$(1)
 	mkdir -p $(BANDIT_FIGS)

@@ -4,14 +4,14 @@ IHM_FIGURES := 2 3 4 5 6 7
 .PHONY: reproduce-ihm-paper table2 bench-ihm $(addprefix reproduce-figure,$(IHM_FIGURES))
 
 $(addprefix reproduce-figure,$(IHM_FIGURES)): reproduce-figure%:
-	$(DPBENCH) run configs/ihm_figure$*.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) run configs/ihm/ihm_figure$*.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) plot results/ihm_figure$*
 	$(DPBENCH) plot results/ihm_figure$* --metric excess --logy
 
 reproduce-ihm-paper: reproduce-figure1 $(addprefix reproduce-figure,$(IHM_FIGURES)) table2
 
 table2:
-	$(DPBENCH) datasets --table2
+	$(DPBENCH) analyze table2
 
 bench-ihm:
 	$(PYTHON) scripts/bench.py

@@ -4,12 +4,12 @@
 # data draws × 3 noise trials. Even figures are split in (a) error vs p and (b,c) error vs public m; Figs 15/16 run
 # one config per dataset (ε ranges differ); Figs 17/18 one config per panel (mechanisms differ).
 # `make reproduce-stein` runs everything; `make reproduce-stein-fig01` etc. one figure. PNGs land in results/<name>/.
-STEIN_RUNS := $(basename $(notdir $(wildcard configs/stein_fig*.yaml)))
+STEIN_RUNS := $(basename $(notdir $(wildcard configs/stein/stein_fig*.yaml)))
 
 .PHONY: reproduce-stein $(addprefix reproduce-,$(STEIN_RUNS)) test-stein
 
 $(addprefix reproduce-,$(STEIN_RUNS)): reproduce-%:
-	$(DPBENCH) run configs/$*.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) run configs/stein/$*.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) stein-plot results/$* $(if $(findstring fig17,$*),--fit-slope,)
 
 reproduce-stein: $(addprefix reproduce-,$(STEIN_RUNS))
@@ -19,7 +19,7 @@ test-stein:
 
 .PHONY: reproduce-stein-table66
 reproduce-stein-table66:
-	$(DPBENCH) run configs/stein_table66.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) run configs/stein/stein_table66.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) stein-table results/stein_table66
 
 reproduce-stein: reproduce-stein-table66

@@ -30,7 +30,7 @@ from dpbench.bandits.simulator import (
 )
 from dpbench.bandits.squarecb import igw_probabilities
 from dpbench.config import ConfigError, load_config
-from dpbench.linalg_iw import msqrt
+from dpbench.mechanisms.info_weighted.linalg import msqrt
 from dpbench.privacy.info_weighted import sigma_chen
 
 
@@ -318,7 +318,7 @@ def test_bandit_config_errors_name_the_field(tmp_path):
 
 
 def test_bandit_run_and_resume(tmp_path):
-    from dpbench.runner import run
+    from dpbench.engine import run
 
     cfg = load_config(_config(tmp_path))
     run_dir = run(cfg, n_jobs=1, progress=False, log=lambda m: None)
@@ -337,7 +337,7 @@ def test_bandit_run_and_resume(tmp_path):
     again = pd.read_csv(run_dir / "trials.csv")
     cols = ["label", "epsilon", "trial", "T", "regret"]
     pd.testing.assert_frame_equal(table[cols], again[cols])
-    from dpbench.commands.bandits import privacy_gaps, regret_slopes
+    from dpbench.bandits.commands import privacy_gaps, regret_slopes
 
     gaps = privacy_gaps(table, [300])
     assert set(gaps["epsilon"]) == {0.5} and gaps["trials"].eq(2).all()
@@ -346,9 +346,9 @@ def test_bandit_run_and_resume(tmp_path):
 
 @pytest.mark.slow
 def test_bandit_report_figures(tmp_path):
-    from dpbench.commands.bandits import report
+    from dpbench.bandits.commands import report
+    from dpbench.engine import run
     from dpbench.plot import build_figure
-    from dpbench.runner import run
 
     run_dir = run(load_config(_config(tmp_path, name="rep")), n_jobs=1, progress=False, log=lambda m: None)
     assert build_figure(run_dir, metric="regret", x="T", logy=True).axes
@@ -358,7 +358,7 @@ def test_bandit_report_figures(tmp_path):
 
 @pytest.mark.slow
 def test_bandit_run_identical_for_any_n_jobs(tmp_path):
-    from dpbench.runner import run
+    from dpbench.engine import run
 
     cols = ["label", "epsilon", "trial", "T", "regret"]
     one = run(load_config(_config(tmp_path, name="j1")), n_jobs=1, progress=False, log=lambda m: None)

@@ -12,7 +12,7 @@ import yaml
 from dpbench import registry
 from dpbench.config import load_config
 from dpbench.data.csv_loader import NOT_PRIVATE
-from dpbench.runner import run
+from dpbench.engine import run
 
 registry.discover()
 LOAD = registry.DATASETS["csv"].load

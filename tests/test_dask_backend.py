@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpbench.config import ConfigError, parse_config
-from dpbench.runner import run
+from dpbench.engine import run
 
 distributed = pytest.importorskip(
     "distributed", reason="Dask distributed is optional: pip install 'dpbench[dask]' to test backend: dask"
@@ -101,7 +101,7 @@ def test_bad_backend_settings_name_the_field(small_config, extra, field):
 
 
 def test_unreachable_scheduler_is_a_config_error(small_config, monkeypatch):
-    from dpbench import dask_backend
+    from dpbench.engine import dask_backend
 
     monkeypatch.setattr(dask_backend, "CONNECT_TIMEOUT", 1)
     with pytest.raises(ConfigError, match="cannot reach tcp://127.0.0.1:9"):

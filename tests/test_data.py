@@ -14,7 +14,7 @@ import dpbench.data.openml_loader  # noqa: F401  (registers the loader)
 import dpbench.data.recipes as recipes
 import dpbench.data.uci_masks as uci_masks
 from dpbench.data._base import DataUnavailableError
-from dpbench.data.paper_table2 import TABLE2, TABLE2_SPLITS, is_upper_bound, matches
+from dpbench.papers.ihm.paper_table2 import TABLE2, TABLE2_SPLITS, is_upper_bound, matches
 from dpbench.registry import DATASETS
 
 MISSING = ("3droad", "buzz", "slice")

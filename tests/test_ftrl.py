@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from dpbench.data.ftrl_synthetic import excess_pop_paper, load
-from dpbench.mechanisms.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
-from dpbench.mechanisms.dp_ftrl_core import (
+from dpbench.mechanisms.gradient.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
+from dpbench.mechanisms.gradient.dp_ftrl_core import (
     NoiseCovariance,
     clip_coefficient,
     effective_dim,
@@ -21,6 +20,7 @@ from dpbench.mechanisms.dp_ftrl_core import (
     run_reference,
 )
 from dpbench.metrics import param_error_sigma
+from dpbench.papers.ftrl.generators import excess_pop_paper, load
 from dpbench.privacy.tree import (
     ReferenceTreeAggregator,
     TreeNoise,
@@ -438,8 +438,8 @@ def test_adaptive_clipping_option1_runs_and_is_capped(small_problem):
 def test_ftrl_configs_validate():
     from dpbench.config import load_config
 
-    configs = sorted((Path(__file__).resolve().parents[1] / "configs").glob("ftrl_*.yaml"))
-    assert configs, "no configs/ftrl_*.yaml"
+    configs = sorted((Path(__file__).resolve().parents[1] / "configs" / "ftrl").glob("ftrl_*.yaml"))
+    assert configs, "no configs/ftrl/ftrl_*.yaml"
     for path in configs:
         cfg = load_config(path)
         caption = cfg.caption.lower()
@@ -479,7 +479,7 @@ def test_public_design_cache_is_keyed_on_the_data(small_problem):
 
 
 def test_public_split_loader():
-    from dpbench.data.ftrl_public_split import load as load_split
+    from dpbench.papers.ftrl.public_split import load as load_split
 
     base = __import__("dpbench.data.synthetic", fromlist=["load"]).load(np.random.default_rng(3))  # n=1000, d=5
     ds = load_split(np.random.default_rng(3), base="sphere_linear", public_fraction=0.3)
@@ -502,7 +502,7 @@ def test_uncapped_option1_divergence_is_reported_as_nan(small_problem):
 def test_report_exponents_and_slopes():
     import pandas as pd
 
-    from dpbench.commands.ftrl import rate_exponent, slope_table
+    from dpbench.papers.ftrl.commands import rate_exponent, slope_table
 
     # spec 002 §4.3 Table 1
     assert rate_exponent("nonprivate", "poly", 3.0) == pytest.approx(0.75)

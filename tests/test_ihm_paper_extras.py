@@ -11,9 +11,11 @@ from typer.testing import CliRunner
 from dpbench.bench import bench_mechanisms
 from dpbench.cli import app
 from dpbench.config import load_config
-from dpbench.data.mlp_latent import load as mlp_latent
+from dpbench.papers.ftrl.mlp_latent import load as mlp_latent
 
-CONFIGS = sorted(Path(__file__).resolve().parents[1].glob("configs/ihm_*.yaml"))
+CONFIGS = sorted(Path(__file__).resolve().parents[1].glob("configs/ihm*.yaml")) + sorted(
+    Path(__file__).resolve().parents[1].glob("configs/ihm/*.yaml")
+)
 
 
 def test_mlp_latent_shapes_bounds_and_determinism():

@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 from dpbench import registry
-from dpbench.data.iw_synthetic import c_d, l1_functional
-from dpbench.iw_matrix import (
+from dpbench.mechanisms.info_weighted import central as iw_central
+from dpbench.mechanisms.info_weighted import local as iw_local
+from dpbench.mechanisms.info_weighted._common import epoch_slices, halves
+from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, proj_ellipsoid
+from dpbench.mechanisms.info_weighted.matrix import (
     F_dp,
     U_basis,
     W_basis,
@@ -24,9 +27,7 @@ from dpbench.iw_matrix import (
     u_isotropic,
     w_isotropic,
 )
-from dpbench.linalg_iw import ball_lsq, msqrt, proj_ellipsoid
-from dpbench.mechanisms import iw_central, iw_local
-from dpbench.mechanisms._iw_common import epoch_slices, halves
+from dpbench.papers.info_weighted.generators import c_d, l1_functional
 from dpbench.privacy.agm import epsilon_agm
 from dpbench.privacy.info_weighted import (
     gaussian_std,
@@ -403,7 +404,7 @@ def test_c_d_values():
 
 
 def test_e1_matches_spec_table():
-    from dpbench.iw_e1 import compare_with_spec
+    from dpbench.papers.info_weighted.e1 import compare_with_spec
 
     comp = compare_with_spec()
     assert comp["ratio_iw"].between(0.97, 1.03).all()
@@ -481,15 +482,15 @@ def test_nonprivate_iwr_dp_is_close_to_ols_and_literal_noise_flag():
 def test_iw_configs_validate():
     from dpbench.config import load_config
 
-    configs = sorted((ROOT / "configs").glob("iw_*.yaml"))
-    assert configs, "no configs/iw_*.yaml"
+    configs = sorted((ROOT / "configs" / "info_weighted").glob("iw_*.yaml"))
+    assert configs, "no configs/info_weighted/iw_*.yaml"
     for path in configs:
         cfg = load_config(path)
         assert cfg.caption and "not a reproduction" in cfg.caption or "exploratory" in cfg.caption.lower()
 
 
 def test_e1_command_writes_outputs(tmp_path):
-    from dpbench.iw_e1 import run_e1
+    from dpbench.papers.info_weighted.e1 import run_e1
 
     paths = run_e1(tmp_path)
     assert all(p.exists() for p in paths.values())
@@ -497,7 +498,7 @@ def test_e1_command_writes_outputs(tmp_path):
 
 
 def test_presets_theory_vs_calibrated():
-    from dpbench.mechanisms._iw_common import loglog_K
+    from dpbench.mechanisms.info_weighted._common import loglog_K
 
     assert loglog_K(10**6, 4) == 4 and loglog_K(10**6, 12) == 12
     cal = iw_central.iwr_dp_hyper(10**6, 5, 0.5, 1e-5)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpbench import registry
-from dpbench.mechanisms import iw_central
+from dpbench.mechanisms.info_weighted import central as iw_central
 from dpbench.privacy.agm import sigma_classical
 
 

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from dpbench.cli import app
 from dpbench.config import parse_config
+from dpbench.engine import run
 from dpbench.leaderboard import build_leaderboard, performance_profile, ranks, win_tie_loss
 from dpbench.report import build_report, write_report
 from dpbench.results import Run
-from dpbench.runner import run
 
 
 def fake_run(path: Path, cells: dict[tuple[str, str], list[float]], epsilon: float = 1.0) -> Run:

@@ -9,7 +9,9 @@ from scipy import stats as sps
 from dpbench import registry
 from dpbench.data.synthetic import load as sphere
 from dpbench.linalg import gram_stats, psd_factor, sym_eigh, wishart
-from dpbench.mechanisms import adassp, dpgd, ihm, linmix, ols
+from dpbench.mechanisms.gradient import dpgd
+from dpbench.mechanisms.sketch import ihm, linmix
+from dpbench.mechanisms.ssp import adassp, ols
 
 PRIVATE = ["adassp", "linmix", "ihm", "dpgd"]
 

@@ -20,8 +20,8 @@ from joblib.externals.loky import get_reusable_executor
 
 from dpbench import registry
 from dpbench.config import ConfigError, parse_config
+from dpbench.engine import run
 from dpbench.privacy.agm import sigma_agm
-from dpbench.runner import run
 
 PLUGIN_ROOT = Path(__file__).parent / "plugin_example"
 EXAMPLE = PLUGIN_ROOT / "dpbench_plugin_example" / "noisy_ridge.py"

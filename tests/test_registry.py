@@ -14,7 +14,7 @@ def test_broken_module_is_reported_not_fatal(monkeypatch):
     real_import = importlib.import_module
 
     def flaky_import(name, *args, **kwargs):
-        if name == "dpbench.mechanisms.linmix":
+        if name == "dpbench.mechanisms.sketch.linmix":
             raise SyntaxError("half-written file")
         return real_import(name, *args, **kwargs)
 
@@ -22,10 +22,10 @@ def test_broken_module_is_reported_not_fatal(monkeypatch):
     monkeypatch.setattr(registry, "IMPORT_ERRORS", {})
     monkeypatch.setattr(registry, "MECHANISMS", {})
     monkeypatch.setattr(registry.importlib, "import_module", flaky_import)
-    with pytest.warns(RuntimeWarning, match="dpbench.mechanisms.linmix"):
+    with pytest.warns(RuntimeWarning, match="dpbench.mechanisms.sketch.linmix"):
         registry.discover()
-    assert "dpbench.mechanisms.linmix" in registry.IMPORT_ERRORS
-    with pytest.raises(KeyError, match="failed to import: dpbench.mechanisms.linmix"):
+    assert "dpbench.mechanisms.sketch.linmix" in registry.IMPORT_ERRORS
+    with pytest.raises(KeyError, match="failed to import: dpbench.mechanisms.sketch.linmix"):
         registry.get_mechanism("definitely_not_registered")
 
 

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from dpbench.config import ConfigError, parse_config
-from dpbench.runner import SHARD_DIR, run
+from dpbench.engine import run
+from dpbench.engine.store import SHARD_DIR
 
 VOLATILE = ["seconds"]
 
@@ -104,7 +105,7 @@ def test_changed_config_is_not_silently_mixed(small_config):
 KILL_SCRIPT = """
 import sys
 from dpbench.config import load_config
-from dpbench.runner import run
+from dpbench.engine import run
 run(load_config(sys.argv[1]), progress=False)
 """
 
@@ -159,7 +160,7 @@ def test_synthetic_population_is_exact():
 
 def test_neighbour_hyperparameter_overrides_registry_default():
     from dpbench import registry
-    from dpbench.runner import declared_neighbour
+    from dpbench.engine.regression import declared_neighbour
 
     info = registry.get_mechanism("adassp")
     assert declared_neighbour(info, {}) == "zero_out"

@@ -13,15 +13,15 @@ from scipy import stats as sps
 
 from dpbench import registry
 from dpbench.data import DataUnavailableError
-from dpbench.data.glm_metrics import glm_accuracy, stein_err2, stein_errinf
-from dpbench.data.glm_synthetic import load as load_synth
-from dpbench.data.glm_synthetic import stein_constant
 from dpbench.linalg import gram_stats, symmetric_gaussian
-from dpbench.mechanisms import stein_core
-from dpbench.mechanisms.stein_core import noise_sums, simulate_user_sums, solve_scale
-from dpbench.mechanisms.stein_families import FAMILIES, get_family
-from dpbench.mechanisms.stein_glm import fit_nonprivate_stein, stein_fit
-from dpbench.mechanisms.stein_two_round import projection_interval, two_round_fit
+from dpbench.mechanisms.stein import core as stein_core
+from dpbench.mechanisms.stein.core import noise_sums, simulate_user_sums, solve_scale
+from dpbench.mechanisms.stein.families import FAMILIES, get_family
+from dpbench.mechanisms.stein.glm import fit_nonprivate_stein, stein_fit
+from dpbench.mechanisms.stein.two_round import projection_interval, two_round_fit
+from dpbench.papers.stein.generators import load as load_synth
+from dpbench.papers.stein.generators import stein_constant
+from dpbench.papers.stein.metrics import glm_accuracy, stein_err2, stein_errinf
 from dpbench.privacy.agm import sigma_classical
 from dpbench.privacy.stein import (
     clip_radius,
@@ -408,7 +408,7 @@ def test_instance_seed_shares_private_instance_across_m():
 
 
 def test_real_loader_missing_file(monkeypatch, tmp_path):
-    from dpbench.data import glm_real
+    from dpbench.papers.stein import datasets as glm_real
 
     monkeypatch.setenv("DPBENCH_DATA_DIR", str(tmp_path))
     glm_real.read_split.cache_clear()
@@ -418,7 +418,7 @@ def test_real_loader_missing_file(monkeypatch, tmp_path):
 
 
 def test_skin_loader_recipe():
-    from dpbench.data import glm_real
+    from dpbench.papers.stein import datasets as glm_real
 
     ds = glm_real.load_skin(np.random.default_rng(0), n=20_000, m=500)
     assert ds.X_train.shape == (20_000, 3) and ds.X_public.shape == (500, 3) and ds.X_test.shape == (5_000, 3)

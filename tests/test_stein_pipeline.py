@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 from dpbench.cli import app
-from dpbench.commands.stein import fit_slopes, summarise, table_66
 from dpbench.config import parse_config
-from dpbench.runner import run
+from dpbench.engine import run
+from dpbench.papers.stein.commands import fit_slopes, summarise, table_66
 
 CONFIG = {
     "name": "stein_tiny",

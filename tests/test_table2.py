@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpbench import table2
 from dpbench.linalg import gram_stats
+from dpbench.papers.ihm import table2
 from dpbench.privacy.mixing import k_ihm, solve_gamma_ihm
 
 

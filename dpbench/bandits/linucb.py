@@ -15,7 +15,7 @@ import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.simulator import EpochData, register_algorithm
-from dpbench.linalg_iw import inv_msqrt
+from dpbench.mechanisms.info_weighted.linalg import inv_msqrt
 
 
 class LinUCBPolicy:

@@ -21,8 +21,8 @@ import numpy as np
 
 from dpbench.bandits.envs import link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
-from dpbench.iw_matrix import dp_weight, ldp_weight, spectral_iteration
-from dpbench.linalg_iw import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
+from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
+from dpbench.mechanisms.info_weighted.matrix import dp_weight, ldp_weight, spectral_iteration
 from dpbench.privacy.info_weighted import gaussian_std, release_stds, sigma_chen, sym_gaussian
 
 PRESETS = ("calibrated", "theory")

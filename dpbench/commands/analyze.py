@@ -1,0 +1,44 @@
+"""``dpbench analyze NAME [RUN...]``: run one named analysis contributed by a paper plug-in (see the registry)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def parse_options(pairs: list[str]) -> dict[str, str]:
+    """``["seed=50", "output=t.csv"]`` → ``{"seed": "50", "output": "t.csv"}``; a pair without '=' is an error."""
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"option {pair!r} must be key=value")
+        options[key.strip()] = value.strip()
+    return options
+
+
+def register(app: typer.Typer) -> None:
+    from dpbench.cli import user_errors
+
+    @app.command()
+    @user_errors
+    def analyze(
+        name: Annotated[str, typer.Argument(help="analysis name (dpbench list shows them)")],
+        runs: Annotated[list[Path] | None, typer.Argument(help="run folders the analysis reads")] = None,
+        option: Annotated[
+            list[str] | None, typer.Option("--option", "-o", help="analysis option key=value (repeatable)")
+        ] = None,
+    ) -> None:
+        """Run the named analysis (a paper's table or figure that is not a per-trial plot) on RUN folders."""
+        from dpbench import registry
+
+        info = registry.get_analysis(name)
+        runs = list(runs or [])
+        if info.needs_runs and not runs:
+            raise ValueError(f"analysis {name!r} needs at least one run folder")
+        for run_dir in runs:
+            if not run_dir.exists():
+                raise FileNotFoundError(f"run folder not found: {run_dir}")
+        info.run(runs, parse_options(list(option or [])), lambda line: typer.echo(line))

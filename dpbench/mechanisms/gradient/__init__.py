@@ -1,0 +1,1 @@
+"""Gradient-based mechanisms (DP-GD, DP-FTRL and its baselines)."""

@@ -1,0 +1,441 @@
+"""Central-DP mechanisms of spec 000 (information-weighted regression, §3.4–3.6, §3.8, §3.9, §3.12).
+
+Registered: ``iwr_dp`` (Alg 4 + 5), ``iwr_dp_erm`` (Alg 4 + 13 + 14, ν = id), ``iwr_dp_oracle`` (Alg 10, W from the
+generator's p), ``ssp_ball`` (unweighted SSP + ball-constrained least squares), ``dp_sgd_improper`` (Alg 16),
+and the non-private reference ``iw_zero`` (θ̂ = 0).
+
+Conventions (spec 000 §1.3, §3.13, §4.1): ``calibration`` ∈ {paper, classical, agm}; for ``paper`` every release
+uses σ_{ε,δ} with the paper's (doubled) half-sensitivities, for the generic families the l2-sensitivities of the
+§3.13 "generic calibration" paragraph with joint releases. ``neighbour="zero_out"`` halves every central
+sensitivity (Alg 14's Δ_N is kept). The registry records ``neighbour="replace_one"`` (the default); runs with
+``neighbour: zero_out`` in ``hyper`` carry it in the ``hp.neighbour`` / ``info.neighbour`` columns.
+Each record is used in exactly one release stage (D₀ → W, D₁ → θ̂; epochs of D₀ disjoint).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from dpbench.mechanisms._base import FitResult
+from dpbench.mechanisms.info_weighted._common import (
+    central_factor,
+    check_preset,
+    epoch_slices,
+    halves,
+    loglog_K,
+    prepare,
+    shuffled,
+    unit_sigma,
+)
+from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt
+from dpbench.mechanisms.info_weighted.matrix import (
+    SpectralResult,
+    dp_weight,
+    population_info_matrix,
+    solve_info_matrix,
+    spectral_iteration,
+)
+from dpbench.privacy.info_weighted import gaussian_std, release_stds, sym_gaussian
+from dpbench.registry import register_mechanism
+
+CENTRAL_STYLE = {
+    "iwr_dp": {"color": "tab:red", "marker": "o", "linestyle": "-"},
+    "iwr_dp_erm": {"color": "tab:orange", "marker": "s", "linestyle": "-"},
+    "iwr_dp_oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},
+    "ssp_ball": {"color": "tab:green", "marker": "^", "linestyle": "-"},
+    "dp_sgd_improper": {"color": "tab:purple", "marker": "v", "linestyle": "-"},
+    "iw_zero": {"color": "gray", "marker": "", "linestyle": "-."},
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# hyperparameter rules (spec 000 §3.5, §6)
+
+
+def iwr_dp_hyper(
+    n: int, d: int, epsilon: float, delta: float, *, B: float = 1.0, calibration: str = "paper",
+    neighbour: str = "replace", preset: str = "calibrated", c_gamma: float = 1.0, fail_prob: float = 0.05,
+    lam_rule: str = "l2",
+) -> dict[str, float]:
+    """(K, λ, γ) of IWR-DP (spec 000 §6.1/6.2): K = 4 (calibrated) or max{⌈log log T⌉, 4} (theory); λ = 1/√T
+    (``lam_rule="l2"``, Thm 5.3) or √(d log(1/δ_f)/T) (``"l1"``, Prop 5.4);
+    γ = c_γ·B·K·(σ√(d + log(K/δ_f)) + log(K/δ_f))/(λT) (Eq. 39 with C = 1), σ = σ_{ε,δ} (paper) or the generic
+    std per unit half-sensitivity, times ½ for zero-out neighbours."""
+    check_preset(preset)
+    K = 4 if preset == "calibrated" else loglog_K(n, 4)
+    if lam_rule == "l2":
+        lam = 1.0 / math.sqrt(n)
+    elif lam_rule == "l1":
+        lam = math.sqrt(d * math.log(1.0 / fail_prob) / n)
+    else:
+        raise ValueError(f"lam_rule must be 'l2' or 'l1', got {lam_rule!r}")
+    sigma = unit_sigma(epsilon, delta, calibration, central_factor(neighbour))
+    logk = math.log(K / fail_prob)
+    gamma = c_gamma * B * K * (sigma * math.sqrt(d + logk) + logk) / (lam * n)
+    return {"K": K, "lam": lam, "gamma": gamma, "sigma_unit": sigma}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# algorithm functions (importable; no input checks beyond shapes)
+
+
+def spectral_dp(
+    Phi0: np.ndarray, *, K: int, gamma: float, lam: float, epsilon: float, delta: float, rng: np.random.Generator,
+    B: float = 1.0, calibration: str = "paper", neighbour: str = "replace", nonprivate: bool = False,
+) -> tuple[SpectralResult, float]:
+    """Algorithm 4 (Spectral-Iteration-DP) on block D₀; returns (result, per-entry noise std).
+
+    H_(k) = (1/N)Σ W^{1/2}φφᵀW^{1/2}/(1 + γ‖Wφ‖), per-record ‖·‖_F < B/γ ⇒ replace-one l2-sensitivity of the
+    epoch mean 2B/(γN); H̃ = SymPriv: upper-triangle std gaussian_std(2B/(γN)·f, ε, δ) (= σ_{ε,δ}B/(γN) for
+    the paper calibration; f = ½ for zero-out); constant λ; floor at λ/2.
+    """
+    epochs = epoch_slices(Phi0.shape[0], K, Phi0.shape[1])
+    N = epochs[0].stop - epochs[0].start
+    std = 0.0 if nonprivate else gaussian_std(2.0 * B * central_factor(neighbour) / (gamma * N), epsilon, delta,
+                                              calibration)
+    d = Phi0.shape[1]
+
+    def noise(_k: int, H: np.ndarray) -> np.ndarray:
+        return H + sym_gaussian(d, std, rng) if std > 0 else H
+
+    result = spectral_iteration([Phi0[s] for s in epochs], dp_weight(gamma), noise, [lam] * K)
+    return result, std
+
+
+def iw_features(Phi: np.ndarray, W: np.ndarray, gamma: float) -> np.ndarray:
+    """Rows w(φ) = Wφ/(1 + γ‖Wφ‖) (‖w(φ)‖ < 1/γ; spec 000 §3.5)."""
+    P = Phi @ W
+    return P / (1.0 + gamma * np.linalg.norm(P, axis=1))[:, None]
+
+
+def iwr_dp_stage2(
+    Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, *, gamma: float, lam: float, epsilon: float, delta: float,
+    rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", neighbour: str = "replace",
+    paper_literal_noise: bool = False, nonprivate: bool = False,
+) -> tuple[np.ndarray, dict[str, float]]:
+    """Algorithm 5 stage 2: ψ = mean w(φ)y, Ψ = mean w(φ)φᵀ (non-symmetric), ψ̃ = ψ + N(0, s_ψ²I),
+    Ψ̃ = Ψ + s_Ψ·G; θ̂ = (Ψ̃ + λI)^{-1}ψ̃ (lstsq fallback).
+
+    Sensitivities (replace-one): ψ: 2/(γN₁), Ψ: 2B/(γN₁) (×½ zero-out). Paper: each at (ε/2, δ) — std 2σ/(γN₁),
+    2Bσ/(γN₁) (the doubled Δ of spec 000 #1); ``paper_literal_noise`` halves them (the printed
+    Priv_{2/(γT)}: ε_effective = 2ε). Generic: joint release, s = 2√(1+B²)/(γN₁) at (ε, δ).
+    """
+    N1, d = Phi1.shape
+    f = central_factor(neighbour)
+    wf = iw_features(Phi1, W, gamma)
+    psi = wf.T @ y1 / N1
+    Psi = wf.T @ Phi1 / N1
+    if nonprivate:
+        s_psi = s_Psi = 0.0
+    else:
+        s_psi, s_Psi = release_stds([2.0 * f / (gamma * N1), 2.0 * B * f / (gamma * N1)], epsilon, delta,
+                                    calibration)
+        if paper_literal_noise:
+            s_psi, s_Psi = s_psi / 2.0, s_Psi / 2.0
+    psi_t = psi + s_psi * rng.standard_normal(d)
+    Psi_t = Psi + s_Psi * rng.standard_normal((d, d))
+    A = Psi_t + lam * np.eye(d)
+    singular = 0
+    try:
+        theta = np.linalg.solve(A, psi_t)
+    except np.linalg.LinAlgError:
+        theta = np.linalg.lstsq(A, psi_t, rcond=None)[0]
+        singular = 1
+    return theta, {"std_psi": s_psi, "std_Psi": s_Psi, "singular": singular}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# registered mechanisms
+
+
+@register_mechanism(
+    "iwr_dp",
+    summary="Information-weighted regression, central DP (Alg 4 spectral iteration + Alg 5 weighted SSP; 000 §3.5)",
+    privacy_model="central", neighbour="replace_one", spec="000 §3.4–3.5", style=CENTRAL_STYLE["iwr_dp"],
+)
+def fit_iwr_dp(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace",
+    fail_prob: float = 0.05, preset: str = "calibrated", c_gamma: float = 1.0, lam_rule: str = "l2",
+    K: int | None = None, lam: float | None = None, gamma: float | None = None, shuffle: bool = True,
+    paper_literal_noise: bool = False, nonprivate: bool = False,
+) -> FitResult:
+    """IWR-DP (Alg 4 + 5). Explicit ``K``, ``lam``, ``gamma`` override the preset rule."""
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
+    n, d = X.shape
+    hyper = iwr_dp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour, preset=preset,
+                         c_gamma=c_gamma, fail_prob=fail_prob, lam_rule=lam_rule)
+    K = int(K or hyper["K"])
+    lam = float(lam or hyper["lam"])
+    gamma = float(gamma or hyper["gamma"])
+    X, y = shuffled(X, y, rng, shuffle)
+    s0, s1 = halves(n)
+    stage1, std_H = spectral_dp(X[s0], K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
+                                calibration=calibration, neighbour=neighbour, nonprivate=nonprivate)
+    theta, info2 = iwr_dp_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta,
+                                 rng=rng, B=B, calibration=calibration, neighbour=neighbour,
+                                 paper_literal_noise=paper_literal_noise, nonprivate=nonprivate)
+    info = {
+        "K": K, "lam": lam, "gamma": gamma, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K,
+        "std_H": std_H, **info2, "calibration": calibration, "neighbour": neighbour, "preset": preset,
+        "epsilon_effective": (2.0 if paper_literal_noise else 1.0) * epsilon, "W": stage1.X,
+    }
+    return FitResult(theta, info)
+
+
+def erm_stage2(
+    Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, *, gamma: float, lam: float, epsilon: float, delta: float,
+    rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", neighbour: str = "replace",
+    paper_literal_noise: bool = False, nonprivate: bool = False,
+) -> tuple[np.ndarray, dict[str, float]]:
+    """Algorithm 14 (DP-ERM with a noisy-Hessian regulariser + output perturbation), linear link ν = id.
+
+    H = (1/N)Σ W^{1/2}φφᵀW^{1/2}/(1+γ‖Wφ‖) + λI; H̃ = SymPriv (sens. 2B/(γN)·f); if λ_min(W^{1/2}H̃W^{1/2}) < ¼
+    return 0. L̂(w) = ½wᵀW^{1/2}H̃W^{1/2}w − bᵀw (b = (1/N)Σ Wφy/(1+γ‖Wφ‖)) on {‖Ww‖ ≤ 1}, solved exactly in
+    θ = Ww by the trust-region secular equation (spec 000 #20 allows an exact solve for the linear link);
+    Δ_N = 32(1 + B)/(γN); w̃ = w + N(0, s_w²I), θ̂ = Ww̃. Paper: H̃ std 2σB/(γN), w̃ std σΔ_N (each (ε/2, δ/2),
+    spec 000 #5; ``paper_literal_noise`` → 2σΔ_N); generic: gaussian_std(·, ε/2, δ/2) with s = 2B/(γN)·f, Δ_N.
+    """
+    N, d = Phi1.shape
+    f = central_factor(neighbour)
+    delta_n = 32.0 * (1.0 + B) / (gamma * N)
+    if nonprivate:
+        s_H = s_w = 0.0
+    else:
+        delta_each = delta if calibration == "paper" else delta / 2.0
+        s_H = gaussian_std(2.0 * B * f / (gamma * N), epsilon / 2.0, delta_each, calibration)
+        s_w = gaussian_std(delta_n, epsilon / 2.0, delta_each, calibration)
+        if paper_literal_noise:
+            s_w *= 2.0
+    root = msqrt(W)
+    P = Phi1 @ root
+    weights = 1.0 / (1.0 + gamma * np.linalg.norm(Phi1 @ W, axis=1))
+    H_data = (P * weights[:, None]).T @ P / N
+    H_tilde = H_data + lam * np.eye(d) + (sym_gaussian(d, s_H, rng) if s_H > 0 else 0.0)
+    Q = root @ H_tilde @ root
+    if np.linalg.eigvalsh((Q + Q.T) / 2.0).min() < 0.25:
+        return np.zeros(d), {"std_H": s_H, "std_w": s_w, "rejected": 1, "delta_N": delta_n}
+    b = (Phi1 @ W * (weights * y1)[:, None]).sum(axis=0) / N
+    W_inv = np.linalg.inv(W)
+    A = W_inv @ Q @ W_inv  # Hessian in θ = Ww
+    c = W_inv @ b
+    theta_hat = _trust_region(A, c)
+    w = W_inv @ theta_hat
+    w_tilde = w + s_w * rng.standard_normal(d)
+    return W @ w_tilde, {"std_H": s_H, "std_w": s_w, "rejected": 0, "delta_N": delta_n}
+
+
+def _trust_region(A: np.ndarray, c: np.ndarray, r: float = 1.0) -> np.ndarray:
+    """argmin_{‖θ‖ ≤ r} ½θᵀAθ − cᵀθ for symmetric PD A: (A + μI)θ = c, μ ≥ 0 (secular equation)."""
+    vals, vecs = np.linalg.eigh((A + A.T) / 2.0)
+    cp = vecs.T @ c
+    theta = cp / vals
+    if np.linalg.norm(theta) <= r:
+        return vecs @ theta
+    lo, hi = 0.0, 1.0
+    while np.linalg.norm(cp / (vals + hi)) > r:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if np.linalg.norm(cp / (vals + mid)) > r:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * hi:
+            break
+    return vecs @ (cp / (vals + hi))
+
+
+def iwr_dp_erm_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float, calibration: str, neighbour: str,
+                     preset: str, c_gamma: float, fail_prob: float) -> dict[str, float]:
+    """λ = √(d/T), λγ = c_γ·K(B + 1)(σ√(d + log(K/δ_f)) + log(K/δ_f))/T (spec 000 §6.1, IWR-GLM-DP, μ_ν = 1)."""
+    check_preset(preset)
+    K = 4 if preset == "calibrated" else loglog_K(n, 4)
+    lam = math.sqrt(d / n)
+    sigma = unit_sigma(epsilon, delta, calibration, central_factor(neighbour))
+    logk = math.log(K / fail_prob)
+    gamma = c_gamma * K * (B + 1.0) * (sigma * math.sqrt(d + logk) + logk) / (lam * n)
+    return {"K": K, "lam": lam, "gamma": gamma}
+
+
+@register_mechanism(
+    "iwr_dp_erm",
+    summary="IWR-DP by DP-ERM with noisy-Hessian regulariser + output perturbation (Alg 4 + 13 + 14, ν = id)",
+    privacy_model="central", neighbour="replace_one", spec="000 §3.8", style=CENTRAL_STYLE["iwr_dp_erm"],
+)
+def fit_iwr_dp_erm(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace",
+    fail_prob: float = 0.05, preset: str = "calibrated", c_gamma: float = 1.0, K: int | None = None,
+    lam: float | None = None, gamma: float | None = None, shuffle: bool = True, paper_literal_noise: bool = False,
+    nonprivate: bool = False,
+) -> FitResult:
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
+    n, d = X.shape
+    hyper = iwr_dp_erm_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour,
+                             preset=preset, c_gamma=c_gamma, fail_prob=fail_prob)
+    K = int(K or hyper["K"])
+    lam = float(lam or hyper["lam"])
+    gamma = float(gamma or hyper["gamma"])
+    X, y = shuffled(X, y, rng, shuffle)
+    s0, s1 = halves(n)
+    stage1, std_spec = spectral_dp(X[s0], K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
+                                   calibration=calibration, neighbour=neighbour, nonprivate=nonprivate)
+    theta, info2 = erm_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
+                              B=B, calibration=calibration, neighbour=neighbour,
+                              paper_literal_noise=paper_literal_noise, nonprivate=nonprivate)
+    info = {"K": K, "lam": lam, "gamma": gamma, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K,
+            "std_spectral": std_spec, **info2, "calibration": calibration, "neighbour": neighbour,
+            "preset": preset, "epsilon_effective": epsilon, "W": stage1.X}
+    return FitResult(theta, info)
+
+
+@register_mechanism(
+    "iwr_dp_oracle",
+    summary="Oracle IWR-DP with W from the generator's p (Alg 10; DP because W is data-independent)",
+    privacy_model="central", neighbour="replace_one", needs=("population",), spec="000 §3.6",
+    style=CENTRAL_STYLE["iwr_dp_oracle"],
+)
+def fit_iwr_dp_oracle(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    B: float = 1.0, calibration: str = "paper", neighbour: str = "replace", population=None,
+) -> FitResult:
+    """Alg 10: λ = 1/√T, γ = √(log(1/δ)/(ε²T)), W = W_{γ,λ}(p) exactly; ψ = (1/T)Σ Wφy/(1+γ‖Wφ‖),
+    ψ̃ = ψ + N(0, s²I) with replace sensitivity 2/(γT) (paper: std σ/(γT)), θ̂ = Wψ̃."""
+    if population is None:
+        raise ValueError("iwr_dp_oracle needs the generator's population (synthetic datasets only)")
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=False, calibration=calibration, neighbour=neighbour)
+    n, d = X.shape
+    lam = 1.0 / math.sqrt(n)
+    gamma = math.sqrt(math.log(1.0 / delta) / (epsilon**2 * n))
+    W = population_info_matrix("dp", population.extra, d, lam, gamma)
+    psi = iw_features(X, W, gamma).T @ y / n
+    std = gaussian_std(2.0 * central_factor(neighbour) / (gamma * n), epsilon, delta, calibration)
+    theta = W @ (psi + std * rng.standard_normal(d))
+    return FitResult(theta, {"lam": lam, "gamma": gamma, "std": std, "calibration": calibration,
+                             "neighbour": neighbour, "epsilon_effective": epsilon})
+
+
+@register_mechanism(
+    "iwr_dp_oracle_label",
+    summary="Alg 10 with W from the private covariates themselves: only LABEL-DP (yDP, spec 000 §3.6 (ii))",
+    privacy_model="label", neighbour="replace_one", spec="000 §3.6", style=CENTRAL_STYLE["iwr_dp_oracle"],
+)
+def fit_iwr_dp_oracle_label(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    B: float = 1.0, calibration: str = "paper", tol: float = 1e-9,
+) -> FitResult:
+    """Alg 10 with p = the empirical distribution of X (exact iteration on the n rows, tolerance ``tol``): W depends
+    on the covariates, so the release protects labels only (neighbours share all φ_i, Def. 6). Label sensitivity of
+    ψ is 2/(γT) (|y| ≤ 1 changes w(φ)y by ≤ 2/γ)."""
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=False, calibration=calibration)
+    n, d = X.shape
+    lam = 1.0 / math.sqrt(n)
+    gamma = math.sqrt(math.log(1.0 / delta) / (epsilon**2 * n))
+    W = solve_info_matrix("dp", X, np.full(n, 1.0 / n), lam, gamma, tol=tol).X
+    psi = iw_features(X, W, gamma).T @ y / n
+    std = gaussian_std(2.0 / (gamma * n), epsilon, delta, calibration)
+    theta = W @ (psi + std * rng.standard_normal(d))
+    return FitResult(theta, {"lam": lam, "gamma": gamma, "std": std, "calibration": calibration,
+                             "epsilon_effective": epsilon})
+
+
+@register_mechanism(
+    "ssp_ball",
+    summary="SSP-OLS baseline: noisy (1/T)XᵀX, XᵀY + ball-constrained least squares (000 §3.12)",
+    privacy_model="central", neighbour="replace_one", spec="000 §3.12", style=CENTRAL_STYLE["ssp_ball"],
+)
+def fit_ssp_ball(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace",
+) -> FitResult:
+    """G = (1/T)Σφφᵀ, g = (1/T)Σφy; replace sensitivities 2B²/T, 2B/T (×½ zero-out); paper: SymPriv_{2B²/T},
+    Priv_{2B/T} (each (ε/2, δ)); generic: joint s = 2√(B⁴ + B²)/T. θ̂ = ball_lsq(G̃, g̃, 1)."""
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
+    n, d = X.shape
+    f = central_factor(neighbour)
+    s_G, s_g = release_stds([2.0 * B * B * f / n, 2.0 * B * f / n], epsilon, delta, calibration)
+    G = X.T @ X / n + sym_gaussian(d, s_G, rng)
+    g = X.T @ y / n + s_g * rng.standard_normal(d)
+    return FitResult(ball_lsq(G, g, 1.0), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
+                                          "neighbour": neighbour, "epsilon_effective": epsilon})
+
+
+@lru_cache(maxsize=16)
+def _sgd_average_cached(key: tuple, eta: float) -> np.ndarray:  # pragma: no cover - thin cache wrapper
+    X, y = _SGD_DATA[key]
+    return sgd_average(X, y, eta)
+
+
+_SGD_DATA: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
+    """θ̄ = (1/T)Σ_{t=1}^T θ_t of single-pass projected SGD on B^d(1) from θ_1 = 0 (Alg 16; θ_{T+1} excluded)."""
+    n, d = X.shape
+    rows = X.tolist()
+    labels = y.tolist()
+    th = [0.0] * d
+    tot = [0.0] * d
+    for t in range(n):
+        for j in range(d):
+            tot[j] += th[j]
+        phi = rows[t]
+        resid = sum(p * q for p, q in zip(phi, th, strict=True)) - labels[t]
+        th = [q - eta * resid * p for p, q in zip(phi, th, strict=True)]
+        norm2 = sum(q * q for q in th)
+        if norm2 > 1.0:
+            inv = 1.0 / math.sqrt(norm2)
+            th = [q * inv for q in th]
+    return np.asarray(tot) / n
+
+
+@register_mechanism(
+    "dp_sgd_improper",
+    summary="Dimension-free DP-SGD: one-pass projected SGD, averaged iterate + Gaussian output noise (Alg 16)",
+    privacy_model="central", neighbour="replace_one", spec="000 §3.9", style=CENTRAL_STYLE["dp_sgd_improper"],
+)
+def fit_dp_sgd_improper(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    calibration: str = "paper", neighbour: str = "replace", fail_prob: float = 0.05, eta: float | None = None,
+    shuffle: bool = True,
+) -> FitResult:
+    """Alg 16 (B = 1): η = min{1/(2√T), (σ²T log(1/δ_f))^{-1/3}}; θ̂ = θ̄ + N(0, s²I), replace sensitivity 4η
+    (non-expansive projected GD map, per-record gradient norm ≤ 2; ×½ zero-out); paper: std 2ησ.
+
+    ``shuffle=False`` processes the rows in the given order (valid for i.i.d. synthetic data); θ̄ is then a
+    deterministic function of (data, η) and is cached across trials (the pure-Python pass costs ~1 s per 10⁵ rows).
+    """
+    X, y = prepare(X, y, epsilon, delta, B=1.0, clip=False, calibration=calibration, neighbour=neighbour)
+    n, d = X.shape
+    f = central_factor(neighbour)
+    if eta is None:
+        sigma = unit_sigma(epsilon, delta, calibration, f)
+        eta = min(1.0 / (2.0 * math.sqrt(n)), (sigma**2 * n * math.log(1.0 / fail_prob)) ** (-1.0 / 3.0))
+    if not 0 < eta <= 0.5:
+        raise ValueError(f"eta must lie in (0, 1/2], got {eta}")
+    if shuffle:
+        order = rng.permutation(n)
+        avg = sgd_average(X[order], y[order], eta)
+    else:
+        key = (X.shape, float(X[:64].sum()), float(X[-64:].sum()), float(y.sum()), float(X.sum()))
+        _SGD_DATA[key] = (X, y)
+        avg = _sgd_average_cached(key, float(eta))
+    std = gaussian_std(4.0 * eta * f, epsilon, delta, calibration)
+    theta = avg + std * rng.standard_normal(d)
+    return FitResult(theta, {"eta": eta, "std": std, "calibration": calibration, "neighbour": neighbour,
+                             "epsilon_effective": epsilon})
+
+
+@register_mechanism(
+    "iw_zero",
+    summary="Trivial estimator θ̂ = 0 (reference line; error ‖θ*‖²_Σ)",
+    privacy_model="none", neighbour="none", spec="000 §3.12", style=CENTRAL_STYLE["iw_zero"],
+)
+def fit_iw_zero(X: np.ndarray, y: np.ndarray, epsilon: float | None = None, delta: float | None = None,
+                rng: np.random.Generator | None = None) -> FitResult:
+    return FitResult(np.zeros(np.asarray(X).shape[1]))
+

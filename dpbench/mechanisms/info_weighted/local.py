@@ -1,0 +1,315 @@
+"""Local-DP mechanisms of spec 000 (§3.2, §3.3, §3.6, §3.7, §3.10, §3.12). Plot them in "local DP" panels only.
+
+Registered: ``iwr_ldp`` (Alg 2 + 3), ``iwr_glm_ldp`` (Alg 2 + 11 + 12, ν = id), ``ldp_clipped_sgd`` (Alg 8),
+``iwr_ldp_oracle`` (Alg 9, U from the generator's p), ``ldp_ssp`` (smooth SSP channel of Prop 3.2).
+
+Every user randomises its own record once (disjoint epochs, Lemma F.1). The server only needs sums of the per-user
+Gaussian noises, and Σ_{t≤N} N(0, s²) = N(0, N s²) exactly in law (spec 000 §3.0), so by default the noise of a
+mean is drawn once with std s/√N; ``per_user_noise=True`` draws every user's noise (tests, audits, small n).
+Calibration: ``paper`` uses σ_{ε,δ} with the paper's Δ (Alg 2: SymPriv_B, std σB; Alg 3: Priv_2, Priv_{2B};
+Alg 11: Priv_2; Alg 8: Priv_{R+1}); generic families use the l2-sensitivities of spec 000 §3.13 at (ε, δ)
+(joint release of (ψ_t, vec Ψ_t) with s = 2√(1+B²)). The central neighbour notion does not apply here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpbench.mechanisms._base import FitResult
+from dpbench.mechanisms.info_weighted._common import (
+    check_preset,
+    epoch_slices,
+    halves,
+    loglog_K,
+    permutation,
+    prepare,
+    shuffled,
+    unit_sigma,
+)
+from dpbench.mechanisms.info_weighted.linalg import ball_lsq, unit_rows
+from dpbench.mechanisms.info_weighted.matrix import (
+    SpectralResult,
+    ldp_weight,
+    population_info_matrix,
+    spectral_iteration,
+)
+from dpbench.privacy.info_weighted import gaussian_std, l2ball_sample, release_stds, sym_gaussian
+from dpbench.registry import register_mechanism
+
+LOCAL_STYLE = {
+    "iwr_ldp": {"color": "tab:red", "marker": "o", "linestyle": "-"},
+    "iwr_glm_ldp": {"color": "tab:orange", "marker": "s", "linestyle": "-"},
+    "ldp_clipped_sgd": {"color": "tab:purple", "marker": "v", "linestyle": "-"},
+    "iwr_ldp_oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},
+    "ldp_ssp": {"color": "tab:green", "marker": "^", "linestyle": "-"},
+}
+
+
+def noisy_mean(rows: np.ndarray, std: float, rng: np.random.Generator, per_user: bool, symmetric: bool = False
+               ) -> np.ndarray:
+    """Mean over users of row_t + Z_t, Z_t iid N(0, std²) per entry (symmetric matrices: upper triangle iid).
+
+    rows: (N, d) vectors or (N, d, d) matrices. Aggregated path: mean + Z/√N (exact in law)."""
+    N = rows.shape[0]
+    mean = rows.mean(axis=0)
+    if std == 0:
+        return mean
+    shape = rows.shape[1:]
+    if not per_user:
+        scale = std / math.sqrt(N)
+        return mean + (sym_gaussian(shape[0], scale, rng) if symmetric else scale * rng.standard_normal(shape))
+    if symmetric:
+        total = sum(sym_gaussian(shape[0], std, rng) for _ in range(N))
+    else:
+        total = std * rng.standard_normal((N, *shape)).sum(axis=0)
+    return mean + total / N
+
+
+def iwr_ldp_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float = 1.0, calibration: str = "paper",
+                  preset: str = "calibrated", c_lam: float = 1.0, fail_prob: float = 0.05) -> dict[str, float]:
+    """(K, λ) of IWR-LDP (spec 000 §6): calibrated K = 4, λ = c_λ·σ·B·√((d + log(K/δ_f))/n₀), n₀ = ⌊T/2⌋;
+    theory K = max{⌈log log T⌉, 12}, λ = K·B·σ·√(K(d + log(K/δ_f))/T) (proof of Thm 4.4, C₁ = 1)."""
+    check_preset(preset)
+    sigma = unit_sigma(epsilon, delta, calibration)
+    if preset == "calibrated":
+        K = 4
+        lam = c_lam * sigma * B * math.sqrt((d + math.log(K / fail_prob)) / (n // 2))
+    else:
+        K = loglog_K(n, 12)
+        lam = K * B * sigma * math.sqrt(K * (d + math.log(K / fail_prob)) / n)
+    return {"K": K, "lam": lam, "sigma_unit": sigma}
+
+
+def spectral_ldp(
+    Phi0: np.ndarray, *, K: int, lam: float, epsilon: float, delta: float, rng: np.random.Generator,
+    B: float = 1.0, calibration: str = "paper", per_user_noise: bool = False, nonprivate: bool = False,
+) -> tuple[SpectralResult, float]:
+    """Algorithm 2 (Spectral-Iteration-LDP): per user V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ ‖φ‖ ≤ B),
+    Ṽ_t = SymPriv_B(V_t) (std σB = gaussian_std(2B, ε, δ)); λ_(k) = (2k+1)λ/(2K+1); floor at λ_(k)/2."""
+    epochs = epoch_slices(Phi0.shape[0], K, Phi0.shape[1])
+    std = 0.0 if nonprivate else gaussian_std(2.0 * B, epsilon, delta, calibration)
+    d = Phi0.shape[1]
+    N = epochs[0].stop - epochs[0].start
+
+    def noise(_k: int, H: np.ndarray) -> np.ndarray:
+        if std == 0:
+            return H
+        if per_user_noise:
+            return H + sum(sym_gaussian(d, std, rng) for _ in range(N)) / N
+        return H + sym_gaussian(d, std / math.sqrt(N), rng)
+
+    schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
+    result = spectral_iteration([Phi0[s] for s in epochs], ldp_weight, noise, schedule)
+    return result, std
+
+
+def iwr_ldp_stage2(
+    Phi1: np.ndarray, y1: np.ndarray, U: np.ndarray, *, lam: float, epsilon: float, delta: float,
+    rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", per_user_noise: bool = False,
+    nonprivate: bool = False,
+) -> tuple[np.ndarray, dict[str, float]]:
+    """Algorithm 3 stage 2: ψ_t = Uφy/‖Uφ‖ (‖·‖ ≤ 1), Ψ_t = Uφφᵀ/‖Uφ‖ (‖·‖_F ≤ B, not symmetric), Priv_2 and
+    Priv_{2B} (paper: std 2σ, 2Bσ; generic joint s = 2√(1+B²)); θ̂ = ball_lsq(Ψ̂ + λI, ψ̂, r = 1)."""
+    N1, d = Phi1.shape
+    a = unit_rows(Phi1 @ U)  # Uφ/‖Uφ‖ (0 at φ = 0)
+    s_psi, s_Psi = (0.0, 0.0) if nonprivate else release_stds([2.0, 2.0 * B], epsilon, delta, calibration)
+    psi_rows = a * y1[:, None]
+    if per_user_noise:
+        psi_hat = noisy_mean(psi_rows, s_psi, rng, True)
+        Psi_hat = noisy_mean(a[:, :, None] * Phi1[:, None, :], s_Psi, rng, True)
+    else:
+        psi_hat = psi_rows.mean(axis=0) + s_psi / math.sqrt(N1) * rng.standard_normal(d)
+        Psi_hat = a.T @ Phi1 / N1 + s_Psi / math.sqrt(N1) * rng.standard_normal((d, d))
+    theta = ball_lsq(Psi_hat + lam * np.eye(d), psi_hat, 1.0)
+    return theta, {"std_psi": s_psi, "std_Psi": s_Psi}
+
+
+def _local_info(K: int, lam: float, stage1: SpectralResult, std_V: float, calibration: str, preset: str,
+                epsilon: float) -> dict:
+    return {"K": K, "lam": lam, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K, "std_V": std_V,
+            "calibration": calibration, "preset": preset, "epsilon_effective": epsilon, "U": stage1.X}
+
+
+@register_mechanism(
+    "iwr_ldp",
+    summary="Information-weighted regression, local DP (Alg 2 spectral iteration + Alg 3 per-user SSP; 000 §3.3)",
+    privacy_model="local", neighbour="replace_one", spec="000 §3.2–3.3", style=LOCAL_STYLE["iwr_ldp"],
+)
+def fit_iwr_ldp(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    B: float = 1.0, clip: bool = False, calibration: str = "paper", fail_prob: float = 0.05,
+    preset: str = "calibrated", c_lam: float = 1.0, K: int | None = None, lam: float | None = None,
+    shuffle: bool = True, per_user_noise: bool = False, nonprivate: bool = False,
+) -> FitResult:
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
+    n, d = X.shape
+    hyper = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
+                          fail_prob=fail_prob)
+    K = int(K or hyper["K"])
+    lam = float(lam or hyper["lam"])
+    X, y = shuffled(X, y, rng, shuffle)
+    s0, s1 = halves(n)
+    stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
+                                 calibration=calibration, per_user_noise=per_user_noise, nonprivate=nonprivate)
+    theta, info2 = iwr_ldp_stage2(X[s1], y[s1], stage1.X, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
+                                  calibration=calibration, per_user_noise=per_user_noise, nonprivate=nonprivate)
+    return FitResult(theta, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon), **info2})
+
+
+def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float, std: float,
+                   rng: np.random.Generator) -> np.ndarray:
+    """Algorithm 11 with ν = id (μ_ν = L_ν = 1): w_1 = 0; per user g_t = unit(Uφ_t)(<Uφ_t, w_t> − y_t) + λUw_t,
+    g̃_t = g_t + N(0, std²I) (noise on the data part), w_{t+1} = Proj_{‖Uw‖≤1}(w_t − η_t g̃_t), η_t = 2/t;
+    returns the final iterate w (θ̂ = Uw). Run in U's eigenbasis (U = Q diag(u) Qᵀ, v = Qᵀw) where the constraint
+    is the axis-aligned ellipsoid Σ u_i² v_i² ≤ 1 and the isotropic noise keeps its law."""
+    u, Q = np.linalg.eigh((U + U.T) / 2.0)
+    C = Phi @ U @ Q  # rows Qᵀ Uφ_t
+    norms = np.linalg.norm(C, axis=1)
+    A = np.divide(C, norms[:, None], out=np.zeros_like(C), where=norms[:, None] > 0)
+    N, d = Phi.shape
+    Z = std * rng.standard_normal((N, d))
+    v = np.zeros(d)
+    u2 = u**2
+    lam_u = lam * u
+    for t in range(N):
+        resid = C[t] @ v - y[t]
+        g = A[t] * resid + lam_u * v + Z[t]
+        v = v - (2.0 / (t + 1)) * g
+        if u2 @ (v * v) > 1.0:
+            v = _proj_axis_ellipsoid(v, u2)
+    return Q @ v
+
+
+def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
+    """Projection onto {Σ u2_i v_i² ≤ 1}: v/(1 + μ u2) with Σ u2 v²/(1 + μu2)² = 1 (Newton from below)."""
+    mu = 0.0
+    for _ in range(100):
+        denom = 1.0 + mu * u2
+        g = float(np.sum(u2 * v * v / denom**2)) - 1.0
+        if g <= 1e-12:
+            break
+        dg = float(np.sum(-2.0 * u2 * u2 * v * v / denom**3))
+        mu -= g / dg
+    return v / (1.0 + mu * u2)
+
+
+@register_mechanism(
+    "iwr_glm_ldp",
+    summary="Information-weighted LDP regression by per-user SGD (Alg 2 + Alg 11/12, linear link; 000 §3.7)",
+    privacy_model="local", neighbour="replace_one", spec="000 §3.7", style=LOCAL_STYLE["iwr_glm_ldp"],
+)
+def fit_iwr_glm_ldp(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    B: float = 1.0, clip: bool = False, calibration: str = "paper", fail_prob: float = 0.05,
+    preset: str = "calibrated", c_lam: float = 1.0, K: int | None = None, lam: float | None = None,
+    shuffle: bool = True, nonprivate: bool = False,
+) -> FitResult:
+    """Per-user noise std of the gradient's data part: replace sensitivity 2(1 + B) (norm ≤ 1 + B; paper:
+    Priv_2 = std 2σ at B = 1). Pure-Python loop over the second half of the users (~5 µs per user)."""
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
+    n, d = X.shape
+    hyper = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
+                          fail_prob=fail_prob)
+    K = int(K or hyper["K"])
+    lam = float(lam or hyper["lam"])
+    X, y = shuffled(X, y, rng, shuffle)
+    s0, s1 = halves(n)
+    stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
+                                 calibration=calibration, nonprivate=nonprivate)
+    std_g = 0.0 if nonprivate else gaussian_std(2.0 * (1.0 + B), epsilon, delta, calibration)
+    w = ldp_sgd_linear(X[s1], y[s1], stage1.X, lam=lam, std=std_g, rng=rng)
+    return FitResult(stage1.X @ w, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon),
+                                    "std_g": std_g})
+
+
+@register_mechanism(
+    "ldp_clipped_sgd",
+    summary="Dimension-free LDP batch SGD with clipped predictions (Alg 8 ≡ spec 001 Alg 6)",
+    privacy_model="local", neighbour="replace_one", spec="000 §3.10", style=LOCAL_STYLE["ldp_clipped_sgd"],
+)
+def fit_ldp_clipped_sgd(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    calibration: str = "paper", fail_prob: float = 0.05, K: int | None = None, R: float = 2.0, eta: float = 1.0,
+    shuffle: bool = True, per_user_noise: bool = False,
+) -> FitResult:
+    """K = max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋} (calibrated, Eq. 43 not enforced), N = ⌊T/K⌋; per epoch and user
+    g_t = φ_t(clip_R(<θ_(k), φ_t>) − y_t) (‖g_t‖ ≤ R + 1), Priv_{R+1} (paper std (R+1)σ; generic s = 2(R+1));
+    θ_(k+1) = θ_(k) − η·mean g̃ (no projection); output θ_(K). ``info.clip_rate`` = fraction with |<θ,φ>| > R."""
+    X, y = prepare(X, y, epsilon, delta, B=1.0, clip=False, calibration=calibration)
+    n, d = X.shape
+    sigma = unit_sigma(epsilon, delta, calibration)
+    if K is None:
+        K = max(1, int((n / (sigma**2 * math.log(n / fail_prob))) ** (1.0 / 3.0)))
+    N = n // K
+    if N < 1:
+        raise ValueError(f"K = {K} epochs leave no users per epoch (n = {n})")
+    std = gaussian_std(2.0 * (R + 1.0), epsilon, delta, calibration)
+    order = permutation(n, rng, shuffle)
+    theta = np.zeros(d)
+    clipped = 0
+    for k in range(K):
+        idx = order[k * N:(k + 1) * N]
+        Phi, yk = X[idx], y[idx]
+        pred = Phi @ theta
+        clipped += int(np.sum(np.abs(pred) > R))
+        g = Phi * (np.clip(pred, -R, R) - yk)[:, None]
+        theta = theta - eta * noisy_mean(g, std, rng, per_user_noise)
+    return FitResult(theta, {"K": K, "std": std, "clip_rate": clipped / (K * N), "calibration": calibration,
+                             "epsilon_effective": epsilon})
+
+
+@register_mechanism(
+    "iwr_ldp_oracle",
+    summary="Oracle IWR-LDP with U from the generator's p (Alg 9; l2-ball sampler, pure ε-LDP by default)",
+    privacy_model="local", neighbour="replace_one", needs=("population",), spec="000 §3.6",
+    style=LOCAL_STYLE["iwr_ldp_oracle"],
+)
+def fit_iwr_ldp_oracle(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    channel: str = "l2ball", calibration: str = "paper", population=None,
+) -> FitResult:
+    """Alg 9: λ = 1/(ε√T), U = U_λ(p) exactly; per user ψ_t = Uφy/‖Uφ‖ (‖·‖ ≤ 1) released by the l2-ball sampler
+    ((ε, 0)-LDP, unbiased) or ``channel="gauss"`` (Priv_1: std gaussian_std(2, ε, δ)); θ̂ = U·mean ψ̃."""
+    if population is None:
+        raise ValueError("iwr_ldp_oracle needs the generator's population (synthetic datasets only)")
+    X, y = prepare(X, y, epsilon, delta, B=float(population.extra.get("B", 1.0)), clip=False,
+                   calibration=calibration)
+    n, d = X.shape
+    lam = 1.0 / (epsilon * math.sqrt(n))
+    U = population_info_matrix("ldp", population.extra, d, lam)
+    psi = unit_rows(X @ U) * y[:, None]
+    if channel == "l2ball":
+        released = l2ball_sample(psi, epsilon, rng).mean(axis=0)
+        std = float("nan")
+    elif channel == "gauss":
+        std = gaussian_std(2.0, epsilon, delta, calibration)
+        released = psi.mean(axis=0) + std / math.sqrt(n) * rng.standard_normal(d)
+    else:
+        raise ValueError(f"channel must be 'l2ball' or 'gauss', got {channel!r}")
+    return FitResult(U @ released, {"lam": lam, "channel": channel, "std": std, "epsilon_effective": epsilon})
+
+
+@register_mechanism(
+    "ldp_ssp",
+    summary="LDP sufficient-statistics perturbation (smooth channel of Prop 3.2) + ball-constrained LS (000 §3.12)",
+    privacy_model="local", neighbour="replace_one", spec="000 §3.12", style=LOCAL_STYLE["ldp_ssp"],
+)
+def fit_ldp_ssp(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    B: float = 1.0, clip: bool = False, calibration: str = "paper", per_user_noise: bool = False,
+) -> FitResult:
+    """Per user SymPriv_{2B²}(φφᵀ), Priv_{2B}(φy) (paper: each (ε/2, δ), std 2σB², 2σB; generic joint
+    s = 2√(B⁴ + B²)); θ̂ = ball_lsq(Σ̂, ĝ, 1) with no ridge (spec 000 §3.12)."""
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
+    n, d = X.shape
+    s_G, s_g = release_stds([2.0 * B * B, 2.0 * B], epsilon, delta, calibration)
+    if per_user_noise:
+        G = noisy_mean(X[:, :, None] * X[:, None, :], s_G, rng, True, symmetric=True)
+        g = noisy_mean(X * y[:, None], s_g, rng, True)
+    else:
+        G = X.T @ X / n + sym_gaussian(d, s_G / math.sqrt(n), rng)
+        g = X.T @ y / n + s_g / math.sqrt(n) * rng.standard_normal(d)
+    return FitResult(ball_lsq(G, g, 1.0), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
+                                          "epsilon_effective": epsilon})

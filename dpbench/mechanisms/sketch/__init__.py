@@ -1,0 +1,1 @@
+"""Sketch-and-solve mechanisms (LinMix, IHM)."""

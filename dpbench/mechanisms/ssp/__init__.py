@@ -1,0 +1,1 @@
+"""Sufficient-statistics perturbation mechanisms (OLS reference, AdaSSP)."""

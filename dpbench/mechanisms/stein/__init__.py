@@ -1,0 +1,1 @@
+"""Stein GLM estimators under local DP with public data (spec 003)."""

@@ -1,0 +1,202 @@
+"""Building blocks of the Stein-lemma NLDP estimators (spec 003 §2–§3): the per-user randomizer, the exact
+aggregation shortcut, the server's private OLS, and the SolveScale root finder.
+
+Data flow of the literal (local) algorithm (spec 003 §3.2):
+
+* user i (the only code that reads (x_i, y_i)): :func:`user_release` clips x_i (Gaussian case) and releases
+  Ẑ_i = x̄_i x̄_iᵀ + E_{1,i}, ẑ_i = x̄_i y_i + E_{2,i}, E_{1,i} ~ Sym_p(s_xx²), E_{2,i} ~ N(0, s_xy² I);
+* server: only Σ_i Ẑ_i, Σ_i ẑ_i and the public rows: :func:`server_estimate`.
+
+The default path samples Σ_i E_{1,i} ~ Sym_p(n s_xx²) and Σ_i E_{2,i} ~ N(0, n s_xy² I) directly (spec 003 §2.4, an
+identity in distribution), so n = 7·10⁵ costs O(np) for the clean sums plus O(p²) noise; ``simulate_users=True``
+runs the per-user randomizer row by row (tests check the two agree).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+
+from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
+from dpbench.mechanisms.stein.families import Family
+
+AGGREGATIONS = ("local", "central")
+COV_ESTIMATORS = ("mixed", "private")
+ROOT_STATUSES = ("newton", "bracket", "no_root")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# users
+
+
+def clip_rows_l2(X: np.ndarray, r: float) -> np.ndarray:
+    """x̄_i = x_i · min{1, r/‖x_i‖₂} (Alg 1 line 5)."""
+    norms = np.linalg.norm(X, axis=-1, keepdims=True)
+    return X * np.minimum(1.0, r / np.maximum(norms, np.finfo(float).tiny))
+
+
+def user_release(
+    x: np.ndarray, y: float, rng: np.random.Generator, *, r: float, s_xx: float, s_xy: float, clip_l2: bool,
+    y_clip: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The LDP randomizer of one user (spec 003 §3.2–§3.5): (Ẑ_i, ẑ_i). Draw order E_1 then E_2."""
+    xb = clip_rows_l2(x, r) if clip_l2 else np.asarray(x, dtype=float)
+    yb = float(np.clip(y, -y_clip, y_clip)) if y_clip is not None else float(y)
+    Z = np.outer(xb, xb) + s_xx * symmetric_gaussian(xb.shape[0], rng)
+    z = xb * yb + s_xy * rng.standard_normal(xb.shape[0])
+    return Z, z
+
+
+def simulate_user_sums(
+    X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *, r: float, s_xx: float, s_xy: float, clip_l2: bool,
+    y_clip: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Σ_i Ẑ_i and Σ_i ẑ_i with explicit per-user noise (O(n p²); for n ≤ 10⁴ and tests)."""
+    p = X.shape[1]
+    Z_sum, z_sum = np.zeros((p, p)), np.zeros(p)
+    for i in range(X.shape[0]):
+        Z, z = user_release(X[i], y[i], rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
+        Z_sum += Z
+        z_sum += z
+    return Z_sum, z_sum
+
+
+_ROW_CACHE: dict[tuple, np.ndarray] = {}
+
+
+def row_norms(X: np.ndarray, order: int = 2) -> np.ndarray:
+    """‖x_i‖₂ (order 2) or ‖x_i‖₁ (order 1) of every row; cached for read-only arrays (the runner's data, which
+    every trial of a dataset shares), so repeated fits cost O(p²) instead of O(np)."""
+    key = (id(X), X.shape, X.__array_interface__["data"][0], order)
+    if not X.flags.writeable and key in _ROW_CACHE:
+        return _ROW_CACHE[key]
+    out = np.sqrt(np.einsum("ij,ij->i", X, X)) if order == 2 else np.abs(X).sum(axis=1)
+    if not X.flags.writeable:
+        if len(_ROW_CACHE) >= 8:
+            _ROW_CACHE.clear()
+        _ROW_CACHE[key] = out
+    return out
+
+
+def clean_sums(
+    X: np.ndarray, y: np.ndarray, *, r: float, clip_l2: bool, y_clip: float | None, stats: GramStats | None = None
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Noise-free parts of the summed releases: X̄ᵀX̄ and X̄ᵀȳ (and the number of clipped rows).
+
+    Uses the runner's XᵀX / Xᵀy when given and corrects only the rows that clipping changes (exact).
+    """
+    changed = np.nonzero(row_norms(X) > r)[0] if clip_l2 else np.zeros(0, dtype=int)
+    yb = np.clip(y, -y_clip, y_clip) if y_clip is not None else y
+    y_changed = np.nonzero(yb != y)[0] if y_clip is not None else np.zeros(0, dtype=int)
+    if stats is not None and stats.X is X:
+        xtx, xty = stats.xtx.copy(), stats.xty.copy()
+    else:
+        xtx, xty = X.T @ X, X.T @ y
+    rows = np.union1d(changed, y_changed)
+    if rows.size:
+        Xr = X[rows]
+        Xc = clip_rows_l2(Xr, r) if clip_l2 else Xr
+        xtx += Xc.T @ Xc - Xr.T @ Xr
+        xty += Xc.T @ yb[rows] - Xr.T @ y[rows]
+    return xtx, xty, int(changed.size)
+
+
+def noise_sums(
+    p: int, n: int, s_xx: float, s_xy: float, rng: np.random.Generator, aggregation: str = "local"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Σ_{i≤n} E_{1,i} ~ Sym_p(n s_xx²), Σ_i E_{2,i} ~ N(0, n s_xy² I) (§2.4).
+
+    ``central``: ONE draw of each (diagnostic §3.8, central DP only)."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"noise_aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+    scale = np.sqrt(n) if aggregation == "local" else 1.0
+    E1 = scale * s_xx * symmetric_gaussian(p, rng)
+    E2 = scale * s_xy * rng.standard_normal(p)
+    return E1, E2
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# server
+
+
+def private_ols(
+    Z_sum: np.ndarray, z_sum: np.ndarray, n: int, public_X: np.ndarray | None, cov_estimator: str = "mixed"
+) -> tuple[np.ndarray, np.ndarray]:
+    """ŵ_ols = A⁻¹b; mixed: A = (Σ Ẑ_i + Σ_j x_j x_jᵀ)/(n+m), b = Σ ẑ_i/n; private: A = Σ Ẑ_i/n (§3.2, A15, A25)."""
+    if cov_estimator == "mixed":
+        m = 0 if public_X is None else public_X.shape[0]
+        pub = public_X.T @ public_X if m else 0.0
+        A = (Z_sum + pub) / (n + m)
+    elif cov_estimator == "private":
+        A = Z_sum / n
+    else:
+        raise ValueError(f"cov_estimator must be one of {COV_ESTIMATORS}, got {cov_estimator!r}")
+    return solve_or_lstsq(A, z_sum / n), A
+
+
+@dataclass(frozen=True)
+class ScaleSolution:
+    c: float
+    status: str  # newton | bracket | no_root
+    iters: int
+
+
+def scale_equation(c: float, u: np.ndarray, family: Family) -> float:
+    """g(c) = (c/m) Σ_j h(c u_j) − 1 (spec 003 §3.1)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(c * np.mean(family.h(c * u)) - 1.0)
+
+
+def solve_scale(
+    u: np.ndarray, family: Family, c0: float | None = None, *, tol: float = 1e-12, max_iter: int = 100,
+    fallback: bool = True,
+) -> ScaleSolution:
+    """Root of (c/m) Σ_j h(c u_j) = 1: Newton from c0 (= 1/h(0), or 1), bracket + Brent fallback (§3.1, A4, A26).
+
+    Newton: g'(c) = (1/m) Σ_j [h(c u_j) + c u_j h'(c u_j)]. Fallback when a step is non-finite, g' = 0, the
+    iteration budget runs out or the root's sign differs from sign(c0): scan |c| ∈ [1e−3, 1e6]·|c0| on 200
+    geometric points in the direction sign(c0), Brent on the first sign change; none → (c0, "no_root").
+    """
+    u = np.asarray(u, dtype=float)
+    if u.ndim != 1 or u.size == 0:
+        raise ValueError(f"u must be a non-empty 1-D array, got shape {u.shape}")
+    c0 = family.c0() if c0 is None else float(c0)
+    if c0 == 0 or not np.isfinite(c0):
+        raise ValueError(f"c0 must be finite and non-zero, got {c0}")
+    c, iters, ok = c0, 0, False
+    with np.errstate(over="ignore", invalid="ignore"):
+        while iters < max_iter:
+            iters += 1
+            cu = c * u
+            hc = family.h(cu)
+            g = c * np.mean(hc) - 1.0
+            if not np.isfinite(g):
+                break
+            if abs(g) <= tol:
+                ok = True
+                break
+            gp = np.mean(hc + cu * family.h_prime(cu))
+            if not np.isfinite(gp) or gp == 0.0:
+                break
+            c_new = c - g / gp
+            if not np.isfinite(c_new):
+                break
+            if abs(c_new - c) <= tol * max(1.0, abs(c)):
+                c, ok = c_new, True
+                break
+            c = c_new
+    if ok and np.sign(c) == np.sign(c0):
+        return ScaleSolution(float(c), "newton", iters)
+    if not fallback:
+        return ScaleSolution(float(c0), "no_root", iters)
+    grid = np.sign(c0) * abs(c0) * np.geomspace(1e-3, 1e6, 200)
+    values = np.array([scale_equation(cg, u, family) for cg in grid])
+    finite = np.isfinite(values)
+    for k in range(len(grid) - 1):
+        if finite[k] and finite[k + 1] and np.sign(values[k]) != np.sign(values[k + 1]):
+            lo, hi = sorted((grid[k], grid[k + 1]))
+            root = brentq(scale_equation, lo, hi, args=(u, family), xtol=1e-12)
+            return ScaleSolution(float(root), "bracket", iters)
+    return ScaleSolution(float(c0), "no_root", iters)

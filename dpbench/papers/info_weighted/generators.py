@@ -1,0 +1,204 @@
+"""Synthetic generators of spec 000 §7.1 with exact population quantities, and the L1-error metric.
+
+All generators have ‖φ‖ ≤ 1 (B = 1) and Rademacher labels y ~ Rad(<φ,θ*>) ∈ {−1, +1} (P(y = 1) = (1 + <φ,θ*>)/2,
+well-specified, |y| = 1); θ* ~ Unif(S^{d−1}) (d ≥ 2) or U[−1, 1] (d = 1), drawn from the loader's rng.
+
+* ``iw_twoscale(d, rho, s)`` — φ = c·u, u ~ Unif(S^{d−1}), c = 1 w.p. ρ else s. Σ = ((ρ + (1−ρ)s²)/d)·I;
+  E|<φ,v>| = (ρ + (1−ρ)s)·c_d·‖v‖, c_d = E|u₁| = Γ(d/2)/(√π Γ((d+1)/2)).
+* ``iw_gauss(d, s)`` — φ = Proj_{B^d(1)}(s·g/√d), g ~ N(0, I_d). Isotropic with radius r = min(sR/√d, 1),
+  R ~ χ_d; Σ = (E r²/d)·I and E|<φ,v>| = c_d·E[r]·‖v‖ by 1-D quadrature (exact up to ~1e-10, no Monte Carlo).
+* ``iw_spike(d, rho)`` — φ = e_J w.p. ρ_J (default ρ_j = 0.4·2^{−(j−1)}), φ = 0 otherwise. Σ = diag(ρ),
+  E|<φ,v>| = Σ ρ_j|v_j|.
+* ``iw_twoscale_1d(rho, s)`` — φ = ξ·c, ξ Rademacher, c as above; θ* ~ U[−1, 1]; E|φ| = ρ + (1−ρ)s.
+
+``Population.extra`` carries what the metrics and the oracle mechanisms need, as plain data:
+``radial`` = (r_atoms, r_probs) for isotropic generators (a quantile rule of 400 points for G-Gauss),
+``basis_probs`` for the spike, ``l1_iso`` (E|<φ,v>| = l1_iso·‖v‖) or ``l1_weights`` (E|<φ,v>| = Σ w_j|v_j|),
+``mean_norm`` = E‖φ‖ and ``B`` = 1.
+
+Every loader takes ``replicate`` (default 0): it only changes the dataset entry's key, from which the runner seeds
+the loader, so ``grid: {replicate: [0, 1, ...]}`` gives independent draws of θ* and the data (spec 000 §7.2 draws
+them per seed); :mod:`dpbench.papers.info_weighted.plot` pools replicates into one curve.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import integrate, stats
+from scipy.special import gammaln
+
+from dpbench.data._base import Dataset, Population
+from dpbench.metrics import register_metric
+from dpbench.registry import register_dataset
+
+GAUSS_QUANTILE_POINTS = 400
+
+
+def c_d(d: int) -> float:
+    """E|u₁| for u uniform on S^{d−1}: Γ(d/2)/(√π Γ((d+1)/2)) (c_1 = 1, c_2 = 0.636620, c_5 = 0.375)."""
+    return math.exp(gammaln(d / 2.0) - gammaln((d + 1) / 2.0)) / math.sqrt(math.pi)
+
+
+def sphere_directions(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    z = rng.standard_normal((n, d))
+    return z / np.linalg.norm(z, axis=1, keepdims=True)
+
+
+def rademacher_labels(X: np.ndarray, theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """y ∈ {−1, +1} with P(y = 1) = (1 + <φ,θ>)/2 (spec 000 §1.1; needs |<φ,θ>| ≤ 1)."""
+    mean = X @ theta
+    if np.any(np.abs(mean) > 1 + 1e-12):
+        raise ValueError("rademacher_labels: |<φ,θ*>| > 1 for some rows")
+    return np.where(rng.random(X.shape[0]) < (1.0 + mean) / 2.0, 1.0, -1.0)
+
+
+def draw_theta(d: int, rng: np.random.Generator) -> np.ndarray:
+    """θ* ~ Unif(S^{d−1}) for d ≥ 2, U[−1, 1] for d = 1 (spec 000 §7.1)."""
+    if d == 1:
+        return np.array([rng.uniform(-1.0, 1.0)])
+    return sphere_directions(1, d, rng)[0]
+
+
+def _check(name: str, n: int, d: int) -> None:
+    if n < 1 or d < 1:
+        raise ValueError(f"{name}: need n ≥ 1 and d ≥ 1, got n={n}, d={d}")
+
+
+def _dataset(name: str, X: np.ndarray, theta: np.ndarray, rng: np.random.Generator, cov: np.ndarray,
+             extra: dict, title: str) -> Dataset:
+    y = rademacher_labels(X, theta, rng)
+    noise_var = float(1.0 - theta @ cov @ theta)  # E Var(y|φ) = 1 − E<φ,θ*>²
+    d = X.shape[1]
+    population = Population(cov=cov, theta=theta, noise_var=noise_var, extra={"B": 1.0, **extra})
+    return Dataset(name, X, y, np.zeros((0, d)), np.zeros(0), population=population,
+                   meta={"title": title, "recipe": "synthetic (spec 000 §7.1)"})
+
+
+def twoscale_radial(rho: float, s: float) -> tuple[np.ndarray, np.ndarray]:
+    if not (0 < rho <= 1 and 0 < s <= 1):
+        raise ValueError(f"twoscale: need rho ∈ (0, 1] and s ∈ (0, 1], got rho={rho}, s={s}")
+    return np.array([1.0, s]), np.array([rho, 1.0 - rho])
+
+
+@register_dataset("iw_twoscale", summary="G-TwoScale(d, ρ, s): φ = c·u, c = 1 w.p. ρ else s (spec 000 §7.1)",
+                  kind="synthetic", spec="000 §7.1")
+def load_twoscale(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: float = 0.01,
+                  s: float = 0.1, replicate: int = 0) -> Dataset:
+    _check("iw_twoscale", n, d)
+    r, q = twoscale_radial(rho, s)
+    theta = draw_theta(d, rng)
+    radius = np.where(rng.random(n) < rho, 1.0, s)
+    X = sphere_directions(n, d, rng) * radius[:, None]
+    second = float(q @ r**2)
+    extra = {"radial": (r, q), "l1_iso": float(q @ r) * c_d(d), "mean_norm": float(q @ r)}
+    return _dataset("iw_twoscale", X, theta, rng, second / d * np.eye(d), extra,
+                    f"G-TwoScale(d={d}, ρ={rho:g}, s={s:g})")
+
+
+def gauss_radial(d: int, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Quantile rule for r = min(sR/√d, 1), R ~ χ_d (equal weights at the mid-quantiles)."""
+    u = (np.arange(points) + 0.5) / points
+    r = np.minimum(s * stats.chi.ppf(u, d) / math.sqrt(d), 1.0)
+    return r, np.full(points, 1.0 / points)
+
+
+def gauss_moment(d: int, s: float, power: int) -> float:
+    """E[min(sR/√d, 1)^power], R ~ χ_d, by adaptive quadrature."""
+    def integrand(t: float) -> float:
+        return min(s * t / math.sqrt(d), 1.0) ** power * stats.chi.pdf(t, d)
+
+    knee = math.sqrt(d) / s
+    a, _ = integrate.quad(integrand, 0.0, knee, epsabs=1e-13, epsrel=1e-12, limit=200)
+    b = float(stats.chi.sf(knee, d))
+    return a + b
+
+
+@register_dataset("iw_gauss", summary="G-Gauss(d, s): φ = Proj_B(s·g/√d) (spec 000 §7.1)",
+                  kind="synthetic", spec="000 §7.1")
+def load_gauss(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4, replicate: int = 0
+               ) -> Dataset:
+    _check("iw_gauss", n, d)
+    if s <= 0:
+        raise ValueError(f"iw_gauss: s must be > 0, got {s}")
+    theta = draw_theta(d, rng)
+    X = s * rng.standard_normal((n, d)) / math.sqrt(d)
+    norms = np.linalg.norm(X, axis=1)
+    X /= np.maximum(norms, 1.0)[:, None]
+    m1, m2 = gauss_moment(d, s, 1), gauss_moment(d, s, 2)
+    extra = {"radial": gauss_radial(d, s), "l1_iso": m1 * c_d(d), "mean_norm": m1}
+    return _dataset("iw_gauss", X, theta, rng, m2 / d * np.eye(d), extra, f"G-Gauss(d={d}, s={s:g})")
+
+
+def spike_probs(d: int, rho: list[float] | None) -> np.ndarray:
+    p = 0.4 * 0.5 ** np.arange(d) if rho is None else np.asarray(rho, dtype=float)
+    if p.shape != (d,) or np.any(p < 0) or p.sum() > 1:
+        raise ValueError(f"iw_spike: rho must be d={d} non-negative numbers with sum ≤ 1, got {rho}")
+    return p
+
+
+@register_dataset("iw_spike", summary="G-Spike(d, ρ): φ = e_J w.p. ρ_J, else 0 (spec 000 §7.1, Example 1)",
+                  kind="synthetic", spec="000 §7.1")
+def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: list[float] | None = None,
+               replicate: int = 0) -> Dataset:
+    _check("iw_spike", n, d)
+    p = spike_probs(d, rho)
+    theta = draw_theta(d, rng)
+    J = rng.choice(d + 1, size=n, p=np.append(p, 1.0 - p.sum()))
+    X = np.zeros((n, d))
+    hit = J < d
+    X[np.nonzero(hit)[0], J[hit]] = 1.0
+    extra = {"basis_probs": p, "l1_weights": p.copy(), "mean_norm": float(p.sum())}
+    return _dataset("iw_spike", X, theta, rng, np.diag(p), extra, f"G-Spike(d={d})")
+
+
+@register_dataset("iw_twoscale_1d", summary="G-TwoScale-1D(ρ, s): φ = ±1 w.p. ρ, ±s otherwise (spec 000 §7.1)",
+                  kind="synthetic", spec="000 §7.1")
+def load_twoscale_1d(rng: np.random.Generator, *, n: int = 100_000, rho: float = 0.01, s: float = 0.1,
+                     replicate: int = 0) -> Dataset:
+    _check("iw_twoscale_1d", n, 1)
+    r, q = twoscale_radial(rho, s)
+    theta = draw_theta(1, rng)
+    X = (np.where(rng.random(n) < rho, 1.0, s) * rng.choice([-1.0, 1.0], size=n))[:, None]
+    extra = {"radial": (r, q), "l1_iso": float(q @ r), "mean_norm": float(q @ r)}
+    return _dataset("iw_twoscale_1d", X, theta, rng, np.array([[float(q @ r**2)]]), extra,
+                    f"G-TwoScale-1D(ρ={rho:g}, s={s:g})")
+
+
+def l1_functional(population: Population, v: np.ndarray) -> float:
+    """E_p|<φ, v>| from the generator's closed form (spec 000 §1.2, §7.1)."""
+    extra = population.extra
+    if "l1_iso" in extra:
+        return float(extra["l1_iso"] * np.linalg.norm(v))
+    if "l1_weights" in extra:
+        return float(np.asarray(extra["l1_weights"]) @ np.abs(v))
+    raise KeyError("population has no L1 closed form (l1_iso / l1_weights)")
+
+
+@register_metric("l1_error", "L1 error E|<φ, θ̂ − θ*>|")
+def l1_error(theta: np.ndarray, dataset: Dataset, stats) -> float:
+    """E_{φ~p}|<φ, θ̂ − θ*>| with the generator's exact closed form (NaN on data without one)."""
+    pop = dataset.population
+    if pop is None or not ({"l1_iso", "l1_weights"} & set(pop.extra)):
+        return float("nan")
+    return l1_functional(pop, np.asarray(theta, dtype=float) - pop.theta)
+
+
+@register_metric("abs_error_1d", "|θ̂ − θ*| (d = 1)")
+def abs_error_1d(theta: np.ndarray, dataset: Dataset, stats) -> float:
+    """|θ̂ − θ*| for one-dimensional synthetic data (E5; NaN otherwise)."""
+    pop = dataset.population
+    if pop is None or pop.theta.shape != (1,):
+        return float("nan")
+    return float(abs(float(np.asarray(theta).ravel()[0]) - float(pop.theta[0])))
+
+
+@register_metric("scaled_excess_risk", "empirical PoP ‖θ̂ − θ*‖²_Σ·n/d")
+def scaled_excess_risk(theta: np.ndarray, dataset: Dataset, stats) -> float:
+    """‖θ̂ − θ*‖²_Σ·n/d (spec 000 §7.5 E3: the empirical price of privacy; NaN on real data)."""
+    pop = dataset.population
+    if pop is None:
+        return float("nan")
+    diff = np.asarray(theta, dtype=float) - pop.theta
+    return float(diff @ pop.cov @ diff) * dataset.n / dataset.d

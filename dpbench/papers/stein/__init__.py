@@ -1,0 +1,1 @@
+"""Stein GLM under LDP (spec 003): generators, real datasets, metrics, claim table."""

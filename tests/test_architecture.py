@@ -1,0 +1,118 @@
+"""The package's shape: no import circles, and generic modules never import a paper plug-in or an experiment kind.
+
+Generic = every module outside ``dpbench/papers/``, ``dpbench/bandits/`` (the bandit kind) and ``dpbench/commands/``;
+those may import generic modules, never the reverse. Discovery imports plug-ins by name at run time
+(:func:`dpbench.registry.discover`), which is what keeps the static graph one-directional.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "dpbench"
+SPECIFIC = ("papers", "bandits")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, modules: set[str]) -> set[str]:
+    """The package modules imported (anywhere in the file, lazily or not) by the module at ``path``."""
+    name = module_name(path)
+    is_package = path.name == "__init__.py"
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = name.split(".") if is_package else name.split(".")[:-1]
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: imported_modules(path, set(files)) for name, path in files.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (a package and its own children excepted)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for vertex in graph:
+        if vertex not in index:
+            visit(vertex)
+    return [c for c in found if not all(m == c[0] or m.startswith(c[0] + ".") for m in c)]
+
+
+def is_specific(module: str) -> bool:
+    return any(part in SPECIFIC for part in module.split("."))
+
+
+def test_the_package_has_no_import_cycle():
+    assert cycles(import_graph()) == []
+
+
+def test_generic_modules_never_import_a_paper_or_an_experiment_kind():
+    graph = import_graph()
+    leaks = sorted(
+        (module, target)
+        for module, targets in graph.items()
+        if not is_specific(module) and ".commands" not in module
+        for target in targets
+        if is_specific(target)
+    )
+    assert leaks == []
+
+
+def test_the_checker_sees_a_cycle_and_a_leak():
+    assert cycles({"p.a": {"p.b"}, "p.b": {"p.a"}}) == [["p.a", "p.b"]]
+    assert cycles({"p": {"p.a"}, "p.a": {"p"}}) == []  # a package re-exporting its child is not a circle
+    assert is_specific("dpbench.papers.stein.generators") and not is_specific("dpbench.engine.core")
+
+
+@pytest.mark.parametrize("paper", ["stein", "ftrl", "info_weighted", "ihm", "iwr", "bandit"])
+def test_no_generic_module_file_is_named_after_a_paper(paper):
+    generic_files = [p for p in PACKAGE.rglob("*.py") if not is_specific(module_name(p))]
+    assert not [p for p in generic_files if p.stem.startswith(paper + "_") or p.stem.startswith("iw_")]
