@@ -91,13 +91,13 @@ def normalised_trials(runs: Sequence[Run]) -> tuple[pd.DataFrame, list[str], lis
         labels += [lab for lab in run.label_order() if lab not in labels]
         datasets += [str(d) for d in pd.unique(part[key]) if str(d) not in datasets]
         notes += [f"{ident} ({run.name}): skipped, {reason}" for ident, reason in run.skipped.items()]
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[float, str, str]] = set()
     for run, part in zip(runs, frames, strict=True):
-        pairs = set(zip(part["dataset"], part["label"], strict=True))
+        pairs = set(zip(part["epsilon"], part["dataset"], part["label"], strict=True))
         clash = sorted(pairs & seen)
         if clash:
-            raise ValueError(f"label {clash[0][1]!r} on dataset {clash[0][0]!r} appears in more than one run "
-                             f"(again in {run.path}); relabel one of them")
+            raise ValueError(f"label {clash[0][2]!r} on dataset {clash[0][1]!r} at ε = {clash[0][0]:g} appears in "
+                             f"more than one run (again in {run.path}); relabel one of them")
         seen |= pairs
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["epsilon", "dataset", "label"])
     return frame[frame["r"].notna()], labels, datasets, notes

@@ -68,7 +68,7 @@ def test_performance_profile_fractions(tmp_path):
 
 def test_the_same_label_in_two_runs_is_an_error(tmp_path):
     cells = {("a", "x"): [1.1], ("a", "y"): [1.4]}
-    with pytest.raises(ValueError, match="label 'x' on dataset 'a' appears in more than one run"):
+    with pytest.raises(ValueError, match="label 'x' on dataset 'a' at ε = 1 appears in more than one run"):
         build_leaderboard([fake_run(tmp_path / "r1", cells), fake_run(tmp_path / "r2", cells)], replicates=20)
 
 

@@ -131,3 +131,8 @@ def fit(
     depth = t + gumbel_argmax(depth_level_log_weights(log_volumes, t, eps_em), rng)
     info.update(ptr_passed=1, depth=depth)
     return FitResult(sample_depth_region(coords, depth, rng), info)
+
+
+#: the audit's dataset: with n = 2000 rows the m = 1000 models make the PTR test passable at the audit's δ, so the
+#: exponential mechanism is exercised (at the default n = 100 only the PTR branch would be)
+fit.audit_data = {"n": 2000, "d": 2}  # type: ignore[attr-defined]
