@@ -42,20 +42,17 @@ MIN_MODELS = 8
 
 
 def batch_ols(X: np.ndarray, y: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
-    """(m, d) OLS models on a random partition into m batches of ⌊n/m⌋ rows (step 1)."""
+    """(m, d) least-squares models on a random partition into m batches of ⌊n/m⌋ rows (step 1)."""
     n, d = X.shape
     size = n // m
     order = rng.permutation(n)[: m * size]
     Xb = X[order].reshape(m, size, d)
     yb = y[order].reshape(m, size)
-    Xt = Xb.transpose(0, 2, 1)
-    try:
-        models = np.linalg.solve(Xt @ Xb, Xt @ yb[..., None])[..., 0]
-        if np.isfinite(models).all():
-            return models
-    except np.linalg.LinAlgError:
-        pass
-    return (np.linalg.pinv(Xb) @ yb[..., None])[..., 0]  # minimum-norm least squares, batched SVD
+    # SVD-based minimum-norm least squares with LAPACK gelsd's rank cutoff (singular values below
+    # eps·max(rows, d)·s_max are dropped, as in numpy/scipy lstsq): batches with (nearly) collinear columns, e.g. on
+    # keggdirected, otherwise get coefficients blown up by inverted round-off singular values
+    rcond = np.finfo(float).eps * max(size, d)
+    return (np.linalg.pinv(Xb, rcond=rcond) @ yb[..., None])[..., 0]
 
 
 def gumbel_argmax(log_weights: np.ndarray, rng: np.random.Generator) -> int:
