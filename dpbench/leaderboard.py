@@ -294,7 +294,7 @@ def plot_profiles(board: Leaderboard, path: Path, epsilons: Sequence[float] | No
                  y=1 - 0.12 / height, fontsize=11)
     fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.42 / height), ncol=min(5, len(names)),
                fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 1.05 / height))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
     written = []
     for suffix in (".png", ".pdf"):
         target = path.with_suffix(suffix)
