@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from dpbench.contract import Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.registry import register_mechanism
 
@@ -56,6 +57,13 @@ SUMMARY = "diffprivlib LinearRegression (functional mechanism, pure ε-DP), boun
     neighbour="replace_one",
     spec="peer: diffprivlib",
     style={"color": "tab:cyan", "marker": "X", "linestyle": "-"},
+    hyper={
+        "x_bound": Hyper(float, gt=0, doc="‖x_i‖ ≤ x_bound, passed as the box [−x_bound, x_bound]^d"),
+        "y_bound": Hyper(float, gt=0, doc="|y_i| ≤ y_bound"),
+    },
+    bounds=Bounds(x="x_bound", y="y_bound", clips=True,
+                  note="diffprivlib clips every coordinate to [−x_bound, x_bound] and y to [−y_bound, y_bound]"),
+    uses_delta=False,
 )
 def fit(
     X: np.ndarray,
@@ -70,9 +78,6 @@ def fit(
     """diffprivlib ``LinearRegression(epsilon, bounds_X=(−x_bound, x_bound), bounds_y=(−y_bound, y_bound),
     fit_intercept=False)`` on (X, y); δ is validated but unused (pure ε-DP)."""
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)  # diffprivlib clips to the bounds
-    for value, name in ((x_bound, "x_bound"), (y_bound, "y_bound")):
-        if not 0.0 < value < np.inf:
-            raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     if UNAVAILABLE:
         raise MechanismUnavailableError(f"mechanism 'diffprivlib_lr' is unavailable: {UNAVAILABLE}")
     d = X.shape[1]

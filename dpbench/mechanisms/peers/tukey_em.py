@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.privacy.tukey import (
     depth_level_log_weights,
@@ -94,6 +95,14 @@ def sample_depth_region(sorted_coords: np.ndarray, depth: int, rng: np.random.Ge
     neighbour="replace_one",
     spec="peer: Amin et al. 2023 Alg. 1",
     style={"color": "tab:olive", "marker": "P", "linestyle": "-"},
+    hyper={
+        "models": Hyper(int, ge=2, doc="number m of disjoint batches (capped at ⌊n/d⌋)"),
+        "jitter": Hyper(float, ge=0, doc="width of the uniform tie-breaking jitter added to every model coordinate"),
+    },
+    bounds=Bounds(note="no data bounds: each row enters one of the m models"),
+    # with n = 2000 the m = 1000 models make the PTR test passable at the audit's δ, so the exponential mechanism
+    # is exercised (at the default n = 100 only the PTR branch would be)
+    audit=AuditSetup(n=2000, d=2),
 )
 def fit(
     X: np.ndarray,
@@ -107,10 +116,6 @@ def fit(
 ) -> FitResult:
     """TukeyEM estimate (module docstring); θ̂ = 0 when the PTR test fails."""
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
-    if int(models) != models or models < 2:
-        raise ValueError(f"models must be an integer ≥ 2, got {models!r}")
-    if not 0.0 <= jitter < np.inf:
-        raise ValueError(f"jitter must be finite and ≥ 0, got {jitter!r}")
     n, d = X.shape
     eps_ptr, eps_em = split_budget(epsilon)
     m = min(int(models), n // d)
@@ -129,7 +134,3 @@ def fit(
     info.update(ptr_passed=1, depth=depth)
     return FitResult(sample_depth_region(coords, depth, rng), info)
 
-
-#: the audit's dataset: with n = 2000 rows the m = 1000 models make the PTR test passable at the audit's δ, so the
-#: exponential mechanism is exercised (at the default n = 100 only the PTR branch would be)
-fit.audit_data = {"n": 2000, "d": 2}  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from dpbench.data._base import Dataset, Population
-from dpbench.metrics import register_metric
+from dpbench.metrics import TrialCoordinates, register_metric
 from dpbench.registry import register_dataset
 
 SPECTRA = ("poly", "exp")
@@ -117,7 +117,7 @@ def load(
 
 
 @register_metric("excess_pop_paper", "Excess population risk ½‖θ̂ − w*‖²_H")
-def excess_pop_paper(theta: np.ndarray, dataset: Dataset, stats=None) -> float:
+def excess_pop_paper(theta: np.ndarray, dataset: Dataset, stats=None, trial: TrialCoordinates | None = None) -> float:
     """½(θ̂ − w*)ᵀH(θ̂ − w*) with the generator's exact H (diagonal fast path); NaN on real data (spec 002 §1.5)."""
     population = dataset.population
     if population is None:
