@@ -23,15 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.contract import Bounds, Hyper
+from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.registry import register_mechanism
 
 INSTALL_HINT = "pip install -e '.[peers]' (diffprivlib with a scikit-learn it supports, < 1.9)"
 
 
-class MechanismUnavailableError(RuntimeError):
-    """An optional peer mechanism whose library is not installed or does not import."""
+class MechanismUnavailableError(ValueError):
+    """An optional peer mechanism whose library is not installed or does not import (a named, one-line user error)."""
 
 
 def _load_diffprivlib() -> tuple[Any, str]:
@@ -64,6 +64,7 @@ SUMMARY = "diffprivlib LinearRegression (functional mechanism, pure ε-DP), boun
     bounds=Bounds(x="x_bound", y="y_bound", clips=True,
                   note="diffprivlib clips every coordinate to [−x_bound, x_bound] and y to [−y_bound, y_bound]"),
     uses_delta=False,
+    audit=AuditSetup(skip=UNAVAILABLE or None),
 )
 def fit(
     X: np.ndarray,
