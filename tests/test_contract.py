@@ -380,8 +380,6 @@ def test_the_privacy_layer_is_pure():
 
 #: files still naming mechanisms, each with the reason and who removes it (the test fails once one is clean)
 NAMING_ALLOWED = {
-    "dpbench/audit.py": "issue 15 rewrites the audit around declared releases: its AUDIT_HYPER / AUDIT_DATA are "
-    "now declared in the mechanisms' AuditSetup (read through fit.audit_*), NOISE_PATCHES moves with the releases",
     "dpbench/bandits/calibrate.py": "'iwr_ldp' is a bandit oracle key there, not the regression mechanism",
 }
 
