@@ -144,7 +144,7 @@ def discover_algorithms() -> None:
     """Import the modules that register algorithms and environments."""
     import importlib
 
-    for module in ("envs", "elimination", "squarecb", "linucb"):
+    for module in ("envs", "elimination", "squarecb", "linucb", "controls"):
         importlib.import_module(f"dpbench.bandits.{module}")
 
 

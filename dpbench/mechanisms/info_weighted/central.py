@@ -114,10 +114,11 @@ def iw_features(Phi: np.ndarray, W: np.ndarray, gamma: float) -> np.ndarray:
 def iwr_dp_stage2(
     Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, *, gamma: float, lam: float, epsilon: float, delta: float,
     rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", neighbour: str = "replace",
-    paper_literal_noise: bool = False, nonprivate: bool = False,
+    paper_literal_noise: bool = False, nonprivate: bool = False, radius: float | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 5 stage 2: ψ = mean w(φ)y, Ψ = mean w(φ)φᵀ (non-symmetric), ψ̃ = ψ + N(0, s_ψ²I),
-    Ψ̃ = Ψ + s_Ψ·G; θ̂ = (Ψ̃ + λI)^{-1}ψ̃ (lstsq fallback).
+    Ψ̃ = Ψ + s_Ψ·G; θ̂ = (Ψ̃ + λI)^{-1}ψ̃ (lstsq fallback), or, with a public ``radius`` R (the issue-17 ablation),
+    θ̂ = argmin_{‖θ‖ ≤ R} ‖(Ψ̃ + λI)θ − ψ̃‖ (post-processing of the same releases).
 
     Sensitivities (replace-one): ψ: 2/(γN₁), Ψ: 2B/(γN₁) (×½ zero-out). Paper: each at (ε/2, δ) — std 2σ/(γN₁),
     2Bσ/(γN₁) (the doubled Δ of spec 000 #1); ``paper_literal_noise`` halves them (the printed
@@ -139,6 +140,8 @@ def iwr_dp_stage2(
     Psi_t = Psi + s_Psi * rng.standard_normal((d, d))
     A = Psi_t + lam * np.eye(d)
     singular = 0
+    if radius is not None:
+        return ball_lsq(A, psi_t, radius), {"std_psi": s_psi, "std_Psi": s_Psi, "singular": singular}
     try:
         theta = np.linalg.solve(A, psi_t)
     except np.linalg.LinAlgError:
@@ -350,18 +353,21 @@ def fit_iwr_dp_oracle_label(
 )
 def fit_ssp_ball(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace",
+    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace", radius: float = 1.0,
 ) -> FitResult:
     """G = (1/T)Σφφᵀ, g = (1/T)Σφy; replace sensitivities 2B²/T, 2B/T (×½ zero-out); paper: SymPriv_{2B²/T},
-    Priv_{2B/T} (each (ε/2, δ)); generic: joint s = 2√(B⁴ + B²)/T. θ̂ = ball_lsq(G̃, g̃, 1)."""
+    Priv_{2B/T} (each (ε/2, δ)); generic: joint s = 2√(B⁴ + B²)/T. θ̂ = ball_lsq(G̃, g̃, R) with the public radius
+    R = ``radius`` (default 1, the spec's ‖θ*‖ ≤ 1)."""
+    if not (radius > 0 and math.isfinite(radius)):
+        raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
     X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
     f = central_factor(neighbour)
     s_G, s_g = release_stds([2.0 * B * B * f / n, 2.0 * B * f / n], epsilon, delta, calibration)
     G = X.T @ X / n + sym_gaussian(d, s_G, rng)
     g = X.T @ y / n + s_g * rng.standard_normal(d)
-    return FitResult(ball_lsq(G, g, 1.0), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
-                                          "neighbour": neighbour, "epsilon_effective": epsilon})
+    return FitResult(ball_lsq(G, g, radius), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
+                                             "neighbour": neighbour, "epsilon_effective": epsilon})
 
 
 @lru_cache(maxsize=16)

@@ -78,7 +78,10 @@ def load(
     public_MC: int = 1000,
     estimating_m: int = 0,
     n_test: int = 0,
+    replicate: int = 0,
 ) -> Dataset:
+    """``replicate`` only changes the dataset entry's key (hence the loader's seed): ``grid: {replicate: [0, 1, ...]}``
+    redraws the data (issue 17: slopes over data draws, not only over algorithm randomness)."""
     if n < 1 or d < 1 or public_MC < 0 or estimating_m < 0 or n_test < 0:
         raise ValueError(f"spectral_gaussian: need n, d ≥ 1 and counts ≥ 0, got n={n}, d={d}, "
                          f"public_MC={public_MC}, estimating_m={estimating_m}, n_test={n_test}")
