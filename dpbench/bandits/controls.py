@@ -110,7 +110,7 @@ def fit_dimfree_jdp_gd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: floa
                     nonprivate=nonprivate, proper=False)
 
 
-@register_mechanism("dimfree_jdp_gd_proper", summary="001 Alg 5, then θ̃ projected on B^d(1) (proper baseline, 001 §7.2)",
+@register_mechanism("dimfree_jdp_gd_proper", summary="001 Alg 5, then θ̃ projected on B^d(1) (proper baseline 001 §7.2)",
                     privacy_model="central", neighbour="replace_one", spec="001 §7.2",
                     style={"color": "tab:gray", "marker": "s", "linestyle": "--"})
 def fit_dimfree_jdp_gd_proper(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
