@@ -110,6 +110,7 @@ def median_panels(
     bootstrap 95% band, one colour per label (``labels`` order); ``reference_labels`` drawn grey/black without band;
     ``linestyle_by`` splits a label's curve by another column (e.g. ε). Returns a matplotlib Figure."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter
 
     rng = np.random.default_rng(seed)
     labels = list(labels) if labels is not None else list(dict.fromkeys(trials["label"]))
@@ -143,7 +144,8 @@ def median_panels(
                     xs, med, lo, hi = (np.array(t, dtype=float) for t in zip(*stats, strict=True))
                     ref = label in reference_labels
                     colour = ref_colours.get(label) if ref else colours[label]
-                    style = ":" if ref else linestyles[j % len(linestyles)]
+                    style = ("--", ":", "-.")[list(reference_labels).index(label) % 3] if ref else \
+                        linestyles[j % len(linestyles)]
                     name = label if lv is None or ref else f"{label}, {linestyle_by.split('.')[-1]} = {lv:g}"
                     (line,) = ax.plot(xs, med, color=colour, linestyle=style, marker="" if ref else marker_of[label],
                                       markersize=4, linewidth=1.3, markerfacecolor="none")
@@ -153,6 +155,8 @@ def median_panels(
                     if ref and lv is not None:
                         break  # a reference does not depend on the line-style coordinate
             ax.set_xscale("log" if logx else "linear")
+            if logx:
+                ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels (3×10², 4×10²) collide
             ax.set_yscale("log" if logy else "linear")
             ax.grid(True, which="both", alpha=0.3)
             ax.set_title(f"{rv}, {cols.split('.')[-1]} = {cv:g}" if isinstance(cv, (int, float)) else f"{rv}, {cv}",
