@@ -79,7 +79,10 @@ def gap_figure(gaps: pd.DataFrame, title: str, caption: str) -> Figure:
     panels = list(pd.unique(gaps["dataset_id"]))
     ncols = min(3, len(panels))
     nrows = math.ceil(len(panels) / ncols)
-    fig = Figure(figsize=(4.6 * ncols + 0.4, 3.6 * nrows + 1.6), dpi=150)
+    width = 4.6 * ncols + 0.4
+    cap_lines = textwrap.wrap(caption, int(width * 11)) if caption else []  # as regret_grid: no overlap with x-labels
+    height = 3.6 * nrows + 0.9 + 0.16 * len(cap_lines)
+    fig = Figure(figsize=(width, height), dpi=150)
     axes = fig.subplots(nrows, ncols, squeeze=False)
     styles = ["-", "--", ":", "-."]
     for ax, panel in zip(axes.flat, panels, strict=False):
@@ -95,7 +98,10 @@ def gap_figure(gaps: pd.DataFrame, title: str, caption: str) -> Figure:
                             label=f"{label}, T = 2^{int(round(math.log2(T)))}")
         ax.set_xlabel("1/ε")
         ax.set_ylabel("Reg(T, ε) − Reg(T, ∞)")
-        ax.axhline(0, color="grey", linewidth=0.8)
+        if (sub["gap"] > 0).all() and sub["gap"].max() > 20 * sub["gap"].min():
+            ax.set_yscale("log")  # gaps at different T differ by orders of magnitude: keep the small ones visible
+        else:
+            ax.axhline(0, color="grey", linewidth=0.8)
         ax.grid(True, alpha=0.4)
         ax.set_title(str(panel), fontsize=10)
         ax.legend(fontsize=7)
@@ -103,10 +109,9 @@ def gap_figure(gaps: pd.DataFrame, title: str, caption: str) -> Figure:
         fig.delaxes(extra)
     if title:
         fig.suptitle(title, fontsize=11)
-    if caption:
-        fig.text(0.5, 0.01, "\n".join(textwrap.wrap(caption, 40 * ncols + 20)), ha="center", va="bottom",
-                 fontsize=8, style="italic")
-    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+    if cap_lines:
+        fig.text(0.5, 0.01, "\n".join(cap_lines), ha="center", va="bottom", fontsize=8, style="italic")
+    fig.tight_layout(rect=(0, (0.16 * len(cap_lines) + 0.15) / height, 1, 1 - 0.5 / height))
     return fig
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
-from dpbench.controls import fmt_ci, median_panels, paired_ratio_ci, save_figure
+from dpbench.controls import fmt_ci, loglog_slope_ci, median_panels, paired_ratio_ci, save_figure
 from dpbench.results import load_run
 
 DEFAULT_PAIRS = (
@@ -97,3 +97,31 @@ def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callab
     fig = ablation_figure(trials, metric, title, options.get("caption", ""))
     for path in save_figure(fig, stem):
         echo(f"wrote {path}")
+
+
+@registry.register_analysis(
+    "iw-slopes", summary="log–log slope of the median error vs n with stratified-bootstrap CIs (E3; issue 17)",
+)
+def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
+    """Per (generator, label, ε): slope of log median(metric) vs log n over the run's n values; the fits at each n
+    (data draws × noise trials) resampled independently. Spec 000 T12 band: [−2.1, −0.9]."""
+    unknown = set(options) - {"metric", "out"}
+    if unknown:
+        raise ValueError(f"iw-slopes: unknown options {sorted(unknown)} (allowed: metric, out)")
+    metric = options.get("metric", "param_error_sigma")
+    trials = load_trials(runs)
+    rng = np.random.default_rng(0)
+    rows = []
+    for (dataset, label, eps), part in trials.groupby(["dataset", "label", "epsilon"], sort=False):
+        groups = {float(n): g[metric].to_numpy() for n, g in part.groupby("data.n")}
+        slope, lo, hi = loglog_slope_ci(groups, rng, stat=np.median)
+        rows.append({"dataset": dataset, "label": label, "epsilon": eps, "n values": len(groups),
+                     "fits per n": int(min(len(v) for v in groups.values())), "slope": slope, "lo": lo, "hi": hi})
+    table = pd.DataFrame(rows)
+    out = Path(options.get("out", str(Path(runs[0]) / f"iw_slopes_{metric}.csv")))
+    table.to_csv(out, index=False)
+    shown = table.assign(slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"],
+                                                                          strict=True)]).drop(columns=["lo", "hi"])
+    with pd.option_context("display.width", 250, "display.max_rows", 200):
+        echo(shown.to_string(index=False))
+    echo(f"wrote {out}")
