@@ -33,6 +33,12 @@ def _eta_values(trials: pd.DataFrame) -> pd.Series:
     return trials["hp.eta"].astype(str)
 
 
+def _base_labels(trials: pd.DataFrame) -> pd.DataFrame:
+    """Curve labels without the grid suffix ' (eta=…)' the config parser appends, and the η column as text."""
+    return trials.assign(label=trials["label"].str.replace(r" \(eta=[^)]*\)$", "", regex=True),
+                         eta=_eta_values(trials))
+
+
 def _spectrum_name(trials: pd.DataFrame) -> str:
     return str(trials["dataset"].iloc[0])
 
@@ -40,7 +46,7 @@ def _spectrum_name(trials: pd.DataFrame) -> str:
 def eta_table(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Rule-η and best-grid-η mean excess of every mechanism per ε, and the paired ratios Σ/I."""
     rng = np.random.default_rng(seed)
-    trials = trials.assign(eta=_eta_values(trials))
+    trials = _base_labels(trials)
     rows = []
     for eps, part in trials.groupby("epsilon", sort=True):
         best = {}
@@ -83,7 +89,7 @@ def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
     axes = fig.subplots(len(eps_values), ncols, squeeze=False)
     handles = {}
     for c, trials in enumerate(runs_trials):
-        trials = trials.assign(eta=_eta_values(trials))
+        trials = _base_labels(trials)
         for r, eps in enumerate(eps_values):
             ax = axes[r, c]
             part = trials[np.isclose(trials["epsilon"], eps)]
