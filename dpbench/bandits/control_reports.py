@@ -344,7 +344,7 @@ def coverage_figure(summary: pd.DataFrame, title: str, caption: str):
             handles.setdefault(name, line)
         axes[0, c].axhline(0.95, color="grey", linestyle=":", linewidth=1)
         axes[0, c].set_title(f"ε = {'∞ (σ = 0)' if math.isinf(eps) else f'{eps:g}'}", fontsize=9)
-        axes[0, c].set_ylim(-0.02, 1.02)
+        axes[0, c].set_ylim(min(0.9, float(summary["coverage"].min()) - 0.02), 1.005)
         axes[1, c].set_yscale("log")
         for r in (0, 1):
             axes[r, c].set_xscale("log", base=2)

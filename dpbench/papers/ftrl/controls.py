@@ -98,7 +98,7 @@ def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
                 agg = grid.groupby("x")["excess_pop_paper"].agg(["mean", "std", "count"])
                 half = 1.96 * agg["std"] / np.sqrt(agg["count"])
                 (line,) = ax.plot(agg.index, agg["mean"], marker="o", markersize=3, color=f"C{k}")
-                ax.fill_between(agg.index, (agg["mean"] - half).clip(lower=1e-12), agg["mean"] + half,
+                ax.fill_between(agg.index, np.maximum(agg["mean"] - half, 0.1 * agg["mean"]), agg["mean"] + half,
                                 color=f"C{k}", alpha=0.15, linewidth=0)
                 handles.setdefault(f"{label}, η grid", line)
                 rule = sub[sub["eta"] == "rule"]
