@@ -59,10 +59,8 @@ reproduce-ftrl-controls:
 	for s in $(FTRL_CTRL); do \
 		$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_ctrl_eta_$$s.yaml --n-jobs $(N_JOBS) --no-progress || exit 1; \
 		$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_ctrl_slopes_$$s.yaml --n-jobs $(N_JOBS) --no-progress || exit 1; \
-		$(DPBENCH) plot results/ftrl_ctrl_slopes_$$s || exit 1; \
 	done
-	$(DPBENCH) analyze ftrl-eta-grid $(addprefix results/ftrl_ctrl_eta_,$(FTRL_CTRL)) -o out=results/ftrl_ctrl_eta_r2/eta_grid_all
-	$(DPBENCH) analyze ftrl-slopes $(addprefix results/ftrl_ctrl_slopes_,$(FTRL_CTRL)) -o out=results/ftrl_ctrl_slopes_r2/slopes_all.csv
-	mkdir -p docs/figures && cp results/ftrl_ctrl_eta_r2/eta_grid_all.png docs/figures/ftrl_ctrl_eta_grid.png
-	for s in $(FTRL_CTRL); do cp results/ftrl_ctrl_slopes_$$s/figure_excess_pop_paper_vs_data_n.png \
-		docs/figures/ftrl_ctrl_slopes_$$s.png; done
+	mkdir -p docs/figures
+	$(DPBENCH) analyze ftrl-eta-grid $(addprefix results/ftrl_ctrl_eta_,$(FTRL_CTRL)) -o out=docs/figures/ftrl_ctrl_eta_grid
+	$(DPBENCH) analyze ftrl-slopes $(addprefix results/ftrl_ctrl_slopes_,$(FTRL_CTRL)) \
+		-o out=results/ftrl_ctrl_slopes_r2/slopes_all.csv -o figure=docs/figures/ftrl_ctrl_slopes
