@@ -167,6 +167,36 @@ def slope_rows(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _slope_gap(groups: dict[float, pd.DataFrame], pick: dict[float, np.ndarray]) -> float:
+    """slope(Σ oracle) − slope(I) of the means over the rows ``pick[N]`` of each N's (draw × mechanism) table."""
+    from dpbench.controls import loglog_slope
+
+    xs = sorted(groups)
+    means = {m: [groups[x][m].to_numpy()[pick[x]].mean() for x in xs]
+             for m in ("dp_ftrl_sigma_oracle", "dp_ftrl_identity")}
+    return loglog_slope(xs, means["dp_ftrl_sigma_oracle"]) - loglog_slope(xs, means["dp_ftrl_identity"])
+
+
+def slope_difference_rows(trials: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> pd.DataFrame:
+    """Slope(DP-FTRL-Σ) − slope(DP-FTRL-I) per ε with a paired stratified bootstrap: at each N the same data draws
+    (``data.replicate``) are resampled for both curves (they share the data: common random numbers)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for eps, part in trials.groupby("epsilon", sort=True):
+        wide = part.pivot_table(index=["data.n", "data.replicate"], columns="mechanism", values="excess_pop_paper")
+        if not {"dp_ftrl_identity", "dp_ftrl_sigma_oracle"} <= set(wide.columns):
+            continue
+        groups = {float(n): g.droplevel(0) for n, g in wide.groupby(level=0)}
+        xs = sorted(groups)
+
+        point = _slope_gap(groups, {x: np.arange(len(groups[x])) for x in xs})
+        boot = np.array([_slope_gap(groups, {x: rng.integers(0, len(groups[x]), len(groups[x])) for x in xs})
+                         for _ in range(resamples)])
+        rows.append({"spectrum": _spectrum_name(part), "epsilon": float(eps), "slope Σ − slope I": point,
+                     "lo": float(np.quantile(boot, 0.025)), "hi": float(np.quantile(boot, 0.975))})
+    return pd.DataFrame(rows)
+
+
 def slopes_figure(runs_trials: list[pd.DataFrame], table: pd.DataFrame, caption: str):
     """Mean ± 1.96·sd/√R of the excess vs N (data draws pooled), one column per spectrum, one row per ε; the legend
     carries each curve's fitted slope with its bootstrap CI."""
@@ -225,6 +255,10 @@ def ftrl_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callab
     with pd.option_context("display.width", 250, "display.max_columns", 20, "display.max_rows", 200):
         echo(shown.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     echo(f"wrote {out}")
+    diffs = pd.concat([slope_difference_rows(t) for t in all_trials], ignore_index=True)
+    diffs.to_csv(out.with_name(out.stem + "_difference.csv"), index=False)
+    echo("\nslope(Σ oracle) − slope(I), paired bootstrap 95% CI (negative = Σ decays faster):")
+    echo(diffs.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     if options.get("figure"):
         for path in save_figure(slopes_figure(all_trials, table, options.get("caption", "")), options["figure"]):
             echo(f"wrote {path}")
