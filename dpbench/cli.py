@@ -1,4 +1,4 @@
-"""Command-line interface: ``dpbench run | plot | list``.
+"""Command-line interface: ``dpbench run | plot | list`` (other commands come from ``dpbench/commands/``).
 
 Errors a user can cause (bad config, missing data, bad arguments) are printed as one line on stderr with exit
 status 2, never as a traceback.
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 
 from dpbench import registry
 
@@ -29,9 +28,11 @@ def user_errors(func):
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from dpbench.engine.store import RunError
+
         try:
             return func(*args, **kwargs)
-        except (ValueError, KeyError, FileNotFoundError) as err:
+        except (ValueError, KeyError, FileNotFoundError, RunError) as err:
             message = err.args[0] if isinstance(err, KeyError) and err.args else err
             typer.echo(f"error: {message}", err=True)
             raise typer.Exit(code=2) from None
@@ -77,15 +78,9 @@ def _log(message: str) -> None:
     typer.echo(message, err=True)
 
 
-def _plot_defaults(run_dir: Path) -> dict[str, Any]:
-    config_file = run_dir / "config.yaml"
-    if not config_file.exists():
-        return {}
-    return dict((yaml.safe_load(config_file.read_text()) or {}).get("plot") or {})
-
-
-def _plot_paths(path: Path, **overrides: Any) -> list[Path]:
-    from dpbench.plot import plot_run
+def _plot_paths(path: Path, only: str | None = None, **overrides: Any) -> list[Path]:
+    """Draw the figures of every run under ``path`` (see :func:`dpbench.plot.presets`); print slope tables."""
+    from dpbench.plot import plot_presets, slope_table_text
     from dpbench.results import find_runs
 
     runs = find_runs(path)
@@ -93,36 +88,73 @@ def _plot_paths(path: Path, **overrides: Any) -> list[Path]:
         raise FileNotFoundError(f"no run (a folder with trials.csv) found under {path}")
     written: list[Path] = []
     for run_dir in runs:
-        options = {**_plot_defaults(run_dir), **{k: v for k, v in overrides.items() if v is not None}}
-        metrics = options.pop("metrics", None) or [options.pop("metric", "train_mse")]
-        if overrides.get("metric"):
-            metrics = [overrides["metric"]]
-        options.pop("metric", None)
-        for metric in metrics:
-            files = plot_run(run_dir, metric=metric, **options)
-            written.extend(files)
-            for file in files:
+        for drawing in plot_presets(run_dir, overrides, only):
+            written.extend(drawing.files)
+            for file in drawing.files:
                 typer.echo(f"wrote {file}")
+            if len(drawing.slopes):
+                typer.echo(f"log–log slopes of the {drawing.options['stat']} {drawing.options['metric']} vs "
+                           f"{drawing.options['x']} ({drawing.options['out']}):")
+                typer.echo(slope_table_text(drawing.slopes))
     return written
+
+
+def _pairs(values: list[str] | None, option: str) -> dict[str, list[str]] | None:
+    """``["label=IHM", "label=AdaSSP"]`` → ``{"label": ["IHM", "AdaSSP"]}``."""
+    if not values:
+        return None
+    out: dict[str, list[str]] = {}
+    for value in values:
+        column, sep, wanted = value.partition("=")
+        if not sep or not column:
+            raise ValueError(f"--{option} {value!r} must be COLUMN=VALUE")
+        out.setdefault(column.strip(), []).append(wanted.strip())
+    return out
 
 
 @app.command()
 @user_errors
 def plot(
     path: Annotated[Path, typer.Argument(help="a run folder, or a folder holding runs (e.g. results/)")],
-    metric: Annotated[
-        str | None, typer.Option(help="train_mse, excess (train MSE − OLS), test_mse, ...")
+    preset: Annotated[
+        str | None, typer.Option("--preset", "-p", help="draw only this named figure of the config's plots:")
     ] = None,
-    x: Annotated[str | None, typer.Option(help="column on the x axis (epsilon, data.n, hp.T, ...)")] = None,
-    hue: Annotated[str | None, typer.Option(help="column keying the curves (default: label)")] = None,
+    metric: Annotated[str | None, typer.Option(help="train_mse, excess (train MSE − OLS), test_mse, ...")] = None,
+    x: Annotated[str | None, typer.Option(help="column on the x axis (epsilon, data.n, hp.T, T, ...)")] = None,
+    hue: Annotated[str | None, typer.Option(help="column keying the curves' colours (default: label)")] = None,
     panel: Annotated[str | None, typer.Option(help="column keying the panels (default: dataset)")] = None,
+    row: Annotated[str | None, typer.Option(help="column keying the rows of a panel grid")] = None,
+    style: Annotated[str | None, typer.Option(help="column keying line styles/markers")] = None,
+    stat: Annotated[str | None, typer.Option(help="mean | median")] = None,
+    interval: Annotated[str | None, typer.Option(help="normal | bootstrap | none (95% band)")] = None,
+    logx: Annotated[bool | None, typer.Option("--logx/--linearx", help="log-scale x axis")] = None,
     logy: Annotated[bool | None, typer.Option("--logy/--lineary", help="log-scale y axis")] = None,
     refs: Annotated[
         bool | None, typer.Option("--refs/--no-refs", help="draw OLS and θ=0 reference lines")
     ] = None,
+    where: Annotated[list[str] | None, typer.Option(help="keep rows COLUMN=VALUE (repeatable)")] = None,
+    pool: Annotated[list[str] | None, typer.Option(help="pool this column instead of splitting curves")] = None,
+    baseline: Annotated[
+        list[str] | None, typer.Option(help="rows COLUMN=VALUE drawn as grey reference curves (repeatable)")
+    ] = None,
+    fit: Annotated[
+        bool | None, typer.Option("--fit/--no-fit", help="log–log slope of every curve with a 95% CI (table)")
+    ] = None,
+    fit_min: Annotated[float | None, typer.Option(help="fit on x ≥ this value")] = None,
+    fit_max: Annotated[float | None, typer.Option(help="fit on x ≤ this value")] = None,
+    fit_draw: Annotated[bool | None, typer.Option("--fit-draw", help="also draw the fitted lines")] = None,
+    out: Annotated[str | None, typer.Option(help="file stem of the figure (default figure_<metric>[_vs_<x>])")]
+    = None,
 ) -> None:
-    """Draw metric-vs-ε (or any coordinate) curves with 95% bands for every run under PATH (PNG + PDF)."""
-    _plot_paths(path, metric=metric, x=x, hue=hue, panel=panel, logy=logy, refs=refs)
+    """Draw every figure preset of the config (plot: / plots:) for each run under PATH (PNG + PDF).
+
+    With options, draw one figure: the config's plot: block with the options on top (or the --preset figure)."""
+    _plot_paths(
+        path, only=preset, metric=metric, x=x, hue=hue, panel=panel, row=row, style=style, stat=stat,
+        interval=interval, logx=logx, logy=logy, refs=refs, where=_pairs(where, "where"), pool=pool or None,
+        baseline=_pairs(baseline, "baseline"), fit=True if fit_draw else fit, fit_min=fit_min,
+        fit_max=fit_max, fit_draw=fit_draw, out=out,
+    )
 
 
 @app.command(name="list")

@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -32,7 +33,9 @@ import numpy as np
 import yaml
 
 from dpbench import registry
+from dpbench.contract import HyperError
 from dpbench.metrics import METRICS
+from dpbench.privacy.validate import DELTA_MIN, EPSILON_RANGE
 
 TOP_LEVEL_KEYS = {
     "name": "run name; results go to <output_dir>/<name>/",
@@ -42,8 +45,9 @@ TOP_LEVEL_KEYS = {
     "output_dir": "parent folder of the run (default results)",
     "seed": "base seed (non-negative integer)",
     "n_jobs": "parallel workers (-1 = all cores)",
-    "trials": "trials per (dataset, mechanism, ε)",
-    "large_dataset_trials": "{nd_above: N, trials: R}: fewer trials when n·d > N",
+    "trials": "trials per (dataset, mechanism, ε) — per data draw with data_draws",
+    "large_dataset_trials": "{nd_above: N, trials: R, data_draws: D}: fewer trials (and draws) when n·d > N",
+    "data_draws": "independent draws of each dataset (seeded like trials; default: one draw, no data_draw column)",
     "trial_block": "trials per task/shard (resume granularity)",
     "epsilons": "list of ε > 0, or {logspace: [start, stop, num]}",
     "delta": "'1/n^2', '1/n', '1/n^p' or a number in (0, 1)",
@@ -51,15 +55,18 @@ TOP_LEVEL_KEYS = {
     "common_random_numbers": "same noise stream for every mechanism of a trial",
     "datasets": "list of loader names or {loader, label, options, grid}",
     "mechanisms": "list of mechanism names or {mechanism, label, hyper, grid}",
-    "plot": "defaults for `dpbench plot` (metric, x, hue, panel, logy, refs)",
+    "plot": "the figure preset of `dpbench plot` (see PLOT_KEYS); with `plots:`, options shared by every figure",
+    "plots": "several named figure presets {name: {metric, x, hue, ...}} (each merged over `plot:`)",
+    "analyses": "named analyses `dpbench report` runs: [name, {name: NAME, options: {key: value}}]",
     "notes": "free text kept with the run",
     "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
     "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
 DATASET_KEYS = {"loader", "label", "options", "grid"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
-PLOT_KEYS = {"metric", "metrics", "x", "hue", "panel", "logy", "logx", "refs", "title", "caption", "ncols", "annotate"}
 DELTA_RULE = re.compile(r"^\s*1\s*/\s*n\s*(?:\^\s*([0-9]*\.?[0-9]+))?\s*$")
+#: a number as YAML 1.2 spells it; PyYAML (YAML 1.1) reads ``1e6`` (no dot) as a string, so numeric fields accept it
+NUMBER_TEXT = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 DEFAULT_METRICS = ("train_mse", "test_mse", "excess_train_mse")
 
 
@@ -105,6 +112,8 @@ class Config:
     trials: int = 100
     large_nd_above: float | None = None
     large_trials: int | None = None
+    data_draws: int | None = None
+    large_data_draws: int | None = None
     trial_block: int = 100
     seed: int = 0
     n_jobs: int = 1
@@ -115,6 +124,8 @@ class Config:
     title: str = ""
     caption: str = ""
     plot: dict[str, Any] = field(default_factory=dict)
+    plots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    analyses: list[dict[str, Any]] = field(default_factory=list)
     notes: str = ""
     backend: str = "loky"
     scheduler: str | None = None
@@ -134,10 +145,22 @@ class Config:
             return value
         return float(self.delta)
 
+    def is_large(self, n: int, d: int) -> bool:
+        return self.large_nd_above is not None and n * d > self.large_nd_above
+
     def trials_for(self, n: int, d: int) -> int:
-        if self.large_nd_above is not None and n * d > self.large_nd_above:
-            return int(self.large_trials)
-        return self.trials
+        return int(self.large_trials) if self.is_large(n, d) else self.trials
+
+    def draws_for(self, n: int, d: int) -> int | None:
+        """Data draws of a dataset of shape (n, d); None = the single historical draw (no ``data_draw`` column)."""
+        if self.is_large(n, d) and self.large_data_draws is not None:
+            return self.large_data_draws
+        return self.data_draws
+
+    @property
+    def size_dependent(self) -> bool:
+        """True when trial or draw counts depend on a dataset's shape (the plan must know n·d)."""
+        return self.large_nd_above is not None
 
     def to_dict(self) -> dict[str, Any]:
         """Resolved config as plain YAML-able data (written next to the results)."""
@@ -156,10 +179,13 @@ class Config:
     def fingerprint(self) -> dict[str, Any]:
         """The fields that determine the results (a resumed run must match them; n_jobs may change)."""
         data = self.to_dict()
-        for volatile in ("n_jobs", "title", "caption", "plot", "notes", "output_dir", "trial_block"):
+        for volatile in ("n_jobs", "title", "caption", *PRESENTATION_KEYS, "notes", "output_dir", "trial_block"):
             data.pop(volatile)
         for volatile in ("backend", "scheduler"):  # where trials run never changes their results
             data.pop(volatile)
+        for optional in ("data_draws", "large_data_draws"):  # absent: fingerprints of older runs stay valid
+            if data[optional] is None:
+                data.pop(optional)
         return json.loads(json.dumps(data, default=str))
 
 
@@ -178,10 +204,34 @@ def _check_keys(mapping: dict[str, Any], allowed: set[str] | dict[str, str], whe
         raise _fail(f"{prefix}{unknown[0]}", f"unknown key; allowed: {', '.join(sorted(allowed))}")
 
 
+def yaml_number(value: Any) -> Any:
+    """``value`` as a number if it is one, including YAML 1.2 spellings PyYAML leaves as strings (``1e6``)."""
+    if isinstance(value, str) and NUMBER_TEXT.match(value):
+        return float(value) if any(c in value for c in ".eE") else int(value)
+    return value
+
+
+def _number_hint(value: Any) -> str:
+    return " (a string: quote-free numbers such as 1e6 are accepted)" if isinstance(value, str) else ""
+
+
 def _positive_int(value: Any, field_name: str, minimum: int = 1) -> int:
+    """An integer ≥ ``minimum``; integral floats (``1e6``, also as YAML's string spelling) are accepted."""
+    value = yaml_number(value)
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise _fail(field_name, f"must be an integer ≥ {minimum}, got {value!r}")
+        raise _fail(field_name, f"must be an integer ≥ {minimum}, got {value!r}{_number_hint(value)}")
     return int(value)
+
+
+def _finite_float(value: Any, field_name: str) -> float:
+    value = yaml_number(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise _fail(field_name, f"must be a number, got {value!r}{_number_hint(value)}")
+    if not math.isfinite(value):
+        raise _fail(field_name, f"must be finite, got {value!r}")
+    return float(value)
 
 
 def parse_epsilons(value: Any) -> tuple[float, ...]:
@@ -192,20 +242,27 @@ def parse_epsilons(value: Any) -> tuple[float, ...]:
         ((kind, args),) = value.items()
         if not (isinstance(args, list) and len(args) == 3):
             raise _fail(f"epsilons.{kind}", f"must be [start, stop, num], got {args!r}")
-        start, stop, num = args
-        num = _positive_int(num, f"epsilons.{kind}[2]")
-        grid = np.logspace(start, stop, num) if kind == "logspace" else np.linspace(start, stop, num)
+        start = _finite_float(args[0], f"epsilons.{kind}[0]")
+        stop = _finite_float(args[1], f"epsilons.{kind}[1]")
+        num = _positive_int(args[2], f"epsilons.{kind}[2]")
+        with np.errstate(over="ignore"):
+            grid = np.logspace(start, stop, num) if kind == "logspace" else np.linspace(start, stop, num)
         values = [float(v) for v in grid]
     elif isinstance(value, (list, tuple)) and value:
-        values = value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        values = [value]
+        values = [yaml_number(v) for v in value]
+    elif isinstance(yaml_number(value), (int, float)) and not isinstance(value, bool):
+        values = [yaml_number(value)]
     else:
         raise _fail("epsilons", f"must be a non-empty list of numbers > 0 or {{logspace: [a, b, n]}}, got {value!r}")
-    clean = []
+    clean: list[float] = []
     for i, eps in enumerate(values):
         if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
-            raise _fail(f"epsilons[{i}]", f"ε must be a finite number > 0, got {eps!r}")
+            raise _fail(f"epsilons[{i}]", f"ε must be a finite number > 0, got {eps!r}{_number_hint(eps)}")
+        if not EPSILON_RANGE[0] <= eps <= EPSILON_RANGE[1]:
+            raise _fail(f"epsilons[{i}]", f"ε = {eps:g} is outside the supported range [{EPSILON_RANGE[0]:g}, "
+                        f"{EPSILON_RANGE[1]:g}]")
+        if float(eps) in clean:
+            raise _fail(f"epsilons[{i}]", f"ε = {float(eps):g} repeats epsilons[{clean.index(float(eps))}]")
         clean.append(float(eps))
     return tuple(clean)
 
@@ -214,12 +271,13 @@ def parse_delta(value: Any) -> str | float:
     if isinstance(value, str):
         if DELTA_RULE.match(value):
             return value.replace(" ", "")
-        try:
-            value = float(value)
-        except ValueError:
-            raise _fail("delta", f"must be '1/n^2', '1/n', '1/n^p' or a number in (0, 1), got {value!r}") from None
+        if not NUMBER_TEXT.match(value):
+            raise _fail("delta", f"must be '1/n^2', '1/n', '1/n^p' or a number in (0, 1), got {value!r}")
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
         raise _fail("delta", f"δ must be in (0, 1) (or a rule such as '1/n^2'), got {value!r}")
+    if value < DELTA_MIN:
+        raise _fail("delta", f"δ = {value:g} is below the supported minimum {DELTA_MIN:g}")
     return float(value)
 
 
@@ -285,10 +343,14 @@ def parse_dataset(raw: Any, index: int) -> list[DatasetEntry]:
     return [DatasetEntry(info.name, label, tuple(sorted({**options, **combo}.items())), swept) for combo in combos]
 
 
-def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
+def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> list[MechanismEntry]:
+    """One ``mechanisms[index]`` entry → its concrete instances, every hyperparameter checked against the
+    mechanism's contract (type, range/choices, cross-field rules) and ``epsilons`` against the ε range its
+    calibration covers — all before any work starts."""
+    where = f"mechanisms[{index}]"
     info, raw, hyper, combos = _parse_component(
         raw,
-        f"mechanisms[{index}]",
+        where,
         "mechanism",
         MECHANISM_KEYS,
         registry.get_mechanism,
@@ -296,6 +358,11 @@ def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
         lambda i: i.hyperparameters(),
         "hyperparameter of",
     )
+    hyper = _checked_hyper(info, hyper, f"{where}.hyper", cross=False)
+    grid = raw.get("grid") or {}
+    for key, values in grid.items():
+        for j, value in enumerate(values):
+            _checked_hyper(info, {key: value}, f"{where}.grid", suffix=f"[{j}]", cross=False)
     base_label = str(raw.get("label") or info.name)
     # an external "pkg.module:fit" keeps its import path: worker processes only discover built-ins and entry points
     reference = str(raw["mechanism"]) if ":" in str(raw["mechanism"]) else info.name
@@ -303,8 +370,33 @@ def parse_mechanism(raw: Any, index: int) -> list[MechanismEntry]:
     for combo in combos:
         suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
         label = f"{base_label} ({suffix})" if suffix else base_label
-        entries.append(MechanismEntry(reference, label, tuple(sorted({**hyper, **combo}.items()))))
+        merged = _checked_hyper(info, {**hyper, **combo}, f"{where}.hyper")
+        _check_epsilon_range(info, merged, epsilons, where)
+        entries.append(MechanismEntry(reference, label, tuple(sorted(merged.items()))))
     return entries
+
+
+def _checked_hyper(
+    info: registry.MechanismInfo, hyper: dict[str, Any], where: str, suffix: str = "", cross: bool = True
+) -> dict[str, Any]:
+    try:
+        return info.check_hyper(hyper, cross=cross)
+    except HyperError as err:
+        raise _fail(f"{where}.{err.name}{suffix}", err.reason) from None
+
+
+def _check_epsilon_range(
+    info: registry.MechanismInfo, hyper: dict[str, Any], epsilons: tuple[float, ...], where: str
+) -> None:
+    lo, hi = info.epsilons(hyper)
+    for i, eps in enumerate(epsilons):
+        if not lo < eps <= hi:
+            given = f" with hyper {hyper}" if hyper else ""
+            raise _fail(
+                where,
+                f"{info.name!r}{given} is calibrated for ε ∈ ({lo:g}, {hi:g}] only (the range its theorem covers), "
+                f"but epsilons[{i}] = {eps:g}",
+            )
 
 
 def _parse_list(raw: dict[str, Any], key: str, parser) -> list:
@@ -357,6 +449,193 @@ def parse_backend(backend: Any, scheduler: Any) -> dict[str, Any]:
     return {"backend": backend, "scheduler": scheduler}
 
 
+# ----------------------------------------------------------------------------------------------------------------
+# figure presets (`plot:` / `plots:`) and named analyses (`analyses:`): shared by every experiment kind
+
+#: options of one figure preset (``plot:``, each entry of ``plots:``, and the flags of ``dpbench plot``)
+PLOT_KEYS = {
+    "metric": "metric column drawn on y (or 'excess' = train MSE − OLS train MSE)",
+    "metrics": "several metrics: one figure each",
+    "x": "numeric CSV column on the x axis (default epsilon)",
+    "hue": "column keying the curves' colours (default label)",
+    "panel": "column keying the panels (default dataset)",
+    "row": "column keying the rows of a panel grid (panels then go in columns)",
+    "style": "column keying line style and marker (default: each mechanism's registered style)",
+    "stat": "mean | median: the point drawn",
+    "interval": "normal | bootstrap | none: the 95% band (normal: stat ± 1.96·se; bootstrap: seeded percentile)",
+    "resamples": "bootstrap resamples (default 1000)",
+    "seed": "bootstrap seed (default 0): the same run always gives the same bands",
+    "logx": "log x axis (default: when x is ε or spans ≥ 50×)",
+    "logy": "log y axis",
+    "refs": "draw the dataset's OLS and θ = 0 lines (train MSE / excess)",
+    "hlines": "horizontal reference lines: [y, {y: 1.0, label: text}]",
+    "where": "keep only rows with {column: value | [values]}",
+    "pool": "columns pooled into one point instead of splitting curves (e.g. [data_draw])",
+    "baseline": "rows {column: value} drawn as grey dashed reference curves in every panel they share",
+    "tag_models": "append [central]/[local]/[non-private] to legend entries when privacy models mix",
+    "fit": "fit log(stat) = a + b·log(x) per curve; print the slopes b with a 95% CI (and write slopes_*.csv)",
+    "fit_min": "fit on x ≥ fit_min only",
+    "fit_max": "fit on x ≤ fit_max only",
+    "fit_draw": "also draw the fitted lines and their slopes in the panels",
+    "title": "figure title (default: the config's; '' hides it)",
+    "caption": "figure caption (default: the config's; '' hides it)",
+    "ncols": "panels per row",
+    "annotate": "a registered point annotation (dpbench.registry.register_annotation)",
+    "out": "file stem of the figure (default figure_<preset name>, or figure_<metric>[_vs_<x>])",
+}
+PLOT_STATS = ("mean", "median")
+PLOT_INTERVALS = ("normal", "bootstrap", "none")
+_PLOT_STRINGS = ("metric", "x", "hue", "panel", "row", "style", "title", "caption", "annotate", "out")
+_PLOT_BOOLS = ("logy", "refs", "tag_models", "fit", "fit_draw")
+#: Config fields that only change how results are shown (never part of a run's fingerprint)
+PRESENTATION_KEYS = ("plot", "plots", "analyses")
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _number(value: Any, field_name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _fail(field_name, f"must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _selection(value: Any, field_name: str) -> dict[str, list[Any]]:
+    """``{column: value | [values]}`` → ``{column: [values]}``."""
+    if not isinstance(value, dict) or not value:
+        raise _fail(field_name, f"must be a mapping {{column: value or [values]}}, got {value!r}")
+    clean = {}
+    for column, wanted in value.items():
+        wanted = wanted if isinstance(wanted, list) else [wanted]
+        if not wanted:
+            raise _fail(f"{field_name}.{column}", "must name at least one value")
+        clean[str(column)] = wanted
+    return clean
+
+
+def _hlines(value: Any, field_name: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list):
+        value = [value]
+    lines = []
+    for i, item in enumerate(value):
+        where = f"{field_name}[{i}]"
+        if isinstance(item, dict):
+            _check_keys(item, {"y", "label"}, where)
+            lines.append({"y": _number(item.get("y"), f"{where}.y"), "label": str(item.get("label") or "")})
+        else:
+            lines.append({"y": _number(item, where), "label": ""})
+    return lines
+
+
+def parse_plot_options(options: Any, where: str = "plot") -> dict[str, Any]:
+    """Validate one figure preset (see :data:`PLOT_KEYS`); returns a clean copy. ``None`` values mean "default"."""
+    if not isinstance(options, dict):
+        raise _fail(where, f"must be a mapping, got {options!r}")
+    _check_keys(options, PLOT_KEYS, where)
+    clean: dict[str, Any] = {}
+    for key, value in options.items():
+        field_name = f"{where}.{key}"
+        if value is None:
+            continue
+        if key in _PLOT_STRINGS:
+            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                raise _fail(field_name, f"must be a string, got {value!r}")
+            value = str(value)
+        elif key in _PLOT_BOOLS or key == "logx":
+            if not isinstance(value, bool):
+                raise _fail(field_name, f"must be true or false, got {value!r}")
+        elif key == "metrics":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not value or not all(isinstance(m, str) for m in value):
+                raise _fail(field_name, f"must be a non-empty list of metric names, got {value!r}")
+        elif key == "stat" and value not in PLOT_STATS:
+            raise _fail(field_name, f"must be one of {', '.join(PLOT_STATS)}, got {value!r}")
+        elif key == "interval" and value not in PLOT_INTERVALS:
+            raise _fail(field_name, f"must be one of {', '.join(PLOT_INTERVALS)}, got {value!r}")
+        elif key == "resamples":
+            value = _positive_int(value, field_name, minimum=100)
+        elif key in ("seed", "ncols"):
+            value = _positive_int(value, field_name, minimum=0 if key == "seed" else 1)
+        elif key in ("fit_min", "fit_max"):
+            value = _number(value, field_name)
+            if value <= 0:
+                raise _fail(field_name, f"must be > 0 (the fit is on log x), got {value!r}")
+        elif key == "hlines":
+            value = _hlines(value, field_name)
+        elif key in ("where", "baseline"):
+            value = _selection(value, field_name)
+        elif key == "pool":
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+                raise _fail(field_name, f"must be a list of column names, got {value!r}")
+        clean[key] = value
+    if "fit_min" in clean and "fit_max" in clean and clean["fit_min"] >= clean["fit_max"]:
+        raise _fail(f"{where}.fit_min", f"must be < fit_max ({clean['fit_max']:g}), got {clean['fit_min']:g}")
+    return clean
+
+
+def parse_plots(value: Any) -> dict[str, dict[str, Any]]:
+    """``plots: {name: preset}`` → validated presets; names become figure file names (figure_<name>.png)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not value:
+        raise _fail("plots", f"must be a mapping {{name: {{metric, x, ...}}}}, got {value!r}")
+    presets = {}
+    for name, options in value.items():
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise _fail(f"plots.{name}", "a figure name is letters, digits, '_', '-', '.'")
+        presets[name] = parse_plot_options(options or {}, f"plots.{name}")
+    return presets
+
+
+def parse_analyses(value: Any) -> list[dict[str, Any]]:
+    """``analyses: [name, {name, options}]`` → ``[{name, options}]`` with options as strings (as ``-o key=value``).
+
+    Names are checked against the registered analyses (:func:`dpbench.registry.get_analysis`).
+    """
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail("analyses", f"must be a list of analysis names or {{name, options}}, got {value!r}")
+    entries = []
+    for i, item in enumerate(value):
+        where = f"analyses[{i}]"
+        item = {"name": item} if isinstance(item, str) else item
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise _fail(where, f"must be an analysis name or {{name, options}}, got {item!r}")
+        _check_keys(item, {"name", "options"}, where)
+        try:
+            registry.get_analysis(item["name"])
+        except KeyError as err:
+            raise _fail(f"{where}.name", str(err).strip("\"'")) from None
+        options = item.get("options") or {}
+        if not isinstance(options, dict):
+            raise _fail(f"{where}.options", f"must be a mapping, got {options!r}")
+        entries.append({"name": item["name"], "options": {
+            str(k): ",".join(map(str, v)) if isinstance(v, list) else str(v) for k, v in options.items()}})
+    return entries
+
+
+def parse_presentation(raw: dict[str, Any]) -> dict[str, Any]:
+    """The ``plot`` / ``plots`` / ``analyses`` fields of a config of any kind."""
+    return {
+        "plot": parse_plot_options(raw.get("plot") or {}, "plot"),
+        "plots": parse_plots(raw.get("plots")),
+        "analyses": parse_analyses(raw.get("analyses")),
+    }
+
+
+def _reject_replicate(datasets: Any) -> None:
+    """The papers' old ``replicate`` dataset option became the engine's ``data_draws``: say so, naming the field."""
+    for i, entry in enumerate(datasets if isinstance(datasets, list) else []):
+        for part in ("options", "grid"):
+            block = entry.get(part) if isinstance(entry, dict) else None
+            if isinstance(block, dict) and "replicate" in block:
+                raise _fail(
+                    f"datasets[{i}].{part}.replicate",
+                    "'replicate' was replaced by the top-level 'data_draws: N' (N independent draws of every "
+                    "dataset, seeded like trials; see docs/deviations.md)",
+                )
+
+
 def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     """Validate a config mapping (as loaded from YAML) and resolve it into a :class:`Config`."""
     if not isinstance(raw, dict):
@@ -372,33 +651,39 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     name = raw.get("name")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name or ""):
         raise _fail("name", f"must be a non-empty string of letters, digits, '_', '-', '.', got {name!r}")
+    _reject_replicate(raw.get("datasets"))
     large = raw.get("large_dataset_trials")
-    large_nd = large_trials = None
+    large_nd = large_trials = large_draws = None
     if large is not None:
         if not isinstance(large, dict):
             raise _fail("large_dataset_trials", f"must be {{nd_above: N, trials: R}}, got {large!r}")
-        _check_keys(large, {"nd_above", "trials"}, "large_dataset_trials")
+        _check_keys(large, {"nd_above", "trials", "data_draws"}, "large_dataset_trials")
         large_nd = float(_positive_int(large.get("nd_above"), "large_dataset_trials.nd_above"))
         large_trials = _positive_int(large.get("trials"), "large_dataset_trials.trials")
-    n_jobs = raw.get("n_jobs", 1)
+        if large.get("data_draws") is not None:
+            large_draws = _positive_int(large["data_draws"], "large_dataset_trials.data_draws")
+    data_draws = raw.get("data_draws")
+    data_draws = None if data_draws is None else _positive_int(data_draws, "data_draws")
+    if large_draws is not None and data_draws is None:
+        raise _fail("large_dataset_trials.data_draws", "needs a top-level 'data_draws' (draws of the other datasets)")
+    n_jobs = yaml_number(raw.get("n_jobs", 1))
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
         raise _fail("n_jobs", f"must be a positive integer or -1 (all cores), got {n_jobs!r}")
-    plot = raw.get("plot") or {}
-    if not isinstance(plot, dict):
-        raise _fail("plot", f"must be a mapping, got {plot!r}")
-    _check_keys(plot, PLOT_KEYS, "plot")
     crn = raw.get("common_random_numbers", False)
     if not isinstance(crn, bool):
         raise _fail("common_random_numbers", f"must be true or false, got {crn!r}")
+    epsilons = parse_epsilons(raw.get("epsilons"))
     return Config(
         name=name,
         datasets=_parse_list(raw, "datasets", parse_dataset),
-        mechanisms=_parse_list(raw, "mechanisms", parse_mechanism),
-        epsilons=parse_epsilons(raw.get("epsilons")),
+        epsilons=epsilons,
+        mechanisms=_parse_list(raw, "mechanisms", functools.partial(parse_mechanism, epsilons=epsilons)),
         delta=parse_delta(raw.get("delta", "1/n^2")),
         trials=_positive_int(raw.get("trials", 100), "trials"),
         large_nd_above=large_nd,
         large_trials=large_trials,
+        data_draws=data_draws,
+        large_data_draws=large_draws,
         trial_block=_positive_int(raw.get("trial_block", 100), "trial_block"),
         seed=_positive_int(raw.get("seed", 0), "seed", minimum=0),
         n_jobs=n_jobs,
@@ -408,7 +693,7 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
         output_dir=str(raw.get("output_dir", "results")),
         title=str(raw.get("title", "")),
         caption=str(raw.get("caption", "")),
-        plot=dict(plot),
+        **parse_presentation(raw),
         notes=str(raw.get("notes", "")),
         **parse_backend(raw.get("backend", "loky"), raw.get("scheduler")),
     )

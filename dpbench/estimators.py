@@ -25,6 +25,7 @@ except ImportError as err:  # pragma: no cover - exercised only without scikit-l
     ) from err
 
 from dpbench import registry
+from dpbench.contract import HyperError
 from dpbench.mechanisms._base import as_fit_result
 from dpbench.privacy.validate import check_delta, check_epsilon
 
@@ -78,16 +79,18 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    mechanism : registered mechanism name (``ihm``, ``adassp``, ``linmix``, ``dpgd``, ``ols`` = non-private
-        reference, ...) or an external ``"package.module:fit"`` function.
+    mechanism : registered mechanism name (``dpbench list``; e.g. ``ihm``, ``adassp``, ``linmix``, ``dpgd``, or
+        ``ols`` = non-private reference) or an external ``"package.module:fit"`` function. Required.
     epsilon : privacy parameter ε > 0 of the whole fit.
     delta : δ ∈ (0, 1); None uses the benchmark's convention δ = 1/n² with n the number of rows (this treats n as
         public; pass a number if it is not).
     x_bound : rows are clipped to ‖x_i‖₂ ≤ x_bound before fitting.
-    y_bound : labels are clipped to |y_i| ≤ y_bound; None leaves them alone (only for mechanisms that need no
-        label bound, e.g. IHM, which clips residuals instead).
+    y_bound : labels are clipped to |y_i| ≤ y_bound; None leaves them alone (only for mechanisms whose contract
+        relies on no label bound, e.g. IHM, which clips residuals instead).
     random_state : seed (int), numpy Generator/RandomState, or None. All noise is drawn from it.
-    **hyper : keyword-only hyperparameters of the mechanism (e.g. ``T=3, C=1.0`` for IHM).
+    **hyper : keyword-only hyperparameters of the mechanism (e.g. ``T=3, C=1.0`` for IHM), validated in ``fit``
+        against the mechanism's declared contract. Hyperparameters that hold a data bound (the contract's
+        ``bounds``) are set by the estimator: the data it passes are scaled to that bound.
 
     Why clipping and not rescaling
     ------------------------------
@@ -110,7 +113,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
-        mechanism: str = "ihm",
+        mechanism: str | None = None,
         epsilon: float = 1.0,
         delta: float | None = None,
         x_bound: float = 1.0,
@@ -150,7 +153,9 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
 
     def _mechanism_info(self) -> registry.MechanismInfo:
         if not isinstance(self.mechanism, str):
-            raise ValueError(f"mechanism must be a registered name or 'package.module:fit', got {self.mechanism!r}")
+            raise ValueError(
+                f"mechanism must be a registered name (dpbench list) or 'package.module:fit', got {self.mechanism!r}"
+            )
         try:
             info = registry.get_mechanism(self.mechanism)
         except KeyError as err:
@@ -169,21 +174,45 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             )
         return info
 
+    def _hyper_for(self, info: registry.MechanismInfo) -> tuple[dict[str, Any], float, float | None]:
+        """The mechanism's hyperparameters (validated, bound-holding ones set to the unit bound) and the x / y
+        bounds its contract relies on (the data are scaled to them)."""
+        hyper = dict(self._hyper)
+        for name in info.bounds.hyper_names().values():  # the data are scaled to the unit bound: say so
+            hyper[name] = 1.0
+        try:
+            hyper = info.check_hyper(hyper)
+        except HyperError as err:
+            raise ValueError(f"hyperparameter {err.name!r} of mechanism {info.name!r}: {err.reason}") from None
+        x_target, y_target = info.bounds.resolve(info.resolve(hyper))
+        return hyper, 1.0 if x_target is None else x_target, y_target
+
     def fit(self, X: Any, y: Any) -> DPLinearRegression:
-        """Clip rows to the bounds, rescale by the bounds, run the mechanism once, map θ̂ back."""
+        """Clip rows to the bounds, rescale to the bounds the mechanism relies on, run it once, map θ̂ back."""
         info = self._mechanism_info()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         n, d = X.shape
         x_bound = _positive(self.x_bound, "x_bound")
         y_bound = _positive(self.y_bound, "y_bound", allow_none=True)
-        epsilon = check_epsilon(self.epsilon) if info.private else self.epsilon
+        hyper, x_target, y_target = self._hyper_for(info)
+        enforced_y = info.bounds.enforced(info.resolve(hyper))[1]
+        if y_bound is None and enforced_y:
+            raise ValueError(f"y_bound: mechanism {info.name!r} relies on a label bound; give y_bound (not None)")
+        if info.privacy(hyper).model != "none":
+            epsilon = check_epsilon(self.epsilon)
+            lo, hi = info.epsilons(hyper)
+            if not lo < epsilon <= hi:
+                raise ValueError(
+                    f"epsilon: mechanism {info.name!r} with these hyperparameters is calibrated for "
+                    f"ε ∈ ({lo:g}, {hi:g}] only, got {epsilon:g}"
+                )
+        else:
+            epsilon = self.epsilon
         delta = 1.0 / n**2 if self.delta is None else check_delta(self.delta)
-        X_unit = clip_rows(X, x_bound) / x_bound
-        y_unit = y if y_bound is None else clip_labels(y, y_bound) / y_bound
-        hyper = dict(self._hyper)
-        for bound in ("x_bound", "y_bound"):  # data are unit-bounded now; mechanisms taking a bound get 1
-            if bound in info.hyperparameters():
-                hyper[bound] = 1.0
+        x_scale = x_target / x_bound
+        y_scale = 1.0 if y_bound is None else (1.0 if y_target is None else y_target) / y_bound
+        X_unit = clip_rows(X, x_bound) * x_scale
+        y_unit = y if y_bound is None else clip_labels(y, y_bound) * y_scale
         rng = as_generator(self.random_state)
         try:
             result = as_fit_result(info.fit(X_unit, y_unit, epsilon, delta, rng, **hyper))
@@ -197,7 +226,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         theta = np.asarray(result.theta, dtype=float).reshape(-1)
         if theta.shape != (d,):
             raise ValueError(f"mechanism {info.name!r} returned θ of shape {theta.shape}, expected ({d},)")
-        self.coef_ = theta * ((1.0 if y_bound is None else y_bound) / x_bound)
+        self.coef_ = theta * (x_scale / y_scale)
         self.intercept_ = 0.0
         self.delta_ = delta
         self.fit_info_ = dict(result.info)

@@ -1,12 +1,21 @@
-"""Figures of a run: metric vs ε (or any numeric coordinate), one panel per dataset, 95% bands (spec 004 §1.4, §5.1).
+"""Figures of a run — one ``dpbench plot`` for every paper and experiment kind.
 
-Style follows the IHM paper's code: log-x ε, linear y with a scientific offset, markers, grid, mean ± 1.96·std/√R
-(std with ddof=0) as a shaded band (alpha 0.2), one legend shared by the whole figure. Mechanism colours/markers
-come from the registry (``MechanismInfo.style``); anything else gets the default colour cycle.
+A figure is described by a *preset* (the options of :data:`dpbench.config.PLOT_KEYS`): any numeric CSV coordinate
+on ``x``; curves keyed by ``hue`` (colour) and ``style`` (line style/marker); panels keyed by ``panel`` (and
+``row`` for a grid); the point drawn is the ``stat`` (mean | median) of the trials at that coordinate and the band
+its 95% ``interval`` (normal | seeded bootstrap | none, see :func:`dpbench.results.summarise`); log axes; the
+dataset's reference lines and any ``hlines``; ``baseline`` rows (e.g. non-private references) drawn as grey dashed
+curves in every panel they share; ``fit`` adds a log–log least-squares slope with a 95% CI per curve (a table; with
+``fit_draw`` also the fitted lines). A config's ``plot:`` block holds one preset, ``plots:`` several named ones, so
+``dpbench plot results/<run>`` redraws every figure of any paper with no paper-specific code.
 
-``build_figure`` returns the :class:`~matplotlib.figure.Figure` (for tests and notebooks); ``plot_run`` draws it
-and writes ``figure_<metric>.png`` / ``.pdf`` next to ``trials.csv``. Figures are created without pyplot (no
-global state, no display needed); PNG goes through the Agg renderer.
+Columns that vary inside a curve and are not ``x`` (ε when x is not ε, a swept dataset option, a hyperparameter)
+split the curve rather than being averaged over, unless listed in ``pool``. Mechanism colours/markers come from
+the registry (``MechanismInfo.style``); a numeric hue gets a sequential colour map (ε = ∞ in black).
+
+:func:`render` returns a :class:`Drawing` (figure, points drawn, slopes) for tests and notebooks; :func:`plot_run`
+writes ``<stem>.png`` / ``.pdf`` (and ``<stem>_slopes.csv``) next to ``trials.csv``. Figures are created without
+pyplot (no global state, no display needed).
 """
 
 from __future__ import annotations
@@ -15,7 +24,8 @@ import math
 import re
 import textwrap
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +33,28 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator, NullLocator
 
-from dpbench.results import EXCESS_NAMES, Run, aggregate, load_run, metric_values, reference_lines
+from dpbench.config import PLOT_KEYS, parse_plot_options
+from dpbench.results import EXCESS_NAMES, Run, fit_slopes, load_run, metric_values, reference_lines, summarise
 
-#: options ``plot_run`` understands (the config's ``plot:`` mapping may set any of them but ``metrics``)
-PLOT_OPTIONS = ("metric", "x", "hue", "panel", "logy", "refs", "logx", "title", "caption", "ncols", "annotate")
-#: point annotations ``annotate:`` may name
-ANNOTATIONS = ("ihm_clipping",)
+#: defaults of every preset option
+DEFAULTS: dict[str, Any] = {
+    "metric": "train_mse", "x": "epsilon", "hue": "label", "panel": "dataset", "row": None, "style": None,
+    "stat": "mean", "interval": "normal", "resamples": 1000, "seed": 0, "logx": None, "logy": False, "refs": True,
+    "hlines": (), "where": None, "pool": (), "baseline": None, "tag_models": False, "fit": False, "fit_min": None,
+    "fit_max": None, "fit_draw": False, "title": None, "caption": None, "ncols": None, "annotate": None, "out": None,
+}
+#: options of one figure (the config's ``plot:`` may also hold ``metrics``: one figure each)
+PLOT_OPTIONS = tuple(DEFAULTS)
 DPI = 150
 PANEL_SIZE = (4.4, 3.3)  # inches per panel
 FALLBACK_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
+LINESTYLES = ("-", "--", ":", "-.")
+MAX_MARKERS = 12  # markers per curve at most (a curve of 70 checkpoints gets one every ~6 points)
+BASELINE_GREYS = ("black", "dimgray", "darkgrey", "silver")
 REF_STYLE = {"OLS (non-private)": ":", "θ = 0": "-."}
+MODEL_TAG = {"central": "central", "local": "local", "label": "label-DP", "joint": "JDP", "none": "non-private"}
 #: readable axis names for common coordinates
 AXIS_NAMES = {
     "epsilon": "ε",
@@ -73,12 +94,25 @@ def metric_name(metric: str) -> str:
     return LABELS.get(metric, axis_name(metric))
 
 
-def _short(name: str, value: Any) -> str:
-    if name == "label":
+def value_text(value: Any) -> str:
+    """Short text of a coordinate value: 0.5, 20, 1e5 (one significant digit), 16,384, ∞."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return str(value)
-    if isinstance(value, (float, np.floating)):
-        value = f"{value:.4g}"
-    return f"{axis_name(name).split(' (')[0]}={value}"
+    value = float(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if value.is_integer() and abs(value) >= 10_000:
+        short = f"{value:.0e}"
+        return short.replace("e+0", "e").replace("e+", "e") if float(short) == value else f"{value:,.0f}"
+    return f"{value:.4g}"
+
+
+def _short(name: str, value: Any) -> str:
+    if name in ("label", "mechanism", "dataset", "dataset_id"):
+        return str(value)
+    return f"{axis_name(name).split(' (')[0]}={value_text(value)}"
 
 
 def _mechanism_style(name: str) -> dict[str, Any]:
@@ -93,7 +127,7 @@ def _mechanism_style(name: str) -> dict[str, Any]:
     return _STYLE_CACHE[name]
 
 
-def _ordered(values: pd.Series, preferred: list[str] | None = None) -> list[Any]:
+def _ordered(values: pd.Series, preferred: list[Any] | None = None) -> list[Any]:
     """Unique values: ``preferred`` order first, else ascending for numbers, else order of appearance."""
     unique = list(pd.unique(values))
     if preferred is not None:
@@ -104,12 +138,12 @@ def _ordered(values: pd.Series, preferred: list[str] | None = None) -> list[Any]
     return unique
 
 
-def _split_columns(trials: pd.DataFrame, keys: list[str], x: str) -> list[str]:
+def _split_columns(trials: pd.DataFrame, keys: list[str], x: str, pool: Sequence[str]) -> list[str]:
     """Columns that vary inside the (keys, x) groups and must split curves instead of being averaged over."""
     candidates = ["label", "epsilon", *[c for c in trials.columns if c.startswith(("data.", "hp."))]]
     extras: list[str] = []
     for column in candidates:
-        if column not in trials or column in (*keys, x, *extras):
+        if column not in trials or column in (*keys, x, *extras, *pool):
             continue
         varies = trials.groupby([*keys, *extras, x], dropna=False)[column].nunique(dropna=False).gt(1).any()
         if varies:
@@ -117,35 +151,51 @@ def _split_columns(trials: pd.DataFrame, keys: list[str], x: str) -> list[str]:
     return extras
 
 
-def _panel_title(run: Run, trials: pd.DataFrame, panel: str, value: Any) -> str:
-    title = str(value) if panel in ("dataset", "dataset_id") else _short(panel, value)
-    sub = trials[trials[panel] == value] if not pd.isna(value) else trials[trials[panel].isna()]
-    sizes = []
-    for column in ("n", "d"):
-        if column in sub:
-            vals = sorted(pd.unique(sub[column].dropna()))
-            if len(vals) == 1:
-                sizes.append(f"{column}={int(vals[0]):,}")
-            elif vals:
-                sizes.append(f"{column}={int(vals[0]):,}–{int(vals[-1]):,}")
-    title = "\n".join(textwrap.wrap(title, 42)) or str(value)
-    return f"{title}\n({', '.join(sizes)})" if sizes else title
+def _matches(frame: pd.DataFrame, selection: Mapping[str, Sequence[Any]] | None, option: str) -> pd.Series:
+    """Rows of ``frame`` whose every selected column holds one of the selected values (numbers compared as such)."""
+    mask = pd.Series(True, index=frame.index)
+    for column, wanted in (selection or {}).items():
+        if column not in frame:
+            raise ValueError(f"{option}: {column!r} is not a column; columns: {', '.join(frame.columns)}")
+        values = frame[column]
+        if pd.api.types.is_numeric_dtype(values):
+            try:
+                wanted = [float(w) for w in wanted]
+            except (TypeError, ValueError):
+                raise ValueError(f"{option}.{column}: {wanted!r} are not numbers") from None
+        else:
+            values, wanted = values.astype(str), [str(w) for w in wanted]
+        mask &= values.isin(wanted)
+    return mask
 
 
-def _assign_styles(legend: list[str], mechanisms: list[str | None]) -> dict[str, dict]:
+# ----------------------------------------------------------------------------------------------------------------
+# curve styles
+
+
+def _sequential_colours(values: list[Any]) -> dict[Any, Any]:
+    """Numbers → viridis (ascending), +∞ → black (e.g. ε = ∞, non-private)."""
+    cmap = matplotlib.colormaps["viridis"]
+    finite = sorted(v for v in values if not pd.isna(v) and np.isfinite(v))
+    colours = {v: cmap(0.05 + 0.8 * i / max(1, len(finite) - 1)) for i, v in enumerate(finite)}
+    colours.update({v: "black" for v in values if not pd.isna(v) and not np.isfinite(v)})
+    return colours
+
+
+def _label_styles(names: list[Any], mechanisms: list[str | None]) -> dict[Any, dict[str, Any]]:
+    """Registry colour/marker/linestyle per curve name, with distinct fallbacks where missing or taken."""
     colors = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
-    styles: dict[str, dict] = {}
-    used_colors: set[str] = set()
+    styles: dict[Any, dict[str, Any]] = {}
+    used_colors: set[Any] = set()
     used_markers: set[str] = set()
-    cycle = iter(range(10**6))
-    for name, mech in zip(legend, mechanisms, strict=True):
+    for name, mech in zip(names, mechanisms, strict=True):
         if name in styles:
             continue
         base = _mechanism_style(mech) if mech else {}
         color = base.get("color")
         if color is None or color in used_colors:
             free = [c for c in colors if c not in used_colors]
-            color = free[0] if free else colors[next(cycle) % len(colors)]
+            color = free[0] if free else colors[len(styles) % len(colors)]
         marker = base.get("marker")
         if marker is None or (marker in used_markers and base.get("color") in used_colors):
             free = [m for m in FALLBACK_MARKERS if m not in used_markers]
@@ -154,6 +204,84 @@ def _assign_styles(legend: list[str], mechanisms: list[str | None]) -> dict[str,
         used_markers.add(marker)
         styles[name] = {"color": color, "marker": marker or "", "linestyle": base.get("linestyle", "-")}
     return styles
+
+
+def _style_map(values: list[Any], mechanisms: list[str | None], by_label: bool) -> dict[Any, dict[str, str]]:
+    """Line style (and, when the style column names mechanisms, marker) per value of the ``style`` column."""
+    out: dict[Any, dict[str, str]] = {}
+    used_ls: set[str] = set()
+    used_markers: set[str] = set()
+    for value, mech in zip(values, mechanisms, strict=True):
+        if value in out:
+            continue
+        base = _mechanism_style(mech) if (by_label and mech) else {}
+        linestyle = base.get("linestyle")
+        if linestyle is None or linestyle in used_ls:
+            free = [ls for ls in LINESTYLES if ls not in used_ls]
+            linestyle = free[0] if free else LINESTYLES[len(out) % len(LINESTYLES)]
+        used_ls.add(linestyle)
+        entry = {"linestyle": linestyle}
+        if by_label:
+            marker = base.get("marker")
+            if not marker or marker in used_markers:
+                free = [m for m in FALLBACK_MARKERS if m not in used_markers]
+                marker = free[0] if free else FALLBACK_MARKERS[len(out) % len(FALLBACK_MARKERS)]
+            used_markers.add(marker)
+            entry["marker"] = marker
+        out[value] = entry
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the figure
+
+
+@dataclass
+class Drawing:
+    """A drawn figure with the numbers behind it: ``points`` (one row per drawn point: panel keys, the curve's
+    legend text ``curve``, x, ``centre``, ``lo``, ``hi``, ``se``, ``count``, and ``private``: the curve is a
+    private mechanism, not a baseline) and ``slopes`` (one row per fitted curve; empty without ``fit``)."""
+
+    figure: Figure
+    points: pd.DataFrame
+    slopes: pd.DataFrame
+    options: dict[str, Any] = field(default_factory=dict)
+    panel: str = "dataset"  # the column keying the panels (``dataset`` resolved to ``dataset_id`` when one each)
+    row: str | None = None
+    files: list[Path] = field(default_factory=list)
+
+
+def resolve_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate ``options`` (unknown names and bad values raise :class:`ValueError`) and fill in the defaults."""
+    unknown = set(options) - set(PLOT_OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown plot option(s) {', '.join(sorted(unknown))}; known: {', '.join(PLOT_OPTIONS)}")
+    clean = parse_plot_options({k: v for k, v in options.items() if v is not None}, "plot")
+    return {**DEFAULTS, **clean}
+
+
+def _panel_column(trials: pd.DataFrame, o: Mapping[str, Any]) -> str:
+    """``panel: dataset`` = one panel per concrete dataset (``dataset_id``) unless a dataset option is drawn along
+    x, hue, style or row (then datasets sharing a label share a panel)."""
+    if o["panel"] != "dataset" or "dataset_id" not in trials:
+        return o["panel"]
+    drawn = [o["x"], o["hue"], o["style"], o["row"]]
+    return "dataset" if any(str(c).startswith("data.") for c in drawn if c) else "dataset_id"
+
+
+def _panel_title(trials: pd.DataFrame, column: str, value: Any) -> str:
+    title = _short(column, value)
+    sub = trials[trials[column] == value] if not pd.isna(value) else trials[trials[column].isna()]
+    sizes = []
+    for size in ("n", "d"):
+        if size in sub and column not in (f"data.{size}",) and pd.api.types.is_numeric_dtype(sub[size]):
+            vals = sorted(pd.unique(sub[size].dropna()))
+            if len(vals) == 1:
+                sizes.append(f"{size}={int(vals[0]):,}")
+            elif vals:
+                sizes.append(f"{size}={int(vals[0]):,}–{int(vals[-1]):,}")
+    title = "\n".join(textwrap.wrap(title, 42)) or str(value)
+    return f"{title}\n({', '.join(sizes)})" if sizes else title
 
 
 def _legend_columns(labels: list[str], width_in: float) -> int:
@@ -166,169 +294,463 @@ def _bottom_lines(text: str, width_in: float, fontsize: float) -> list[str]:
     return [line for para in text.splitlines() for line in (textwrap.wrap(para, chars) or [""])]
 
 
-def build_figure(
-    run: Run | str | Path,
-    metric: str = "train_mse",
-    x: str = "epsilon",
-    hue: str = "label",
-    panel: str = "dataset",
-    logy: bool = False,
-    refs: bool = True,
-    logx: bool | None = None,
-    title: str | None = None,
-    caption: str | None = None,
-    ncols: int | None = None,
-    annotate: str | None = None,
-) -> Figure:
-    """Draw ``metric`` vs ``x`` with one curve per ``hue`` value and one panel per ``panel`` value.
+def _describe_points(o: Mapping[str, Any], counts: pd.Series) -> str:
+    """One line saying what a point and its band are, e.g. "median ± 95% bootstrap CI (1000 resamples), R = 20"."""
+    band = {"normal": "95% normal CI (±1.96·se)", "bootstrap": f"95% bootstrap CI ({o['resamples']} resamples, "
+            f"seed {o['seed']})", "none": "no band"}[o["interval"]]
+    lo, hi = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
+    trials = f"R = {lo}" if lo == hi else f"R = {lo}–{hi}"
+    pooled = f"; pooled over {', '.join(axis_name(c) for c in o['pool'])}" if o["pool"] else ""
+    return f"Points: {o['stat']} over {trials} trials per point{pooled}; band: {band}."
 
-    ``panel="dataset"`` means one panel per concrete dataset (``dataset_id``) unless ``x`` is a dataset option
-    (``data.n``...), in which case datasets sharing a label share a panel. Columns that vary inside a curve and
-    are not ``x`` (ε when x is not ε, a swept dataset option, a hyperparameter when hue is not the label) split
-    the curve rather than being averaged over. ``title``/``caption`` default to the config's (``""`` hides them).
-    """
-    run = run if isinstance(run, Run) else load_run(run)
-    if annotate is not None and annotate not in ANNOTATIONS:
-        raise ValueError(f"annotate={annotate!r} is not known; known: {', '.join(ANNOTATIONS)}")
+
+@dataclass
+class _Selection:
+    """The rows of one figure and how they group: grid keys (row, panel), curve keys, the points drawn."""
+
+    run: Run
+    o: dict[str, Any]
+    trials: pd.DataFrame  # with _value (the metric), _base (baseline row) and _hue (the hue, NaN for baselines by ε)
+    panel: str
+    row: str | None
+    style: str | None
+    extras: list[str]  # columns that vary inside a curve and split it
+    curve_keys: list[str]
+    points: pd.DataFrame  # results.summarise of the groups (grid keys, curve keys, x)
+    nan_count: int
+
+
+@dataclass
+class _Curves:
+    order: list[tuple]
+    legend: dict[tuple, str]
+    meta: dict[tuple, dict[str, Any]]  # a row of each curve (_base, _hue, label, mechanism, privacy_model, ...)
+    styles: dict[tuple, dict[str, Any]]
+
+
+@dataclass
+class _Layout:
+    figure: Figure
+    axes: np.ndarray
+    positions: dict[tuple, tuple[int, int]]  # (row value, panel value) → (i, j) in the grid
+    legend_labels: list[str]
+    legend_columns: int
+    head_in: float  # height of the suptitle block, inches
+    axes_in: float  # height of one panel, inches
+    draw_refs: bool
+
+
+def _select(run: Run, o: dict[str, Any]) -> _Selection:
+    """Filter (``where``), check the columns, mark baselines, find the curve keys and summarise every point."""
+    x, hue = o["x"], o["hue"]
     trials = run.trials.copy()
-    for option, column in (("x", x), ("hue", hue), ("panel", panel)):
-        if column not in trials:
+    if o["where"]:
+        trials = trials[_matches(trials, o["where"], "where")]
+        if trials.empty:
+            raise ValueError(f"where={o['where']} leaves no rows of {run.path / 'trials.csv'}")
+    panel, row = _panel_column(trials, o), o["row"]
+    for option, column in (("x", x), ("hue", hue), ("panel", panel), ("row", row), ("style", o["style"])):
+        if column is not None and column not in trials:
             raise ValueError(f"{option}={column!r} is not a column of {run.path / 'trials.csv'}; "
                              f"columns: {', '.join(trials.columns)}")
     if not pd.api.types.is_numeric_dtype(trials[x]):
         raise ValueError(f"x={x!r} must be a numeric column")
-    if len({x, hue, panel}) < 3:
-        raise ValueError(f"x, hue and panel must be different columns (got {x!r}, {hue!r}, {panel!r})")
-    trials["_value"] = metric_values(trials, metric, run.datasets).to_numpy()
+    drawn = [c for c in (x, hue, panel, row) if c is not None]
+    if len(set(drawn)) < len(drawn):
+        raise ValueError(f"x, hue, panel and row must be different columns (got {', '.join(map(repr, drawn))})")
+    trials["_value"] = metric_values(trials, o["metric"], run.datasets).to_numpy()
     nan_count = int(trials["_value"].isna().sum())
     if nan_count:
-        warnings.warn(f"{run.path.name}: {nan_count} of {len(trials)} trials have a NaN {metric}; ignored",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(f"{run.path.name}: {nan_count} of {len(trials)} trials have a NaN {o['metric']}; ignored",
+                      RuntimeWarning, stacklevel=3)
 
-    panel_col = panel
-    if panel == "dataset" and "dataset_id" in trials and not x.startswith("data."):
-        panel_col = "dataset_id"
-    extras = _split_columns(trials, [panel_col, hue], x)
-    keys = [panel_col, hue, *extras]
-    agg = aggregate(trials, "_value", x=x, by=keys)
+    # baseline rows (e.g. non-private references): drawn once (first ε), in every panel they share
+    is_base = _matches(trials, o["baseline"], "baseline") if o["baseline"] else pd.Series(False, index=trials.index)
+    if is_base.any() and "epsilon" in trials and "epsilon" not in (x, panel, row):
+        first_eps = trials[is_base].groupby("label", sort=False)["epsilon"].transform("first")
+        keep = ~is_base
+        keep[is_base] = trials.loc[is_base, "epsilon"].to_numpy() == first_eps.to_numpy()
+        trials, is_base = trials[keep], is_base[keep]
+    trials["_base"] = is_base.to_numpy()
+    o["pool"] = [c for c in o["pool"] if c in trials and trials[c].nunique(dropna=False) > 1]  # for the note
+    grid_keys = [c for c in (row, panel) if c is not None]
+    style = o["style"] if o["style"] not in (None, hue) else None
+    main = trials[~trials["_base"]]
+    extras = _split_columns(main if len(main) else trials, [*grid_keys, hue, *([style] if style else [])], x,
+                            o["pool"])
+    # a baseline ignores ε: its hue and extras other than ε identify it
+    trials["_hue"] = trials[hue]
+    if hue == "epsilon":
+        trials.loc[trials["_base"], "_hue"] = np.nan
+    curve_keys = ["_base", "_hue", *([style] if style else []), *extras]
+    if trials["_base"].any() and "label" not in (*grid_keys, *curve_keys) and hue != "label":
+        curve_keys.append("label")  # a baseline's own label identifies it
+    if "epsilon" in extras:
+        trials.loc[trials["_base"], "epsilon"] = np.nan
+    points = summarise(trials, "_value", [*grid_keys, *curve_keys, x], o["stat"], o["interval"], o["resamples"],
+                       o["seed"])
+    points = points[np.isfinite(points[x].astype(float))]
+    return _Selection(run, o, trials, panel, row, style, extras, curve_keys, points, nan_count)
 
-    panels = _ordered(trials[panel_col], None if pd.api.types.is_numeric_dtype(trials[panel_col]) else
-                      list(pd.unique(trials[panel_col])))
-    hue_order = _ordered(trials[hue], run.label_order() if hue == "label" else None)
-    hue_rank = {v: i for i, v in enumerate(hue_order)}
-    curve_keys = agg[[hue, *extras]].drop_duplicates()
-    curve_keys = curve_keys.assign(_rank=curve_keys[hue].map(hue_rank)).sort_values(
-        ["_rank", *extras], kind="stable").drop(columns="_rank")
-    curves = [tuple(row) for row in curve_keys.itertuples(index=False, name=None)]
-    legend_of = {c: ", ".join([_short(hue, c[0]) if hue != "label" else str(c[0]),
-                               *(_short(e, v) for e, v in zip(extras, c[1:], strict=True))]) for c in curves}
-    label_to_mech = (trials.groupby("label")["mechanism"].first().to_dict()
-                     if {"label", "mechanism"} <= set(trials.columns) else {})
-    mech_of = []
-    for c in curves:
-        label = c[0] if hue == "label" else (c[1 + extras.index("label")] if "label" in extras else None)
-        mech_of.append(label_to_mech.get(label) if label is not None else None)
-    styles = _assign_styles([legend_of[c] for c in curves], mech_of)
 
-    # layout (inches → figure fractions, so text never overlaps whatever the panel count)
-    n_panels = max(1, len(panels))
-    ncols = max(1, min(int(ncols or min(4, n_panels)), n_panels))
-    nrows = math.ceil(n_panels / ncols)
-    title = (run.title or run.name) if title is None else title
-    caption = run.caption if caption is None else caption
+def _curves(sel: _Selection) -> _Curves:
+    """Every curve's identity, legend text (names first, then coordinates; the privacy model with
+    ``tag_models``) and style, in config order of labels, then hue, then the splitting coordinates."""
+    o, trials, keys, hue, style = sel.o, sel.trials, sel.curve_keys, sel.o["hue"], sel.style
+    info_cols = [c for c in ("label", "mechanism", "privacy_model") if c in trials and c not in keys]
+    frame = trials.drop_duplicates(keys)[keys + info_cols]
+    label_order = sel.run.label_order()
+    hue_rank = {v: i for i, v in enumerate(_ordered(trials[hue], label_order if hue == "label" else None))}
+    label_rank = {v: i for i, v in enumerate(label_order)}
+    frame = frame.assign(
+        _r0=frame["_base"].astype(int),
+        _r1=frame["_hue"].map(lambda v: hue_rank.get(v, len(hue_rank))),
+        _r2=frame["label"].map(lambda v: label_rank.get(v, len(label_rank))) if "label" in frame else 0,
+    ).sort_values(["_r0", "_r1", "_r2", *keys[2:]], kind="stable")
+    models = set(trials.loc[trials["_value"].notna(), "privacy_model"]) if "privacy_model" in trials else set()
+    tag = o["tag_models"] and len(models) > 1
+    order: list[tuple] = []
+    legend: dict[tuple, str] = {}
+    meta: dict[tuple, dict[str, Any]] = {}
+    for rec in frame.to_dict("records"):
+        key = _key_of(rec, keys)
+        if key in meta:
+            continue
+        parts = [("label", rec["label"])] if rec["_base"] and hue != "label" and "label" in rec else []
+        parts += [(hue, rec["_hue"])] if not pd.isna(rec["_hue"]) else []
+        parts += [(style, rec[style])] if style else []
+        parts += [(e, rec[e]) for e in sel.extras if not (e == "epsilon" and pd.isna(rec[e]))]
+        names = [_short(c, v) for c, v in parts if c in ("label", "mechanism")]
+        text = ", ".join(dict.fromkeys(names + [_short(c, v) for c, v in parts if c not in ("label", "mechanism")]))
+        if tag and rec.get("privacy_model") is not None:
+            text += f" [{MODEL_TAG.get(rec['privacy_model'], rec['privacy_model'])}]"
+        order.append(key)
+        legend[key] = text
+        meta[key] = rec
+    styles = _curve_styles(order, meta, hue, style or (sel.extras[0] if sel.extras else None))
+    return _Curves(order, legend, meta, styles)
+
+
+def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[str], list[str]]:
+    """Panels in a grid and every text block sized in inches, so nothing overlaps whatever the panel count.
+
+    Returns the layout and the title, caption and note lines to write."""
+    o, run, points, panel, row = sel.o, sel.run, sel.points, sel.panel, sel.row
+    main_points = points[~points["_base"].astype(bool)]
+    source = main_points if len(main_points) else points
+    panels = _ordered(source[panel], None if pd.api.types.is_numeric_dtype(source[panel]) else
+                      list(pd.unique(source[panel])))
+    if row:  # a grid: one row per `row` value, one column per `panel` value
+        rows_ = _ordered(source[row])
+        present = source.groupby([row, panel], dropna=False).size()
+        positions = {(r, p): (i, j) for i, r in enumerate(rows_) for j, p in enumerate(panels) if (r, p) in present}
+        ncols, nrows = max(1, len(panels)), max(1, len(rows_))
+    else:
+        ncols = max(1, min(int(o["ncols"] or min(4, len(panels))), max(1, len(panels))))
+        nrows = math.ceil(max(1, len(panels)) / ncols)
+        positions = {(None, p): divmod(index, ncols) for index, p in enumerate(panels)}
+    title = (run.title or run.name) if o["title"] is None else o["title"]
+    caption = run.caption if o["caption"] is None else o["caption"]
     fig_w = max(6.4, ncols * PANEL_SIZE[0] + 0.6)
-    draw_refs = refs and (metric == "train_mse" or (metric in EXCESS_NAMES and not logy))
-    legend_labels = [legend_of[c] for c in curves]
-    if draw_refs:
-        legend_labels += list(REF_STYLE)
+    draw_refs = o["refs"] and (o["metric"] == "train_mse" or (o["metric"] in EXCESS_NAMES and not o["logy"]))
+    legend_labels = [curves.legend[c] for c in curves.order] + [h["label"] for h in o["hlines"] if h["label"]]
+    legend_labels += list(REF_STYLE) if draw_refs else []
     leg_cols = _legend_columns(legend_labels, fig_w - 0.4)
     leg_rows = math.ceil(len(legend_labels) / leg_cols) if legend_labels else 0
-    notes = []
+    notes = [_describe_points(o, points["count"])]
     if run.skipped:
         notes.append("Skipped (data unavailable): " + "; ".join(
             f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))
-    if nan_count:
-        notes.append(f"{nan_count} trial(s) with NaN {metric} ignored.")
+    if sel.nan_count:
+        notes.append(f"{sel.nan_count} trial(s) with NaN {o['metric']} ignored.")
+    title_lines = textwrap.wrap(title, int(fig_w * 11)) if title else []
     caption_lines = _bottom_lines(caption, fig_w - 0.4, 9) if caption else []
-    note_lines = _bottom_lines("\n".join(notes), fig_w - 0.4, 8) if notes else []
-    top_in = 0.15 + (0.45 if title else 0) + 0.27 * leg_rows
-    bottom_in = 0.65 + 0.17 * len(caption_lines) + 0.16 * len(note_lines) + (0.1 if caption_lines or note_lines else 0)
-    row_h = PANEL_SIZE[1] + 0.65  # panel + its two-line title
-    fig_h = top_in + nrows * row_h + bottom_in
+    note_lines = _bottom_lines("\n".join(notes), fig_w - 0.4, 8)
+    head_in = 0.15 + 0.25 * len(title_lines) + (0.2 if title_lines else 0)  # suptitle
+    top_in = head_in + 0.1 + 0.22 * leg_rows  # + legend
+    title_in = 0.2 + 0.17 * (3 if row else 2)  # a panel's title (2 lines; 3 in a grid)
+    axes_in = PANEL_SIZE[1] - 0.1
+    mains = sum(not curves.meta[c]["_base"] for c in curves.order)
+    fits_in = 0.3 + 0.13 * (1 + mains) if o["fit"] and o["fit_draw"] else 0.0  # slopes listed under each panel
+    bottom_in = 0.75 + 0.17 * len(caption_lines) + 0.16 * len(note_lines) + fits_in  # x label, caption, notes
+    gap_in = title_in + 0.4 + fits_in  # tick labels of the panel above (+ its slopes) + the title of the one below
+    fig_h = top_in + title_in + nrows * axes_in + (nrows - 1) * gap_in + bottom_in
     fig = Figure(figsize=(fig_w, fig_h), dpi=DPI)
-    fig.subplots_adjust(left=1.05 / fig_w, right=1 - 0.25 / fig_w, top=1 - (top_in + 0.55) / fig_h,
-                        bottom=bottom_in / fig_h, wspace=0.32, hspace=0.65 / (PANEL_SIZE[1] - 0.1) + 0.12)
+    fig.subplots_adjust(left=1.05 / fig_w, right=1 - 0.25 / fig_w, top=1 - (top_in + title_in) / fig_h,
+                        bottom=bottom_in / fig_h, wspace=0.32, hspace=gap_in / axes_in)
     axes = fig.subplots(nrows, ncols, squeeze=False)
-    for extra in axes.flat[len(panels):]:
-        fig.delaxes(extra)
+    used = set(positions.values())
+    for i in range(nrows):
+        for j in range(ncols):
+            if (i, j) not in used:
+                fig.delaxes(axes[i, j])
+    layout = _Layout(fig, axes, positions, legend_labels, leg_cols, head_in, axes_in, draw_refs)
+    return layout, title_lines, caption_lines, note_lines
 
-    use_logx = logx if logx is not None else (
-        x == "epsilon" or bool((agg[x] > 0).all() and len(agg) and agg[x].max() / agg[x].min() >= 50))
-    handles: dict[str, Any] = {}
-    for index, value in enumerate(panels):
-        ax = axes.flat[index]
-        sub = agg[agg[panel_col] == value]
-        if logy:  # drop non-positive and numerically-zero means (e.g. a non-private OLS curve of an excess metric)
-            top = sub["mean"].max() if len(sub) else 0.0
-            sub = sub[sub["mean"] > (top * 1e-10 if np.isfinite(top) and top > 0 else 0.0)]
-        drawn = 0
-        for curve in curves:
-            mask = (sub[hue] == curve[0])
-            for column, v in zip(extras, curve[1:], strict=True):
-                mask &= sub[column].isna() if pd.isna(v) else (sub[column] == v)
-            points = sub[mask].sort_values(x)
-            if use_logx:
-                points = points[points[x] > 0]
-            if points.empty:
-                continue
-            style = styles[legend_of[curve]]
-            xs, mean = points[x].to_numpy(float), points["mean"].to_numpy(float)
-            lo, hi = points["lo"].to_numpy(float), points["hi"].to_numpy(float)
-            if logy:
-                lo = np.where(lo > 0, lo, mean / 10)
-            (line,) = ax.plot(xs, mean, color=style["color"], marker=style["marker"], linestyle=style["linestyle"],
-                              markersize=6, linewidth=1.5, label=legend_of[curve])
-            if len(xs) > 1:
-                ax.fill_between(xs, lo, hi, color=style["color"], alpha=0.2, linewidth=0)
-            else:
-                ax.errorbar(xs, mean, yerr=[mean - lo, hi - mean], color=style["color"], capsize=3, linestyle="")
-            handles.setdefault(legend_of[curve], line)
-            drawn += 1
-            if annotate == "ihm_clipping" and mech_of[curves.index(curve)] == "ihm":
-                curve_trials = trials[(trials[panel_col] == value) & (trials[hue] == curve[0])]
-                _annotate_ihm_clipping(ax, curve_trials, run.dataset_info(str(value)), x, points)
-        if use_logx:
-            ax.set_xscale("log")
-        if logy:
-            ax.set_yscale("log")
-        if drawn and draw_refs and panel_col in ("dataset", "dataset_id"):
-            _draw_refs(ax, run, str(value), metric, logy, handles)
-        if not drawn:
-            ax.text(0.5, 0.5, "no finite values", transform=ax.transAxes, ha="center", va="center", color="grey")
-        if not logy and drawn:
-            ax.ticklabel_format(axis="y", style="sci", scilimits=(-1, 1), useMathText=True)
-        ax.grid(True, which="major", alpha=0.4)
-        ax.set_title(_panel_title(run, trials, panel_col, value), fontsize=9.5)
-        row, col = divmod(index, ncols)
-        if col == 0:
-            ax.set_ylabel(metric_name(metric))
-        if index + ncols >= len(panels):  # nothing below it
-            ax.set_xlabel(axis_name(x))
 
-    if title:
-        fig.suptitle(title, y=1 - 0.15 / fig_h, va="top", fontsize=12)
+def _draw_curve(ax, sel: _Selection, curves: _Curves, curve: tuple, pts: pd.DataFrame) -> Any:
+    """One curve: its points, and its band unless ``interval: none``; returns the line."""
+    o, x = sel.o, sel.o["x"]
+    st = curves.styles[curve]
+    xs, centre = pts[x].to_numpy(float), pts["centre"].to_numpy(float)
+    lo, hi = pts["lo"].to_numpy(float), pts["hi"].to_numpy(float)
+    if o["logy"]:
+        lo = np.where(lo > 0, lo, centre / 10)
+    (line,) = ax.plot(xs, centre, color=st["color"], marker=st["marker"], linestyle=st["linestyle"],
+                      markersize=5 if st["marker"] else 0, linewidth=1.4, label=curves.legend[curve],
+                      markevery=max(1, len(xs) // MAX_MARKERS))
+    if o["interval"] != "none":
+        if len(xs) > 1:
+            ax.fill_between(xs, lo, hi, color=st["color"], alpha=0.12 if curves.meta[curve]["_base"] else 0.18,
+                            linewidth=0)
+        else:
+            ax.errorbar(xs, centre, yerr=[centre - lo, hi - centre], color=st["color"], capsize=3, linestyle="")
+    return line
+
+
+def _fit_curve(ax, sel: _Selection, curves: _Curves, curve: tuple, pts: pd.DataFrame, cell: dict[str, Any]
+               ) -> tuple[dict[str, Any], Any]:
+    """The slope fit of one curve (a row of the slopes table) and, with ``fit_draw``, its drawn line."""
+    o = sel.o
+    fit = fit_slopes(pts, o["x"], [], o["fit_min"], o["fit_max"]).iloc[0].to_dict()
+    fit.update({**cell, "curve": curves.legend[curve]})
+    if not (o["fit_draw"] and np.isfinite(fit["slope"])):
+        return fit, None
+    fx = np.geomspace(fit["x_min"], fit["x_max"], 20)
+    (line,) = ax.plot(fx, np.exp(fit["intercept"]) * fx ** fit["slope"], color=curves.styles[curve]["color"],
+                      linestyle=(0, (6, 3)), linewidth=1.0, alpha=0.6,
+                      label=f"{curves.legend[curve]}: {fit['slope']:+.2f} [{fit['lo']:+.2f}, {fit['hi']:+.2f}]")
+    return fit, line
+
+
+def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, handles: dict[str, Any],
+                annotation) -> list[dict[str, Any]]:
+    """Every curve of panel ``key`` = (row value, panel value), its axes and decorations; returns its fits."""
+    o, x, panel, row = sel.o, sel.o["x"], sel.panel, sel.row
+    r, p = key
+    i, j = lay.positions[key]
+    ax = lay.axes[i, j]
+    sub = sel.points[cell_mask(sel.points.assign(baseline=sel.points["_base"].astype(bool)), panel, p, row, r)]
+    if o["logy"]:  # drop non-positive and numerically-zero centres (e.g. an OLS curve of an excess metric)
+        top = sub["centre"].max() if len(sub) else 0.0
+        sub = sub[sub["centre"] > (top * 1e-10 if np.isfinite(top) and top > 0 else 0.0)]
+    use_logx = o["logx"] if o["logx"] is not None else (x == "epsilon" or bool(
+        len(sel.points) and (sel.points[x] > 0).all() and sel.points[x].max() / sel.points[x].min() >= 50))
+    cell = {**({row: r} if row else {}), panel: p}
+    fits, fit_lines, drawn = [], [], 0
+    for curve in curves.order:
+        mask = pd.Series(True, index=sub.index)
+        for column, v in zip(sel.curve_keys, curve, strict=True):
+            mask &= sub[column].isna() if pd.isna(v) else (sub[column] == v)
+        pts = sub[mask].sort_values(x)
+        pts = pts[pts[x] > 0] if use_logx else pts
+        if pts.empty:
+            continue
+        handles.setdefault(curves.legend[curve], _draw_curve(ax, sel, curves, curve, pts))
+        drawn += 1
+        if annotation is not None:
+            _annotate(annotation, ax, sel, pts, curve, p, r)
+        if o["fit"] and not curves.meta[curve]["_base"]:
+            fit, line = _fit_curve(ax, sel, curves, curve, pts, cell)
+            fits.append(fit)
+            fit_lines += [line] if line is not None else []
+    _decorate_axes(ax, sel, lay, sub, drawn, use_logx, handles, key)
+    if fit_lines:
+        ax.legend(handles=fit_lines, loc="upper center", bbox_to_anchor=(0.5, -0.5 / lay.axes_in), fontsize=6.5,
+                  title="fitted log–log slope [95% CI] (thin dashed lines)", title_fontsize=6.5, frameon=False)
+    return fits
+
+
+def _decorate_axes(ax, sel: _Selection, lay: _Layout, sub: pd.DataFrame, drawn: int, use_logx: bool,
+                   handles: dict[str, Any], key: tuple) -> None:
+    """Scales, ticks, reference lines, grid, title and axis labels of one panel."""
+    o, x, panel, row = sel.o, sel.o["x"], sel.panel, sel.row
+    r, p = key
+    i, j = lay.positions[key]
+    if use_logx:
+        ax.set_xscale("log")
+        _few_decade_ticks(ax, sub[x])
+    elif drawn:  # at most ~6 linear ticks, large values with a ×10^k offset: labels never overlap
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
+    if o["logy"]:
+        ax.set_yscale("log")
+    if drawn and lay.draw_refs and panel in ("dataset", "dataset_id"):
+        _draw_refs(ax, sel.run, str(p), o["metric"], o["logy"], handles)
+    for h in o["hlines"]:
+        if o["logy"] and h["y"] <= 0:
+            continue
+        line = ax.axhline(h["y"], color="grey", linewidth=0.9, linestyle="-", label=h["label"] or "_nolegend_")
+        if h["label"]:
+            handles.setdefault(h["label"], line)
+    if not drawn:
+        ax.text(0.5, 0.5, "no finite values", transform=ax.transAxes, ha="center", va="center", color="grey")
+    elif not o["logy"]:
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3), useMathText=True)
+    ax.grid(True, which="major", alpha=0.4)
+    title = _panel_title(sel.trials, panel, p)
+    ax.set_title(f"{_short(row, r)}\n{title}" if row else title, fontsize=9)
+    if j == 0:
+        ax.set_ylabel(metric_name(o["metric"]) + (" (median)" if o["stat"] == "median" else ""))
+    if (i + 1, j) not in set(lay.positions.values()):  # nothing below it
+        ax.set_xlabel(axis_name(x))
+
+
+def _write_texts(sel: _Selection, lay: _Layout, handles: dict[str, Any], title_lines: list[str],
+                 caption_lines: list[str], note_lines: list[str]) -> None:
+    """Suptitle, the figure-wide legend under it, and the caption and notes at the bottom."""
+    fig = lay.figure
+    fig_h = fig.get_figheight()
+    if title_lines:
+        fig.suptitle("\n".join(title_lines), y=1 - 0.12 / fig_h, va="top", fontsize=11.5)
     if handles:
-        order = [lab for lab in legend_labels if lab in handles]
-        fig.legend([handles[lab] for lab in order], order, loc="upper center", ncol=leg_cols, fontsize=8.5,
-                   frameon=False, bbox_to_anchor=(0.5, 1 - (0.15 + (0.45 if title else 0)) / fig_h))
+        order = [lab for lab in lay.legend_labels if lab in handles]
+        fig.legend([handles[lab] for lab in order], order, loc="upper center", ncol=lay.legend_columns, fontsize=8.5,
+                   frameon=False, bbox_to_anchor=(0.5, 1 - lay.head_in / fig_h))
     y = 0.1
     for line in reversed(note_lines):
-        fig.text(0.5, y / fig_h, line, ha="center", va="bottom", fontsize=8, color="darkred")
+        warn = line.startswith(("Skipped", f"{sel.nan_count} trial"))
+        fig.text(0.5, y / fig_h, line, ha="center", va="bottom", fontsize=8, color="darkred" if warn else "dimgray")
         y += 0.16
     for line in reversed(caption_lines):
         fig.text(0.5, y / fig_h, line, ha="center", va="bottom", fontsize=9, style="italic")
         y += 0.17
-    return fig
+
+
+def _tables(sel: _Selection, curves: _Curves, fits: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The points drawn (with their curve's legend text, ``private`` and ``baseline`` flags) and the slopes."""
+    points = sel.points
+    records = points.to_dict("records")
+    meta = [curves.meta.get(_key_of(rec, sel.curve_keys), {}) for rec in records]
+    private = [not rec["_base"] and m.get("privacy_model", "central") != "none" for rec, m in zip(records, meta,
+                                                                                                  strict=True)]
+    table = points.drop(columns=["boot", "_hue"]).assign(
+        curve=[curves.legend.get(_key_of(rec, sel.curve_keys), "") for rec in records], private=private,
+        baseline=points["_base"].astype(bool)).drop(columns=["_base"])
+    slope_columns = [*([sel.row] if sel.row else []), sel.panel, "curve", "slope", "lo", "hi", "points", "x_min",
+                     "x_max"]
+    slopes = pd.DataFrame(fits)[slope_columns] if fits else pd.DataFrame(columns=slope_columns)
+    return table, slopes
+
+
+def render(run: Run | str | Path, **options: Any) -> Drawing:
+    """Draw one preset (see :data:`dpbench.config.PLOT_KEYS`) of ``run``; nothing is written."""
+    run = run if isinstance(run, Run) else load_run(run)
+    o = resolve_options(options)
+    annotation = None
+    if o["annotate"] is not None:
+        from dpbench import registry
+
+        try:
+            annotation = registry.get_annotation(o["annotate"]).draw
+        except KeyError as err:
+            raise ValueError(f"annotate={o['annotate']!r}: {err.args[0]}") from None
+    sel = _select(run, o)
+    curves = _curves(sel)
+    lay, title_lines, caption_lines, note_lines = _layout(sel, curves)
+    handles: dict[str, Any] = {}
+    fits = [fit for key in lay.positions for fit in _draw_panel(sel, curves, lay, key, handles, annotation)]
+    _write_texts(sel, lay, handles, title_lines, caption_lines, note_lines)
+    table, slopes = _tables(sel, curves, fits)
+    return Drawing(lay.figure, table, slopes, o, sel.panel, sel.row)
+
+
+def _key_of(record: Mapping[str, Any], columns: Sequence[str]) -> tuple:
+    """A curve's identity; NaN → None so that equal keys are equal."""
+    return tuple(None if _isnan(record[c]) else record[c] for c in columns)
+
+
+def _isnan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def cell_mask(points: pd.DataFrame, panel: str, p: Any, row: str | None = None, r: Any = None) -> pd.Series:
+    """Points of panel (r, p) of a :class:`Drawing`'s ``points``: its own curves, plus every ``baseline`` curve that
+    shares its coordinates — a baseline coordinate that names no panel (e.g. its own label when the panels are
+    labels) matches every panel."""
+    base = points["baseline"].astype(bool)
+    main = points[~base]
+    mask = ~base & (points[panel] == p)
+    base_mask = base & ((points[panel] == p) | ~points[panel].isin(set(main[panel])))
+    if row:
+        mask &= points[row] == r
+        base_mask &= (points[row] == r) | ~points[row].isin(set(main[row]))
+    return mask | base_mask
+
+
+def _curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], hue: str,
+                  style: str | None) -> dict[tuple, dict[str, Any]]:
+    """Colour from the hue (registry colours when the hue is the label/mechanism, a sequential map when numeric),
+    line style/marker from the ``style`` column or the mechanism's registered style; baselines grey and dashed."""
+    mains = [c for c in curves if not meta[c]["_base"]]
+    mech = {c: meta[c].get("mechanism") for c in curves}
+    hue_values = list(dict.fromkeys(meta[c]["_hue"] for c in mains))
+    by_name = hue in ("label", "mechanism")
+    if by_name:
+        named = _label_styles(hue_values, [next(mech[c] for c in mains if meta[c]["_hue"] == v) for v in hue_values])
+        colour_of = {v: named[v]["color"] for v in hue_values}
+    elif hue_values and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                            for v in hue_values if not pd.isna(v)):
+        colour_of = _sequential_colours(hue_values)
+    else:
+        cycle = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+        colour_of = {v: cycle[i % len(cycle)] for i, v in enumerate(hue_values)}
+    label_named = _label_styles([meta[c].get("label") for c in mains], [mech[c] for c in mains]) if mains else {}
+    style_of = {}
+    if style:
+        values = list(dict.fromkeys(meta[c][style] for c in mains))
+        style_of = _style_map(values, [next(mech[c] for c in mains if meta[c][style] == v) for v in values],
+                              by_label=style in ("label", "mechanism"))
+    out: dict[tuple, dict[str, Any]] = {}
+    greys = iter(BASELINE_GREYS * 4)
+    base_colour: dict[Any, Any] = {}
+    taken = {str(v) for v in colour_of.values()}
+    for c in curves:
+        rec = meta[c]
+        if rec["_base"]:
+            reg = _mechanism_style(mech[c]) if mech[c] else {}
+            if not pd.isna(rec["_hue"]) and rec["_hue"] in colour_of:
+                colour = colour_of[rec["_hue"]]
+            elif rec.get("label") in base_colour:
+                colour = base_colour[rec.get("label")]
+            else:  # the registered colour unless a curve or another baseline has it; else the next grey
+                colour = reg.get("color")
+                while colour is None or str(colour) in taken:
+                    colour = next(greys)
+                taken.add(str(colour))
+                base_colour[rec.get("label")] = colour
+            out[c] = {"color": colour, "marker": "", "linestyle": reg.get("linestyle") or "--"}
+            continue
+        named = label_named.get(rec.get("label"), {})
+        entry = {"color": colour_of.get(rec["_hue"], "grey"), "marker": named.get("marker", "o"),
+                 "linestyle": named.get("linestyle", "-")}
+        if style:
+            entry.update(style_of[rec[style]])
+        out[c] = entry
+    return out
+
+
+def _annotate(draw, ax, sel: _Selection, pts: pd.DataFrame, curve: tuple, p: Any, r: Any) -> None:
+    """Call a registered annotation with the curve's rows of panel (r, p) and that panel's dataset entry."""
+    trials = sel.trials
+    mask = trials[sel.panel] == p
+    if sel.row:
+        mask &= trials[sel.row] == r
+    for column, v in zip(sel.curve_keys, curve, strict=True):
+        mask &= trials[column].isna() if pd.isna(v) else (trials[column] == v)
+    try:
+        info = sel.run.dataset_info(str(p))
+    except KeyError:
+        info = {}
+    draw(ax, trials[mask], info, sel.o["x"], pts[[sel.o["x"], "centre", "lo", "hi"]])
+
+
+def _few_decade_ticks(ax, xs: pd.Series) -> None:
+    """A log x axis spanning under two decades with few values: ticks at the values, in plain numbers."""
+    values = sorted(v for v in pd.unique(xs) if v > 0)
+    if 1 < len(values) <= 10 and values[-1] / values[0] < 100:
+        ax.set_xticks(values, [value_text(v) for v in values])
+        ax.xaxis.set_minor_locator(NullLocator())
 
 
 def _draw_refs(ax, run: Run, dataset: str, metric: str, logy: bool, handles: dict[str, Any]) -> None:
@@ -367,73 +789,120 @@ def _skip_reason(reason: str) -> str:
     return textwrap.shorten(reason, 80, placeholder="…")
 
 
-def _annotate_ihm_clipping(ax, trials: pd.DataFrame, info: Mapping[str, Any], x: str, points: pd.DataFrame) -> None:
-    """IHM paper Fig. 7 annotations (004 §5.5): "χ√κ_X/(2−χ): v, clip: p%" at each IHM point.
+def build_figure(run: Run | str | Path, **options: Any) -> Figure:
+    """The figure of :func:`render` alone."""
+    return render(run, **options).figure
 
-    v = √((λ^X_max + β²)/(λ^X_min + β²))/(2√6 + 1) with β² = max{0, γ_IHM − λ^X_min} (the notebook's constant),
-    p = share of IHM iterations t ≥ 1 in which clipping changed the residual (mean of ``info.clip_fraction``).
-    """
-    if not {"info.gamma", "info.clip_fraction"} <= set(trials.columns) or not info:
-        return
-    lam_min, lam_max = max(float(info["lam_min_x"]), 0.0), float(info["lam_max_x"])
-    per_x = trials.groupby(x)[["info.gamma", "info.clip_fraction"]].mean()
-    last = points[x].max()
-    for xv, mean in zip(points[x], points["mean"], strict=True):
-        if xv not in per_x.index:
-            continue
-        beta_sq = max(0.0, per_x.at[xv, "info.gamma"] - lam_min)
-        v = math.sqrt((lam_max + beta_sq) / (lam_min + beta_sq)) / (2 * math.sqrt(6) + 1)
-        clip = 100 * per_x.at[xv, "info.clip_fraction"]
-        right_edge = xv == last  # keep the last label inside the axes
-        ax.annotate(f"χ√κ/(2−χ): {v:.2f}\nclip: {clip:.0f}%", (xv, mean), textcoords="offset points",
-                    xytext=(0, 8), ha="right" if right_edge else "center", va="bottom", fontsize=6.5,
-                    color="darkgreen", bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.7})
+
+# ----------------------------------------------------------------------------------------------------------------
+# presets and files
+
+
+def _safe(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in text)
 
 
 def figure_stem(metric: str, x: str = "epsilon") -> str:
-    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in metric)
+    """``figure_<metric>``, or ``figure_<metric>_vs_<x>`` when x is not ε."""
+    safe = _safe(metric)
     return f"figure_{safe}" if x == "epsilon" else f"figure_{safe}_vs_{''.join(c if c.isalnum() else '_' for c in x)}"
 
 
-def plot_run(
-    run_dir: str | Path,
-    metric: str = "train_mse",
-    x: str = "epsilon",
-    hue: str = "label",
-    panel: str = "dataset",
-    logy: bool = False,
-    refs: bool = True,
-    logx: bool | None = None,
-    title: str | None = None,
-    caption: str | None = None,
-    ncols: int | None = None,
-    annotate: str | None = None,
-    **unknown: Any,
-) -> list[Path]:
-    """Draw a run's figure and write ``figure_<metric>.png`` (dpi 150) and ``.pdf`` in the run folder.
+def presets(run: Run, overrides: Mapping[str, Any] | None = None, only: str | None = None
+            ) -> list[tuple[str, dict[str, Any]]]:
+    """The figures of a run as (file stem, options): one per named preset of the config's ``plots:`` (merged over
+    ``plot:``) — or the ``plot:`` preset alone — and one per metric of a ``metrics:`` list.
 
-    A non-ε ``x`` adds ``_vs_<x>`` to the file name. Unknown options raise :class:`ValueError`.
+    ``only`` selects one named preset; ``overrides`` (e.g. CLI flags) apply to it, or — without ``only`` — make one
+    ad-hoc figure from ``plot:`` and the overrides (file ``figure_<metric>[_vs_<x>]`` unless ``out`` is given).
     """
-    if unknown:
-        raise ValueError(f"unknown plot option(s) {', '.join(sorted(unknown))}; known: {', '.join(PLOT_OPTIONS)}")
-    run = load_run(run_dir)
-    fig = build_figure(run, metric=metric, x=x, hue=hue, panel=panel, logy=logy, refs=refs, logx=logx,
-                       title=title, caption=caption, ncols=ncols, annotate=annotate)
-    stem = run.path / figure_stem(metric, x)
+    base = dict(run.config.get("plot") or {})
+    named = {str(k): dict(v or {}) for k, v in (run.config.get("plots") or {}).items()}
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if only is not None:
+        if only not in named:
+            raise ValueError(f"no figure preset {only!r} in {run.path / 'config.yaml'}; "
+                             f"presets: {', '.join(named) or '(none: only plot:)'}")
+        chosen: dict[str | None, dict[str, Any]] = {only: {**base, **named[only], **overrides}}
+    elif overrides or not named:
+        chosen = {None: {**base, **overrides}}
+    else:
+        chosen = {name: {**base, **opts} for name, opts in named.items()}
+    figures = []
+    for name, options in chosen.items():
+        metrics = options.pop("metrics", None)
+        if "metric" in overrides or not metrics:
+            metrics = [options.get("metric", DEFAULTS["metric"])]
+        for metric in metrics:
+            stem = options.get("out") or (f"figure_{_safe(name)}" + (f"_{_safe(metric)}" if len(metrics) > 1 else "")
+                                          if name else figure_stem(metric, options.get("x", "epsilon")))
+            figures.append((stem, {**options, "metric": metric, "out": stem}))
+    return figures
+
+
+def save(drawing: Drawing, folder: Path, stem: str) -> list[Path]:
+    """Write ``<stem>.png`` (dpi 150) and ``.pdf``, and ``<stem>_slopes.csv`` when the drawing has slopes."""
     written = []
     for suffix in (".png", ".pdf"):
-        path = stem.with_suffix(suffix)
-        fig.savefig(path, dpi=DPI)
+        path = folder / f"{stem}{suffix}"
+        save_figure(drawing.figure, path, dpi=DPI)
         written.append(path)
+    if len(drawing.slopes):
+        from dpbench.engine.store import write_atomic
+
+        path = folder / f"{stem}_slopes.csv"
+        write_atomic(path, drawing.slopes.to_csv(index=False))
+        written.append(path)
+    drawing.files = written
     return written
 
 
-def plot_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Keep the options ``plot_run`` knows; raise on any other (used to validate a config's ``plot:``)."""
-    unknown = set(options) - set(PLOT_OPTIONS) - {"metrics"}
-    if unknown:
-        raise ValueError(f"unknown plot option(s) {', '.join(sorted(unknown))}; known: {', '.join(PLOT_OPTIONS)}")
-    return {k: v for k, v in options.items() if k != "metrics"}
+def plot_presets(run_dir: str | Path, overrides: Mapping[str, Any] | None = None,
+                 only: str | None = None) -> list[Drawing]:
+    """Draw and write every figure of :func:`presets` for the run in ``run_dir``."""
+    run = load_run(run_dir)
+    drawings = []
+    for stem, options in presets(run, overrides, only):
+        drawing = render(run, **options)
+        save(drawing, run.path, stem)
+        drawings.append(drawing)
+    return drawings
 
 
-__all__ = ["build_figure", "plot_run", "plot_options", "axis_name", "metric_name", "figure_stem"]
+def save_figure(fig: Any, path: Path, **options: Any) -> None:
+    """``fig.savefig`` to a temp file renamed over ``path``: an interrupted save never leaves a half-written figure."""
+    from dpbench.engine.store import atomic_path
+
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=path.suffix.lstrip("."), **options)
+
+
+
+def plot_run(run_dir: str | Path, **options: Any) -> list[Path]:
+    """Draw one figure with ``options`` (defaults: :data:`DEFAULTS`, not the config's preset) and write it.
+
+    The file stem is ``out`` or ``figure_<metric>[_vs_<x>]``. Unknown options raise :class:`ValueError`.
+    """
+    run = load_run(run_dir)
+    drawing = render(run, **options)
+    o = drawing.options
+    return save(drawing, run.path, o["out"] or figure_stem(o["metric"], o["x"]))
+
+
+def slope_table_text(slopes: pd.DataFrame) -> str:
+    """Fixed-width text of a slopes table (``dpbench plot`` prints it)."""
+    from dpbench.results import format_table
+
+    shown = slopes.copy()
+    for column in ("slope", "lo", "hi"):
+        shown[column] = [f"{v:+.3f}" if np.isfinite(v) else "nan" for v in shown[column]]
+    for column in ("x_min", "x_max"):
+        shown[column] = [value_text(v) for v in shown[column]]
+    shown["points"] = shown["points"].astype(int)
+    return format_table(shown.rename(columns={"lo": "95% lo", "hi": "95% hi"}))
+
+
+assert set(PLOT_OPTIONS) == set(PLOT_KEYS) - {"metrics"}, "plot.DEFAULTS and config.PLOT_KEYS disagree"
+
+__all__ = ["render", "build_figure", "plot_run", "plot_presets", "presets", "save", "Drawing", "cell_mask", "axis_name",
+           "metric_name", "figure_stem", "PLOT_OPTIONS"]

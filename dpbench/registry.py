@@ -1,12 +1,15 @@
-"""Registries of mechanisms, dataset loaders and experiment kinds.
+"""Registries of mechanisms, dataset loaders, experiment kinds, analyses and plot annotations.
 
 Mechanisms, loaders and kinds register themselves in their own module; the engine, the config validator and the
-CLI only ever talk to this module (benchopt style: one file per solver/dataset, discovered).
+CLI only ever talk to this module (benchopt style: one file per solver/dataset, discovered). A mechanism registers
+with its whole contract (:mod:`dpbench.contract`: hyperparameters, privacy rule, ε range, bounds, inputs, audit
+setup, variants), checked at import; everything else reads it from :class:`MechanismInfo`.
 
 Discovery imports every module (recursively) of :data:`DISCOVERED_PACKAGES` — the engine's built-in kind, the
 mechanism families, the generic loaders, the bandit kind and every paper plug-in under :mod:`dpbench.papers` —
 then the ``dpbench.mechanisms`` / ``dpbench.datasets`` entry points of installed packages. A mechanism can also be
-named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`).
+named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`). A module that fails to
+import is a loud warning for users and, under the test suite (``DPBENCH_STRICT_DISCOVERY=1``), an error.
 """
 
 from __future__ import annotations
@@ -14,12 +17,24 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import os
 import pkgutil
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from typing import Any
+
+from dpbench.contract import (
+    ANY_EPSILON,
+    MISSING,
+    AuditSetup,
+    Bounds,
+    Hyper,
+    HyperError,
+    Privacy,
+    Variant,
+)
 
 PRIVACY_MODELS = ("central", "local", "label", "none")
 NEIGHBOURS = ("zero_out", "replace_one", "none")
@@ -27,20 +42,33 @@ NEIGHBOURS = ("zero_out", "replace_one", "none")
 INPUTS = ("stats", "public_X", "population")
 
 
+PrivacyRule = Callable[[Mapping[str, Any]], str]
+EpsilonRange = Callable[[Mapping[str, Any]], tuple[float, float]]
+
+
 @dataclass(frozen=True)
 class MechanismInfo:
-    """What the runner needs to know about a registered mechanism.
+    """A registered mechanism and its contract (see :mod:`dpbench.contract` and :func:`register_mechanism`).
 
     Attributes
     ----------
     name : registry key used in configs.
     fit : ``fit(X, y, epsilon, delta, rng, **inputs, **hyper) -> FitResult | ndarray``.
     summary : one line for ``dpbench list``.
-    privacy_model : ``central`` | ``local`` | ``label`` | ``none`` (non-private reference).
-    neighbour : ``zero_out`` | ``replace_one`` | ``none``.
+    privacy_model : ``central`` | ``local`` | ``label`` | ``none`` at the default hyperparameters
+        (:meth:`privacy` gives it for any hyperparameters).
+    neighbour : ``zero_out`` | ``replace_one`` | ``none`` at the default hyperparameters.
     needs : extra inputs the runner passes by keyword (subset of :data:`INPUTS`).
     spec : spec section the implementation follows, e.g. ``"004 §3.3"``.
     style : matplotlib style hints (color, marker, linestyle) used by ``dpbench plot``.
+    declared : the hyperparameter declarations (None: inferred leniently from the fit signature).
+    privacy_rule : (model, neighbour) as a function of the resolved hyperparameters (None: the constants above).
+    epsilon_range : (lo, hi], the ε the calibration's theorem covers, or a function of the hyperparameters.
+    bounds : the data bounds the calibration relies on.
+    audit : the privacy audit's setup (shape, hyperparameters) or the declared reason it is not audited.
+    variants : named hyperparameter settings (e.g. the literal path of a shortcut).
+    uses_delta : False for pure ε-DP mechanisms (δ is ignored).
+    check : cross-field rule on the resolved hyperparameters (raises :class:`~dpbench.contract.HyperError`).
     """
 
     name: str
@@ -51,26 +79,92 @@ class MechanismInfo:
     needs: tuple[str, ...] = ()
     spec: str = ""
     style: Mapping[str, Any] = field(default_factory=dict)
+    declared: Mapping[str, Hyper] | None = None
+    privacy_rule: Callable[[Mapping[str, Any]], Privacy] | None = None
+    epsilon_range: tuple[float, float] | EpsilonRange = ANY_EPSILON
+    bounds: Bounds = field(default_factory=Bounds)
+    audit: AuditSetup = field(default_factory=AuditSetup)
+    variants: Mapping[str, Variant] = field(default_factory=dict)
+    uses_delta: bool = True
+    check: Callable[[Mapping[str, Any]], None] | None = None
 
     def hyperparameters(self) -> dict[str, Any]:
         """Keyword-only parameters of ``fit`` with their defaults (the tunable hyperparameters)."""
-        params = inspect.signature(self.fit).parameters.values()
-        return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS}
+        return signature_hyperparameters(self.fit)
+
+    def specs(self) -> dict[str, Hyper]:
+        """Each hyperparameter's declaration (inferred from its default when the mechanism declared none)."""
+        if self.declared is not None:
+            return dict(self.declared)
+        return {name: Hyper.infer(default) for name, default in self.hyperparameters().items()}
+
+    def check_hyper(self, hyper: Mapping[str, Any], *, cross: bool = True) -> dict[str, Any]:
+        """Validate hyperparameter names and values; return them (numeric strings converted).
+
+        Raises :class:`~dpbench.contract.HyperError` naming the first hyperparameter that is unknown or outside
+        its declaration, or (``cross``: with the defaults filling the rest) breaks the mechanism's cross-field rule.
+        """
+        specs = self.specs()
+        clean = {}
+        for name, value in hyper.items():
+            if name not in specs:
+                allowed = ", ".join(sorted(specs)) or "(none)"
+                raise HyperError(name, f"unknown hyperparameter of {self.name!r}; allowed: {allowed}")
+            try:
+                clean[name] = specs[name].check(value)
+            except ValueError as err:
+                raise HyperError(name, str(err)) from None
+        if cross and self.check is not None:
+            self.check(self.resolve(clean))
+        return clean
+
+    def resolve(self, hyper: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The defaults overridden by ``hyper``."""
+        return {**self.hyperparameters(), **(hyper or {})}
+
+    def privacy(self, hyper: Mapping[str, Any] | None = None) -> Privacy:
+        """(privacy model, neighbour notion) of the instance with hyperparameters ``hyper``."""
+        if self.privacy_rule is None:
+            return Privacy(self.privacy_model, self.neighbour)
+        return self.privacy_rule(self.resolve(hyper))
+
+    def epsilons(self, hyper: Mapping[str, Any] | None = None) -> tuple[float, float]:
+        """(lo, hi]: the ε the calibration covers for hyperparameters ``hyper`` (any ε > 0 when not declared)."""
+        rule = self.epsilon_range
+        return rule(self.resolve(hyper)) if callable(rule) else tuple(rule)
 
     @property
     def private(self) -> bool:
         return self.privacy_model != "none"
 
 
+def signature_hyperparameters(fit: Callable[..., Any]) -> dict[str, Any]:
+    """Keyword-only parameters of ``fit`` other than the runner's inputs, with their defaults."""
+    return dict(_signature_defaults(fit))
+
+
+@functools.lru_cache(maxsize=1024)
+def _signature_defaults(fit: Callable[..., Any]) -> tuple[tuple[str, Any], ...]:
+    params = inspect.signature(fit).parameters.values()
+    return tuple(
+        (p.name, p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS
+    )
+
+
 @dataclass(frozen=True)
 class DatasetInfo:
-    """A registered dataset loader: ``load(rng, **options) -> Dataset``."""
+    """A registered dataset loader: ``load(rng, **options) -> Dataset``.
+
+    ``shape(**options) -> (n_train, d)``, when given, states the training shape without loading (synthetic
+    generators: it is in the options), so a run can plan size-dependent trial counts without loading the data.
+    """
 
     name: str
     load: Callable[..., Any]
     summary: str
     kind: str = "real"  # real | synthetic
     spec: str = ""
+    shape: Callable[..., tuple[int, int]] | None = None
 
     def options(self) -> dict[str, Any]:
         params = inspect.signature(self.load).parameters.values()
@@ -97,8 +191,9 @@ class KindInfo:
 class AnalysisInfo:
     """A named analysis (``dpbench analyze NAME [RUN...] [-o key=value ...]``) contributed by a paper plug-in.
 
-    ``run(runs, options, echo)``: ``runs`` are run folders (possibly none), ``options`` the ``-o key=value`` pairs as
-    strings, ``echo`` prints a line; it writes its outputs (tables, figures) and echoes what it wrote.
+    ``run(runs, options, echo)``: ``runs`` are run folders (possibly none), ``options`` the ``-o key=value`` pairs (or
+    a config's ``analyses:`` options) as strings, ``echo`` prints a line; it writes its outputs (tables, figures),
+    echoes what it wrote, and may return the written paths (``dpbench report`` embeds the PNGs among them).
     """
 
     name: str
@@ -107,10 +202,25 @@ class AnalysisInfo:
     needs_runs: bool = True
 
 
+@dataclass(frozen=True)
+class AnnotationInfo:
+    """A point annotation ``dpbench plot`` draws when a preset says ``annotate: NAME``.
+
+    ``draw(ax, trials, dataset_info, x, points)`` is called once per curve: ``trials`` are the curve's rows,
+    ``dataset_info`` the panel's datasets.json entry (``{}`` if none), ``points`` the drawn points (columns ``x``,
+    ``centre``, ``lo``, ``hi``); it decides itself whether the curve is one it annotates.
+    """
+
+    name: str
+    summary: str
+    draw: Callable[..., Any]
+
+
 MECHANISMS: dict[str, MechanismInfo] = {}
 DATASETS: dict[str, DatasetInfo] = {}
 KINDS: dict[str, KindInfo] = {}
 ANALYSES: dict[str, AnalysisInfo] = {}
+ANNOTATIONS: dict[str, AnnotationInfo] = {}
 #: packages whose modules (recursively) register components when imported
 DISCOVERED_PACKAGES = ("dpbench.engine", "dpbench.mechanisms", "dpbench.data", "dpbench.bandits", "dpbench.papers")
 
@@ -119,41 +229,151 @@ def register_mechanism(
     name: str,
     *,
     summary: str,
-    privacy_model: str,
-    neighbour: str,
+    privacy_model: str | PrivacyRule,
+    neighbour: str | PrivacyRule,
     needs: tuple[str, ...] = (),
     spec: str = "",
     style: Mapping[str, Any] | None = None,
+    hyper: Mapping[str, Hyper] | None = None,
+    epsilon_range: tuple[float, float] | EpsilonRange = ANY_EPSILON,
+    bounds: Bounds | None = None,
+    audit: AuditSetup | None = None,
+    variants: Mapping[str, Variant] | None = None,
+    uses_delta: bool = True,
+    check: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated ``fit`` function as mechanism ``name``."""
-    if privacy_model not in PRIVACY_MODELS:
+    """Register the decorated ``fit`` function as mechanism ``name`` with its contract (:mod:`dpbench.contract`).
+
+    ``privacy_model`` and ``neighbour`` are strings or functions of the resolved hyperparameters. ``hyper`` must
+    declare every keyword-only hyperparameter of ``fit`` (omit it only for quick plug-ins: types are then inferred
+    from the defaults). Everything is checked here, at import time: declarations against the fit signature, the
+    defaults, the audit and variant settings and the privacy rules at the defaults. The returned function validates
+    the hyperparameters it is called with, then runs ``fit`` unchanged.
+    """
+    if not callable(privacy_model) and privacy_model not in PRIVACY_MODELS:
         raise ValueError(f"privacy_model must be one of {PRIVACY_MODELS}, got {privacy_model!r}")
-    if neighbour not in NEIGHBOURS:
+    if not callable(neighbour) and neighbour not in NEIGHBOURS:
         raise ValueError(f"neighbour must be one of {NEIGHBOURS}, got {neighbour!r}")
     unknown = set(needs) - set(INPUTS)
     if unknown:
         raise ValueError(f"needs may only contain {INPUTS}, got {sorted(unknown)}")
 
     def decorator(fit: Callable[..., Any]) -> Callable[..., Any]:
-        if name in MECHANISMS and MECHANISMS[name].fit is not fit:
+        if name in MECHANISMS and getattr(MECHANISMS[name].fit, "__wrapped__", None) is not fit:
             raise ValueError(f"mechanism {name!r} is registered twice")
-        MECHANISMS[name] = MechanismInfo(
-            name, fit, summary, privacy_model, neighbour, tuple(needs), spec, dict(style or {})
+        declared = None if hyper is None else _check_declarations(name, fit, hyper)
+        rule = None
+        if callable(privacy_model) or callable(neighbour):
+            rule = functools.partial(_privacy_of, name, privacy_model, neighbour)
+        info = MechanismInfo(
+            name, fit, summary, "", "", tuple(needs), spec, dict(style or {}), declared, rule, epsilon_range,
+            bounds or Bounds(), audit or AuditSetup(), dict(variants or {}), uses_delta, check,
         )
-        return fit
+        defaults = _privacy_of(name, privacy_model, neighbour, info.resolve())
+        info = replace(info, privacy_model=defaults.model, neighbour=defaults.neighbour)
+        _check_contract(info, fit)
+        checked = _validating(fit, info)
+        MECHANISMS[name] = replace(info, fit=checked)
+        return checked
 
     return decorator
 
 
+def _privacy_of(name: str, model: str | PrivacyRule, neighbour: str | PrivacyRule, hyper: Mapping[str, Any]):
+    value = Privacy(model(hyper) if callable(model) else model, neighbour(hyper) if callable(neighbour) else neighbour)
+    if value.model not in PRIVACY_MODELS or value.neighbour not in NEIGHBOURS:
+        raise ValueError(f"mechanism {name!r}: privacy rule gave {value}, outside {PRIVACY_MODELS} × {NEIGHBOURS}")
+    if (value.model == "none") != (value.neighbour == "none"):
+        raise ValueError(f"mechanism {name!r}: privacy rule gave {value}; 'none' goes with 'none'")
+    return value
+
+
+def _check_declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper]) -> dict[str, Hyper]:
+    """Declarations ↔ fit signature: the same names, agreeing defaults, each default allowed by its declaration."""
+    signature = signature_hyperparameters(fit)
+    missing, extra = sorted(set(signature) - set(hyper)), sorted(set(hyper) - set(signature))
+    if missing or extra:
+        raise TypeError(
+            f"mechanism {name!r}: hyperparameters declared {sorted(hyper)} but fit takes {sorted(signature)} "
+            f"(undeclared: {missing}, not in fit: {extra})"
+        )
+    declared = {}
+    for key, spec in hyper.items():
+        default = signature[key]
+        if default is inspect.Parameter.empty:
+            raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in the fit signature")
+        if spec.default is not MISSING and spec.default != default:
+            raise TypeError(f"mechanism {name!r}: {key} declared default {spec.default!r} ≠ fit default {default!r}")
+        try:
+            spec.check(default)
+        except ValueError as err:
+            raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: {err}") from None
+        declared[key] = replace(spec, default=default)
+    return declared
+
+
+def _check_contract(info: MechanismInfo, fit: Callable[..., Any]) -> None:
+    """Inputs, bounds, audit setup, variants and rules against the declarations (at import time)."""
+    params = inspect.signature(fit).parameters
+    taken = {p for p in INPUTS if p in params and params[p].kind is inspect.Parameter.KEYWORD_ONLY}
+    if not set(info.needs) <= taken:
+        raise TypeError(f"mechanism {info.name!r}: needs={sorted(info.needs)} but fit takes inputs {sorted(taken)}")
+    specs = info.specs()
+    for axis, key in info.bounds.hyper_names().items():
+        if key not in specs:
+            raise TypeError(f"mechanism {info.name!r}: bounds.{axis} names unknown hyperparameter {key!r}")
+    if isinstance(info.bounds.clips, str) and info.bounds.clips not in specs:
+        raise TypeError(f"mechanism {info.name!r}: bounds.clips names unknown hyperparameter {info.bounds.clips!r}")
+    settings = {"audit.hyper": info.audit.hyper, **{f"variants.{k}": v.hyper for k, v in info.variants.items()}}
+    for where, hyper in settings.items():
+        try:
+            resolved = info.resolve(info.check_hyper(hyper))
+        except HyperError as err:
+            raise TypeError(f"mechanism {info.name!r}: {where}.{err}") from None
+        info.privacy(resolved)
+        info.bounds.resolve(resolved)
+        lo, hi = info.epsilons(resolved)
+        if not 0 <= lo < hi:
+            raise TypeError(f"mechanism {info.name!r}: epsilon_range gave ({lo}, {hi}] at {where}")
+
+
+def _validating(fit: Callable[..., Any], info: MechanismInfo) -> Callable[..., Any]:
+    """``fit`` behind a check of the hyperparameters it is called with (library callers get named errors too)."""
+    specs = info.specs()
+
+    @functools.wraps(fit)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for key, value in kwargs.items():
+            spec = specs.get(key)
+            if spec is not None:
+                try:
+                    kwargs[key] = spec.check(value)
+                except ValueError as err:
+                    raise HyperError(key, f"{err} (mechanism {info.name!r})") from None
+        if info.check is not None:
+            info.check(info.resolve({k: v for k, v in kwargs.items() if k in specs}))
+        return fit(*args, **kwargs)
+
+    # what `dpbench audit` reads today (until it reads info.audit): the declared audit dataset and hyperparameters
+    checked.audit_data = {"n": info.audit.n, "d": info.audit.d}  # type: ignore[attr-defined]
+    checked.audit_hyper = dict(info.audit.hyper)  # type: ignore[attr-defined]
+    return checked
+
+
 def register_dataset(
-    name: str, *, summary: str, kind: str = "real", spec: str = ""
+    name: str,
+    *,
+    summary: str,
+    kind: str = "real",
+    spec: str = "",
+    shape: Callable[..., tuple[int, int]] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated ``load(rng, **options)`` function as dataset ``name``."""
+    """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``: see DatasetInfo)."""
 
     def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
         if name in DATASETS and DATASETS[name].load is not load:
             raise ValueError(f"dataset {name!r} is registered twice")
-        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec)
+        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape)
         return load
 
     return decorator
@@ -189,43 +409,83 @@ def register_analysis(
     return decorator
 
 
+def register_annotation(name: str, *, summary: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated ``draw(ax, trials, dataset_info, x, points)`` as plot annotation ``name``."""
+
+    def decorator(draw: Callable[..., Any]) -> Callable[..., Any]:
+        if name in ANNOTATIONS and ANNOTATIONS[name].draw is not draw:
+            raise ValueError(f"annotation {name!r} is registered twice")
+        ANNOTATIONS[name] = AnnotationInfo(name, summary, draw)
+        return draw
+
+    return decorator
+
+
 _DISCOVERED = False
 #: modules that failed to import during discovery: module name → error (reported by the lookups)
 IMPORT_ERRORS: dict[str, str] = {}
+#: set to 1 (the test suite does) to make a project module that fails to import an error, not a warning
+STRICT_ENV = "DPBENCH_STRICT_DISCOVERY"
 
 
-def discover() -> None:
-    """Import every built-in mechanism/loader module and installed plugins (idempotent).
+class DiscoveryError(ImportError):
+    """A project module failed to import during discovery (raised in strict mode, e.g. under the test suite)."""
 
-    A module that fails to import does not hide the others: its error is recorded in :data:`IMPORT_ERRORS`,
-    warned about, and named by :func:`get_mechanism` / :func:`get_dataset` when a lookup fails.
-    """
-    global _DISCOVERED
-    if _DISCOVERED:
-        return
-    _DISCOVERED = True
+
+class DiscoveryWarning(RuntimeWarning):
+    """A module or plug-in failed to import during discovery; what it registers is unavailable."""
+
+
+def project_modules() -> list[str]:
+    """Every module (recursively) of :data:`DISCOVERED_PACKAGES`, private ``_`` modules excepted."""
     names = []
     for package_name in DISCOVERED_PACKAGES:
         package = importlib.import_module(package_name)
         names += [
             m.name
-            for m in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}.")
+            for m in pkgutil.walk_packages(package.__path__, prefix=f"{package_name}.", onerror=lambda _name: None)
             if not m.name.rpartition(".")[2].startswith("_")
         ]
-    loaders: list[tuple[str, Callable[[], Any]]] = [
-        (name, functools.partial(importlib.import_module, name)) for name in names
-    ]
-    for group in ("dpbench.mechanisms", "dpbench.datasets"):
-        loaders += [(f"entry point {entry.name} ({entry.value})", entry.load) for entry in entry_points(group=group)]
-    for name, load in loaders:
-        try:
-            load()
-        except Exception as err:  # noqa: BLE001 - one broken module or plugin must not hide the rest
-            IMPORT_ERRORS[name] = f"{type(err).__name__}: {err}"
-            warnings.warn(f"dpbench: could not import {name}: {IMPORT_ERRORS[name]}", RuntimeWarning, stacklevel=2)
+    return names
 
 
-def _import_note() -> str:
+def discover(*, strict: bool | None = None) -> None:
+    """Import every project module of :data:`DISCOVERED_PACKAGES` and the installed plugins (idempotent).
+
+    A module that fails to import does not hide the others: its error is recorded in :data:`IMPORT_ERRORS`, warned
+    about (:class:`DiscoveryWarning`, once per module) and named by the lookups (:func:`get_mechanism`, ...).
+    ``strict`` (default: the environment variable :data:`STRICT_ENV` is ``1``, as in the test suite) raises
+    :class:`DiscoveryError` instead when a *project* module failed (a broken third-party plug-in only warns).
+    """
+    global _DISCOVERED
+    strict = os.environ.get(STRICT_ENV) == "1" if strict is None else strict
+    if not _DISCOVERED:
+        _DISCOVERED = True
+        loaders: list[tuple[str, Callable[[], Any]]] = [
+            (name, functools.partial(importlib.import_module, name)) for name in project_modules()
+        ]
+        for group in ("dpbench.mechanisms", "dpbench.datasets"):
+            loaders += [
+                (f"entry point {entry.name} ({entry.value})", entry.load) for entry in entry_points(group=group)
+            ]
+        for name, load in loaders:
+            try:
+                load()
+            except Exception as err:  # noqa: BLE001 - one broken module or plugin must not hide the rest
+                IMPORT_ERRORS[name] = f"{type(err).__name__}: {err}"
+                warnings.warn(
+                    f"dpbench: could not import {name}: {IMPORT_ERRORS[name]} — what it registers is unavailable",
+                    DiscoveryWarning,
+                    stacklevel=2,
+                )
+    broken = {name: error for name, error in IMPORT_ERRORS.items() if not name.startswith("entry point")}
+    if strict and broken:
+        raise DiscoveryError(
+            "dpbench: project modules failed to import: " + "; ".join(f"{k} ({v})" for k, v in broken.items())
+        )
+
+
+def import_note() -> str:
     if not IMPORT_ERRORS:
         return ""
     return "; modules that failed to import: " + "; ".join(f"{k} ({v})" for k, v in IMPORT_ERRORS.items())
@@ -264,25 +524,71 @@ def get_mechanism(name: str) -> MechanismInfo:
         )
         MECHANISMS[name] = info
         return info
-    raise KeyError(f"unknown mechanism {name!r}; registered: {', '.join(sorted(MECHANISMS))}{_import_note()}")
+    raise KeyError(f"unknown mechanism {name!r}; registered: {', '.join(sorted(MECHANISMS))}{import_note()}")
 
 
 def get_dataset(name: str) -> DatasetInfo:
     discover()
     if name in DATASETS:
         return DATASETS[name]
-    raise KeyError(f"unknown dataset {name!r}; registered: {', '.join(sorted(DATASETS))}{_import_note()}")
+    raise KeyError(f"unknown dataset {name!r}; registered: {', '.join(sorted(DATASETS))}{import_note()}")
 
 
 def get_kind(name: str) -> KindInfo:
     discover()
     if name in KINDS:
         return KINDS[name]
-    raise KeyError(f"unknown experiment kind {name!r}; registered: {', '.join(sorted(KINDS))}{_import_note()}")
+    raise KeyError(f"unknown experiment kind {name!r}; registered: {', '.join(sorted(KINDS))}{import_note()}")
 
 
 def get_analysis(name: str) -> AnalysisInfo:
     discover()
     if name in ANALYSES:
         return ANALYSES[name]
-    raise KeyError(f"unknown analysis {name!r}; registered: {', '.join(sorted(ANALYSES))}{_import_note()}")
+    raise KeyError(f"unknown analysis {name!r}; registered: {', '.join(sorted(ANALYSES))}{import_note()}")
+
+
+def get_annotation(name: str) -> AnnotationInfo:
+    discover()
+    if name in ANNOTATIONS:
+        return ANNOTATIONS[name]
+    raise KeyError(f"unknown annotation {name!r}; registered: {', '.join(sorted(ANNOTATIONS))}{import_note()}")
+
+
+def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """An analysis's options: ``given`` (strings from ``-o key=value`` or a config) over ``defaults``, each converted
+    to its default's type (int, float, bool, str; a list default takes a comma-separated string); an unknown key
+    or a value that does not convert raises :class:`ValueError` naming it."""
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        raise ValueError(f"analysis {name!r}: unknown option(s) {', '.join(unknown)}; "
+                         f"allowed: {', '.join(sorted(defaults)) or '(none)'}")
+    out = dict(defaults)
+    for key, value in given.items():
+        default = defaults[key]
+        try:
+            if isinstance(default, bool):
+                if str(value).lower() not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(value)
+                out[key] = str(value).lower() in ("true", "1", "yes")
+            elif isinstance(default, (list, tuple)):
+                out[key] = [v.strip() for v in str(value).split(",") if v.strip()] if isinstance(value, str) \
+                    else list(value)
+            elif isinstance(default, int):
+                out[key] = int(value)
+            elif isinstance(default, float) or default is None and _is_number(value):
+                out[key] = float(value)
+            else:
+                out[key] = str(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"analysis {name!r}: option {key}={value!r} is not a valid "
+                             f"{type(default).__name__}") from None
+    return out
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True

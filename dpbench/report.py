@@ -1,9 +1,11 @@
-"""Run reports: one self-contained page per run folder (``dpbench report results/<run>``).
+"""Run reports: one self-contained page per run folder of any experiment kind (``dpbench report results/<run>``).
 
-The page holds the resolved config, the environment (the run's ``meta.json`` plus the package versions the
-report was made with), the datasets with their OLS floor, per metric one overview figure and, per dataset, a
-figure and a table of mean ± 95% CI (1.96·std/√R, as in the figures) per (mechanism, ε) with the best private
-method of every ε column in bold, and the fit time per mechanism (the runner's per-trial ``seconds``).
+The page holds the datasets (with their OLS floor), every figure preset of the config (``plot:`` / ``plots:``)
+with, per panel, a table of the points drawn — stat ± its 95% interval, as in the figure, per curve and x value,
+the best private method of every column in bold — and the fitted slopes; then the output of every analysis the
+config names under ``analyses:`` (text and figures), the fit time per mechanism (the runner's per-trial
+``seconds``), the environment (the run's ``meta.json`` plus the package versions the report was made with) and
+the resolved config.
 
 ``report.md`` links its PNGs in ``report_files/``; ``report.html`` embeds them (base64), so the HTML file alone is
 the whole report. Both are rendered from one list of blocks, so they always say the same thing.
@@ -25,9 +27,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from dpbench.engine.store import git_commit
-from dpbench.plot import build_figure, figure_stem, plot_run
-from dpbench.results import Run, aggregate, load_run
+from dpbench.engine.store import git_commit, write_atomic
+from dpbench.plot import save_figure
+from dpbench.results import Run, load_run
 
 REPORT_DIR = "report_files"
 #: packages whose versions the report lists (those installed)
@@ -214,18 +216,25 @@ def dataset_key(trials: pd.DataFrame) -> str:
     return "dataset_id" if "dataset_id" in trials else "dataset"
 
 
+#: datasets.json fields shown first (in this order, with these headers); other scalar fields follow
+DATASET_FIELDS = {"n": "n", "d": "d", "delta": "δ", "trials": "trials", "ols_train_mse": "OLS floor (train MSE)",
+                  "zero_train_mse": "‖Y‖²/n (θ = 0)"}
+
+
 def datasets_table(run: Run) -> Table:
-    rows = []
-    for ident, info in run.datasets.items():
-        rows.append([
-            ident,
-            fmt(info.get("n")), fmt(info.get("d")), fmt(info.get("delta"), 3), fmt(info.get("trials")),
-            fmt(info.get("ols_train_mse"), 4), fmt(info.get("zero_train_mse"), 4),
-        ])
-    note = "OLS floor: train MSE of the non-private least-squares fit, the lowest any method can reach."
+    """One row per datasets.json entry (datasets, environments, ...): its scalar fields."""
+    entries = {ident: info for ident, info in run.datasets.items() if isinstance(info, dict)}
+    scalar = list(dict.fromkeys(k for info in entries.values() for k, v in info.items()
+                                if isinstance(v, (int, float, str, bool)) and k != "label"))
+    fields = [k for k in DATASET_FIELDS if k in scalar]
+    if "ols_train_mse" not in fields:  # not a regression run (e.g. bandit environments): show what there is
+        fields += [k for k in scalar if k not in DATASET_FIELDS]
+    rows = [[ident, *[fmt(info.get(k, ""), 4) for k in fields]] for ident, info in entries.items()]
+    note = ("OLS floor: train MSE of the non-private least-squares fit, the lowest any method can reach."
+            if "ols_train_mse" in fields else "")
     if run.skipped:
         note += " Skipped: " + "; ".join(f"**{ident}** ({reason})" for ident, reason in run.skipped.items()) + "."
-    return Table(["dataset", "n", "d", "δ", "trials", "OLS floor (train MSE)", "‖Y‖²/n (θ = 0)"], rows, note=note)
+    return Table(["dataset", *[DATASET_FIELDS.get(k, k) for k in fields]], rows, note=note.strip())
 
 
 def private_labels(trials: pd.DataFrame) -> set[str]:
@@ -235,43 +244,78 @@ def private_labels(trials: pd.DataFrame) -> set[str]:
     return set(trials.loc[trials["privacy_model"].astype(str) != "none", "label"].astype(str))
 
 
+def three_digits(value: float) -> str:
+    """Three significant digits, trailing zeros kept: 0.120, 1.00, 114, 1.38e+03."""
+    return f"{value:#.3g}".rstrip(".").replace(".e", "e")
+
+
+def _cell_text(centre: float, lo: float, hi: float, interval: str) -> str:
+    if interval == "normal":
+        return f"{three_digits(centre)} ± {fmt((hi - lo) / 2, 2)}"
+    if interval == "bootstrap" and np.isfinite(lo):
+        return f"{three_digits(centre)} [{three_digits(lo)}, {three_digits(hi)}]"
+    return three_digits(centre)
+
+
+def points_table(
+    points: pd.DataFrame, curves: Sequence[str], candidates: set[str], metric: str, x: str = "epsilon",
+    stat: str = "mean", interval: str = "normal", floor: float | None = None, max_columns: int = 10,
+) -> Table:
+    """Rows = curves, columns = x values (at most ``max_columns``, evenly spread), cells "centre ± half-width"
+    (normal) or "centre [lo, hi]" (bootstrap); the best ``candidates`` value per column is marked."""
+    from dpbench.plot import axis_name
+
+    xs = sorted(points[x].unique())
+    shown = xs if len(xs) <= max_columns else [xs[round(i)] for i in np.linspace(0, len(xs) - 1, max_columns)]
+    cells = {(row.curve, row.x): row for row in points.rename(columns={x: "x"}).itertuples(index=False)}
+    best: dict[Any, str] = {}
+    for value in shown:
+        column = [(cells[(c, value)].centre, c) for c in curves if (c, value) in cells and c in candidates]
+        column = [(m, c) for m, c in column if np.isfinite(m)]
+        if column:
+            best[value] = (min(column) if lower_is_better(metric) else max(column))[1]
+    rows = []
+    for curve in curves:
+        row: list[Any] = [curve]
+        for value in shown:
+            point = cells.get((curve, value))
+            text = "" if point is None else _cell_text(point.centre, point.lo, point.hi, interval)
+            row.append((text, best.get(value) == curve))
+        rows.append(row)
+    if floor is not None:
+        rows.append(["OLS floor (non-private)", *[fmt(floor, 4)] * len(shown)])
+    counts = sorted({int(c) for c in points["count"]})
+    counted = ", ".join(map(str, counts)) if len(counts) <= 4 else f"{counts[0]}–{counts[-1]}"
+    band = {"normal": "± 1.96·se" if stat == "median" else "± 1.96·std/√R", "bootstrap": "[95% bootstrap CI]",
+            "none": ""}[interval]
+    name = axis_name(x).split(" (")[0]
+    note = (f"{stat} {band} over R = {counted} trials; **bold**: best private method per {name} "
+            f"({'lowest' if lower_is_better(metric) else 'highest'} {stat}; a method whose band overlaps the best "
+            "one's is not clearly worse).")
+    if len(shown) < len(xs):
+        note += f" {len(shown)} of {len(xs)} {name} values shown."
+    return Table(["method", *[f"{name} = {fmt(v)}" for v in shown]], rows, note=note)
+
+
 def results_table(
     agg: pd.DataFrame, labels: Sequence[str], candidates: set[str], metric: str, floor: float | None = None
 ) -> Table:
-    """Rows = curve labels, columns = ε, cells "mean ± ci95"; the best private mean per column is marked."""
-    epsilons = sorted(agg["epsilon"].unique())
-    cells = {(row.label, row.epsilon): row for row in agg.itertuples(index=False)}
-    best: dict[float, str] = {}
-    for eps in epsilons:
-        column = [(cells[(lab, eps)].mean, lab) for lab in labels if (lab, eps) in cells and lab in candidates]
-        column = [(m, lab) for m, lab in column if np.isfinite(m)]
-        if column:
-            best[eps] = (min(column) if lower_is_better(metric) else max(column))[1]
-    rows = []
-    for lab in labels:
-        row: list[Any] = [lab]
-        for eps in epsilons:
-            point = cells.get((lab, eps))
-            text = "" if point is None else f"{point.mean:#.3g} ± {fmt(point.ci95, 2)}"
-            row.append((text, best.get(eps) == lab))
-        rows.append(row)
-    if floor is not None:
-        rows.append(["OLS floor (non-private)", *[fmt(floor, 4)] * len(epsilons)])
-    counts = sorted({int(c) for c in agg["count"]})
-    note = (
-        f"mean ± 1.96·std/√R over R = {', '.join(map(str, counts))} trials; **bold**: best private method per ε "
-        f"({'lowest' if lower_is_better(metric) else 'highest'} mean; a method whose band overlaps the best one's "
-        "is not clearly worse)."
-    )
-    return Table(["method", *[f"ε = {fmt(e)}" for e in epsilons]], rows, note=note)
+    """:func:`points_table` of an :func:`dpbench.results.aggregate` table (label, epsilon, mean, ci95, count)."""
+    points = agg.rename(columns={"label": "curve", "mean": "centre"}).assign(
+        lo=agg["mean"] - agg["ci95"], hi=agg["mean"] + agg["ci95"])
+    return points_table(points, labels, candidates, metric, floor=floor)
 
 
 def timing_table(run: Run, labels: Sequence[str]) -> Table | None:
-    """Mean milliseconds per fit, per method (rows) and dataset (columns), and total fit seconds per method."""
+    """Mean milliseconds per fit, per method (rows) and dataset (columns), and total fit seconds per method.
+
+    A trial with several rows (e.g. a bandit run's regret checkpoints) counts once."""
     trials = run.trials
     if "seconds" not in trials:
         return None
     key = dataset_key(trials)
+    ident = [c for c in trials.columns if c in (key, "label", "epsilon", "trial") or c.startswith(("data.", "hp."))]
+    trials = trials.drop_duplicates(ident)
     datasets = list(pd.unique(trials[key]))
     per = trials.groupby(["label", key])["seconds"].mean()
     total = trials.groupby("label")["seconds"].agg(["sum", "count"])
@@ -289,29 +333,81 @@ def timing_table(run: Run, labels: Sequence[str]) -> Table | None:
     return Table(["method", *[f"{ds} (ms/fit)" for ds in datasets], "total fit s", "fits"], rows, note=note)
 
 
-def report_metrics(run: Run, metrics: Sequence[str] | None) -> list[str]:
-    """The metrics to report: the given ones, else the config's plot metrics, else train_mse."""
-    if metrics:
-        return list(metrics)
-    plot = run.config.get("plot") or {}
-    chosen = plot.get("metrics") or [plot.get("metric") or "train_mse"]
-    return [str(m) for m in chosen]
-
-
-def _plot_options(run: Run) -> dict[str, Any]:
-    options = dict(run.config.get("plot") or {})
-    for key in ("metric", "metrics"):
-        options.pop(key, None)
-    return options
-
-
 def config_text(run: Run) -> str:
     shown = {k: v for k, v in run.config.items() if k not in HIDDEN_CONFIG_KEYS}
     return yaml.safe_dump(shown, sort_keys=False, allow_unicode=True) if shown else "(no config.yaml)\n"
 
 
-def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None) -> Report:
-    """Assemble the report of one run folder; figures are written to ``<run>/report_files/``."""
+def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, heading: str) -> list[Any]:
+    """One figure preset: the figure, then per panel its table (and, along ε, its own figure), then its slopes."""
+    from dpbench.plot import cell_mask, render, save
+
+    drawing = render(run, **options)
+    o = drawing.options
+    png = next(p for p in save(drawing, run.path, stem) if p.suffix == ".png")
+    blocks: list[Any] = [Heading(heading), Image(png, f"{o['metric']} vs {o['x']}")]
+    points, panel, row = drawing.points, drawing.panel, drawing.row
+    grid = [c for c in (row, panel) if c]
+    cells = points.loc[~points["baseline"], grid].drop_duplicates().itertuples(index=False, name=None)
+    for cell in cells:
+        name = " · ".join(str(v) for v in cell)
+        part = points[cell_mask(points, panel, cell[-1], row, cell[0] if row else None)]
+        blocks.append(Heading(name, level=3))
+        if o["x"] == "epsilon" and not row:  # a figure of its own only along ε (other x axes span panels)
+            one = render(run, **{**options, "where": {**(o["where"] or {}), panel: [cell[-1]]}, "title": "",
+                                 "caption": "", "ncols": 1})
+            path = files / f"{slug(name)}_{stem}.png"
+            save_figure(one.figure, path, dpi=120)
+            blocks.append(Image(path, f"{o['metric']} vs ε on {name}"))
+        floor = None
+        if o["metric"] == "train_mse" and panel in ("dataset", "dataset_id"):
+            try:
+                floor = run.dataset_info(str(cell[-1])).get("ols_train_mse")
+            except KeyError:
+                floor = None
+        curves = [c for c in dict.fromkeys(points["curve"]) if c in set(part["curve"])]
+        candidates = set(part.loc[part["private"].astype(bool), "curve"])
+        blocks.append(points_table(part, curves, candidates, o["metric"], o["x"], o["stat"], o["interval"], floor))
+    if len(drawing.slopes):
+        from dpbench.plot import axis_name, value_text
+
+        rows = [[*(str(r[c]) for c in grid), r["curve"], f"{r['slope']:+.3f}", f"[{r['lo']:+.3f}, {r['hi']:+.3f}]",
+                 fmt(r["points"]), f"{value_text(r['x_min'])}–{value_text(r['x_max'])}"]
+                for r in drawing.slopes.to_dict("records")]
+        blocks += [Heading("Fitted log–log slopes", level=3),
+                   Table([*grid, "curve", "slope b", "95% CI", "points", f"{axis_name(o['x'])} range"], rows,
+                         note=f"log({o['stat']}) = a + b·log({o['x']}) by least squares; the CI covers the noise of "
+                              "the points, not a misfit of the power law.")]
+    return blocks
+
+
+def analysis_blocks(run: Run) -> list[Any]:
+    """Run the analyses the config names (``analyses:``): their printed text and the PNGs they wrote."""
+    from dpbench import registry
+
+    blocks: list[Any] = []
+    for entry in run.config.get("analyses") or []:
+        name, options = entry["name"], dict(entry.get("options") or {})
+        lines: list[str] = []
+        blocks.append(Heading(f"Analysis: {name}"))
+        try:
+            info = registry.get_analysis(name)
+            written = info.run([run.path], options, lines.append) or []
+        except (ValueError, KeyError, FileNotFoundError) as err:
+            blocks.append(Paragraph(f"**failed**: {err.args[0] if err.args else err}"))
+            continue
+        blocks.append(Paragraph(info.summary))
+        if lines:
+            blocks.append(Code("\n".join(lines)))
+        blocks += [Image(Path(p), f"{name}: {Path(p).name}") for p in written if Path(p).suffix == ".png"]
+    return blocks
+
+
+def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, analyses: bool = True) -> Report:
+    """Assemble the report of one run folder (any experiment kind): the config's figure presets (or ``metrics``,
+    one figure each, from its ``plot:`` block) with their tables, the analyses it names, fit times, environment."""
+    from dpbench.plot import presets
+
     run = load_run(run_dir)
     files = run.path / REPORT_DIR
     files.mkdir(exist_ok=True)
@@ -321,49 +417,29 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None) -> R
         blocks.append(Paragraph(f"**{run.title}**"))
     if run.caption:
         blocks.append(Paragraph(run.caption))
-    trials = run.trials
-    key = dataset_key(trials)
-    labels = run.label_order()
-    candidates = private_labels(trials)
-    options = _plot_options(run)
-    x = options.get("x", "epsilon")
-
     blocks += [Heading("Datasets"), datasets_table(run)]
-    for metric in report_metrics(run, metrics):
-        blocks.append(Heading(f"Metric: {metric}"))
-        for path in plot_run(run.path, metric=metric, **options):
-            if path.suffix == ".png":
-                blocks.append(Image(path, f"{metric} for every dataset"))
-        if "epsilon" not in trials:
-            continue
-        agg = aggregate(run, metric, x="epsilon", by=(key, "label"))
-        for ident in pd.unique(trials[key]):
-            part = Run(run.path, trials[trials[key] == ident], run.datasets, {}, run.config, run.meta)
-            info = run.datasets.get(ident, {})
-            title = str(info.get("label") or ident)
-            blocks.append(Heading(f"{ident}", level=3))
-            if x == "epsilon":  # a per-dataset figure only makes sense along ε (other x axes span datasets)
-                figure = build_figure(part, metric=metric, **{**options, "title": "", "caption": "", "ncols": 1})
-                png = files / f"{slug(str(ident))}_{figure_stem(metric)}.png"
-                figure.savefig(png, dpi=120)
-                blocks.append(Image(png, f"{metric} vs ε on {title}"))
-            sub = agg[agg[key] == ident].drop(columns=key)
-            floor = info.get("ols_train_mse") if metric == "train_mse" else None
-            blocks.append(results_table(sub, [lab for lab in labels if lab in set(sub["label"])], candidates,
-                                        metric, floor))
-    timing = timing_table(run, labels)
+    figures = [f for m in metrics for f in presets(run, {"metric": m})] if metrics else presets(run)
+    named = bool(run.config.get("plots")) and not metrics
+    for stem, options in figures:
+        heading = f"Figure {stem.removeprefix('figure_')}: {options['metric']}" if named else \
+            f"Metric: {options['metric']}"
+        blocks += figure_blocks(run, stem, options, files, heading)
+    if analyses:
+        blocks += analysis_blocks(run)
+    timing = timing_table(run, run.label_order())
     if timing is not None:
         blocks += [Heading("Fit time per mechanism"), timing]
     blocks += [Heading("Environment"), environment_table(run), Heading("Config"), Code(config_text(run), "yaml")]
     return report
 
 
-def write_report(run_dir: str | Path, metrics: Sequence[str] | None = None, html_page: bool = True) -> list[Path]:
+def write_report(run_dir: str | Path, metrics: Sequence[str] | None = None, html_page: bool = True,
+                 analyses: bool = True) -> list[Path]:
     """Write ``report.md`` (and ``report.html``) into the run folder; return the written paths."""
-    report = build_report(run_dir, metrics)
+    report = build_report(run_dir, metrics, analyses)
     written = [report.path / "report.md"]
-    written[0].write_text(to_markdown(report, report.path))
+    write_atomic(written[0], to_markdown(report, report.path))
     if html_page:
         written.append(report.path / "report.html")
-        written[1].write_text(to_html(report))
+        write_atomic(written[1], to_html(report))
     return written

@@ -382,3 +382,135 @@ def fitted_slope(
         rows.append({**dict(zip(by, key, strict=True)), "slope": float(slope), "intercept": float(intercept),
                      "points": int(keep.sum())})
     return pd.DataFrame(rows, columns=[*by, "slope", "intercept", "points"])
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# figure statistics: mean or median with a normal or a seeded bootstrap 95% interval; log–log slope fits
+
+STATS = ("mean", "median")
+INTERVALS = ("normal", "bootstrap", "none")
+#: √(π/2): asymptotic sd of the sample median over that of the mean, for normal data
+MEDIAN_SE_FACTOR = math.sqrt(math.pi / 2)
+
+
+def group_seed(seed: int, key: Any) -> np.random.SeedSequence:
+    """Seed of one group's bootstrap: the plot seed and a stable hash of the group key (so adding a curve never
+    changes another curve's band)."""
+    import zlib
+
+    return np.random.SeedSequence([int(seed), zlib.crc32(repr(key).encode())])
+
+
+def _stat(values: np.ndarray, stat: str, axis: int | None = None) -> Any:
+    return np.median(values, axis=axis) if stat == "median" else np.mean(values, axis=axis)
+
+
+def bootstrap_stats(values: np.ndarray, stat: str, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """``resamples`` values of ``stat`` on resamples (with replacement, same size) of ``values``."""
+    index = rng.integers(0, values.size, size=(resamples, values.size))
+    return _stat(values[index], stat, axis=1)
+
+
+def summarise(
+    frame: pd.DataFrame,
+    value: str,
+    keys: Sequence[str],
+    stat: str = "mean",
+    interval: str = "normal",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One row per group of ``keys``: ``centre`` (mean or median of ``value``), its 95% interval ``lo``/``hi``,
+    ``se`` and ``count`` (non-NaN values); groups keep their order of first appearance.
+
+    * ``interval="normal"``: centre ± 1.96·se, se = sd/√R for the mean and √(π/2)·sd/√R for the median (its
+      asymptotic standard error for normal data); sd with ddof = 0, as in the IHM paper's code.
+    * ``interval="bootstrap"``: the 2.5% and 97.5% percentiles of ``resamples`` bootstrap values of the statistic,
+      drawn from :func:`group_seed` (``seed``, group key) — deterministic. The bootstrap values are kept in the
+      ``boot`` column (arrays) for :func:`fit_slopes`.
+    * ``interval="none"``: lo = hi = centre.
+    """
+    if stat not in STATS:
+        raise ValueError(f"stat must be one of {', '.join(STATS)}, got {stat!r}")
+    if interval not in INTERVALS:
+        raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, got {interval!r}")
+    keys = list(keys)
+    rows = []
+    clean = frame[np.isfinite(frame[value].to_numpy(dtype=float))]
+    for key, group in clean.groupby(keys, sort=False, dropna=False):
+        values = group[value].to_numpy(dtype=float)
+        key = key if isinstance(key, tuple) else (key,)
+        centre = float(_stat(values, stat))
+        sd = float(np.std(values))
+        se = sd / math.sqrt(values.size) * (MEDIAN_SE_FACTOR if stat == "median" else 1.0)
+        boot = None
+        if interval == "bootstrap" and values.size > 1:
+            boot = bootstrap_stats(values, stat, np.random.default_rng(group_seed(seed, key)), resamples)
+            lo, hi = (float(q) for q in np.percentile(boot, [2.5, 97.5]))
+        elif interval == "normal":
+            lo, hi = centre - Z95 * se, centre + Z95 * se
+        else:
+            lo = hi = centre
+        rows.append({**dict(zip(keys, key, strict=True)), "centre": centre, "lo": lo, "hi": hi, "se": se,
+                     "count": int(values.size), "boot": boot})
+    columns = [*keys, "centre", "lo", "hi", "se", "count", "boot"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def loglog_weights(xs: np.ndarray) -> np.ndarray:
+    """w with slope = Σ w_j log y_j for the least-squares line of log y on log x: w_j = (u_j − ū)/Σ(u − ū)²."""
+    u = np.log(xs)
+    centred = u - u.mean()
+    return centred / float(centred @ centred)
+
+
+def fit_slopes(
+    points: pd.DataFrame,
+    x: str,
+    by: Sequence[str],
+    xmin: float | None = None,
+    xmax: float | None = None,
+) -> pd.DataFrame:
+    """Least-squares slope b of log(centre) = a + b·log(x) per curve (``by``), with a 95% CI.
+
+    ``points`` is a :func:`summarise` table. Points with x or centre ≤ 0, or outside [xmin, xmax], are left out.
+    The CI covers the noise of the points (not a misfit of the power law): with bootstrap intervals, the 2.5/97.5%
+    percentiles of the slopes refitted on the bootstrap values (resamples with a non-positive value dropped); with
+    normal ones, b ± 1.96·√(Σ w_j² (se_j / centre_j)²) (delta method, independent points). Columns: ``by``...,
+    ``slope``, ``lo``, ``hi``, ``intercept``, ``points``, ``x_min``, ``x_max``.
+    """
+    by = list(by)
+    rows = []
+    groups = points.groupby(by, sort=False, dropna=False) if by else [((), points)]
+    for key, curve in groups:
+        xs, ys = curve[x].to_numpy(dtype=float), curve["centre"].to_numpy(dtype=float)
+        keep = np.isfinite(xs) & np.isfinite(ys) & (xs > 0) & (ys > 0)
+        if xmin is not None:
+            keep &= xs >= xmin
+        if xmax is not None:
+            keep &= xs <= xmax
+        key = key if isinstance(key, tuple) else (key,)
+        row = {**dict(zip(by, key, strict=True)), "slope": math.nan, "lo": math.nan, "hi": math.nan,
+               "intercept": math.nan, "points": int(keep.sum()), "x_min": math.nan, "x_max": math.nan}
+        if len(np.unique(xs[keep])) >= 2:
+            part = curve[keep]
+            xs, ys = xs[keep], ys[keep]
+            w = loglog_weights(xs)
+            slope = float(w @ np.log(ys))
+            row.update(slope=slope, intercept=float(np.mean(np.log(ys)) - slope * np.mean(np.log(xs))),
+                       x_min=float(xs.min()), x_max=float(xs.max()))
+            boots = list(part["boot"]) if "boot" in part else []
+            if (part["count"] < 2).any():
+                pass  # a point from one trial has no noise estimate: no interval
+            elif boots and all(b is not None for b in boots):
+                stack = np.vstack(boots)  # points × resamples
+                valid = (stack > 0).all(axis=0)
+                if valid.any():
+                    slopes = w @ np.log(stack[:, valid])
+                    row["lo"], row["hi"] = (float(q) for q in np.percentile(slopes, [2.5, 97.5]))
+            else:
+                rel = part["se"].to_numpy(dtype=float) / ys
+                half = Z95 * math.sqrt(float(w**2 @ rel**2))
+                row["lo"], row["hi"] = slope - half, slope + half
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*by, "slope", "lo", "hi", "intercept", "points", "x_min", "x_max"])

@@ -1,6 +1,7 @@
 # Private contextual bandits (specs 001 §7.3 F6–F8, 000 §7.8 E6): proposed synthetic demonstrations, regret vs T.
-# Each target: one `dpbench run` (anytime curves from one run per trial at T_max), the generic regret-vs-T plot,
-# and `dpbench bandit-report` (regret slopes + privacy gap vs 1/ε). Figures are copied to docs/figures/.
+# Each target: one `dpbench run` (anytime curves from one run per trial at T_max), `dpbench plot` (the config's
+# presets: regret vs T, and the regret grid with its log–log slopes) and `dpbench report` (report.md/.html, running
+# the bandit_gap analysis — privacy gap vs 1/ε — where the config names it). Figures are copied to docs/figures/.
 BANDIT_FIGS = docs/figures
 
 .PHONY: reproduce-bandits reproduce-bandit-calibration reproduce-bandit-jdp reproduce-bandit-ldp reproduce-bandit-glm \
@@ -14,39 +15,39 @@ reproduce-bandit-calibration:
 
 define BANDIT_RUN
 	$(DPBENCH) run configs/bandits/$(1).yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/$(1) --x T --metric regret $(2)
-	$(DPBENCH) bandit-report results/$(1)
+	$(DPBENCH) plot results/$(1)
+	$(DPBENCH) report results/$(1)
 	mkdir -p $(BANDIT_FIGS)
 	cp results/$(1)/figure_regret_grid.png $(BANDIT_FIGS)/$(1).png
-	$(if $(3),cp results/$(1)/figure_privacy_gap.png $(BANDIT_FIGS)/$(1)_gap.png)
+	$(if $(2),cp results/$(1)/figure_privacy_gap.png $(BANDIT_FIGS)/$(1)_gap.png)
 endef
 
 reproduce-bandit-jdp:
-	$(call BANDIT_RUN,bandit_jdp,--logy,gap)
+	$(call BANDIT_RUN,bandit_jdp,gap)
 
 reproduce-bandit-ldp:
-	$(call BANDIT_RUN,bandit_ldp,--logy)
+	$(call BANDIT_RUN,bandit_ldp)
 
 reproduce-bandit-dimfree:
-	$(call BANDIT_RUN,bandit_dimfree,--logy)
+	$(call BANDIT_RUN,bandit_dimfree)
 	cp results/bandit_dimfree/figure_regret_vs_T.png $(BANDIT_FIGS)/bandit_dimfree.png  # curves by d overlap
 
 reproduce-bandit-gap:
-	$(call BANDIT_RUN,bandit_gap,--lineary,gap)
+	$(call BANDIT_RUN,bandit_gap,gap)
 	cp results/bandit_gap/figure_regret_vs_T.png $(BANDIT_FIGS)/bandit_gap.png  # Reg vs log T (Thm 6.3)
 
 reproduce-bandit-glm:
-	$(call BANDIT_RUN,bandit_glm,--logy)
+	$(call BANDIT_RUN,bandit_glm)
 
 reproduce-bandits: reproduce-bandit-glm
 
 reproduce-bandit-jdp-dims:
-	$(call BANDIT_RUN,bandit_jdp_dims,--logy)
+	$(call BANDIT_RUN,bandit_jdp_dims)
 
 reproduce-bandits: reproduce-bandit-jdp-dims
 
 reproduce-bandit-jdp-long:
-	$(call BANDIT_RUN,bandit_jdp_long,--logy,gap)
+	$(call BANDIT_RUN,bandit_jdp_long,gap)
 
 reproduce-bandits: reproduce-bandit-jdp-long
 
@@ -59,13 +60,14 @@ reproduce-bandit-controls:
 	$(DPBENCH) run configs/bandits/bandit_ctrl_f8.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) analyze bandit-f8 results/bandit_ctrl_f8
 	$(DPBENCH) run configs/bandits/bandit_ctrl_ratios.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) analyze bandit-ratios results/bandit_ctrl_ratios
-	$(DPBENCH) bandit-report results/bandit_ctrl_ratios
+	$(DPBENCH) plot results/bandit_ctrl_ratios
+	$(DPBENCH) report results/bandit_ctrl_ratios     # runs bandit_gap and bandit-ratios
 	$(DPBENCH) run configs/bandits/bandit_ctrl_twoscale.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) bandit-report results/bandit_ctrl_twoscale
-	$(DPBENCH) analyze bandit-ratios results/bandit_ctrl_twoscale
+	$(DPBENCH) plot results/bandit_ctrl_twoscale
+	$(DPBENCH) report results/bandit_ctrl_twoscale
 	$(DPBENCH) run configs/bandits/bandit_ctrl_ldp_agm.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) bandit-report results/bandit_ctrl_ldp_agm
+	$(DPBENCH) plot results/bandit_ctrl_ldp_agm
+	$(DPBENCH) report results/bandit_ctrl_ldp_agm
 	$(DPBENCH) analyze bandit-coverage -o out=results/bandit_ctrl_coverage/coverage
 	mkdir -p $(BANDIT_FIGS)
 	cp results/bandit_ctrl_dimfree/dimfree_control.png $(BANDIT_FIGS)/bandit_ctrl_dimfree.png

@@ -1,6 +1,8 @@
 # DP-FTRL (spec 002): proposed synthetic demonstrations E1–E4 and the exploratory real-data E5 (the paper has no
-# experiments). `make reproduce-ftrl` runs everything (≈ 1 h on 2 idle cores, longer on a shared machine), prints the fitted slopes / tables and
-# copies the figures to docs/figures/ftrl_*.png. Single-threaded BLAS per worker (oversubscription is much slower).
+# experiments). `make reproduce-ftrl` runs everything (≈ 1 h on 2 idle cores, longer on a shared machine); `dpbench
+# plot` draws each config's preset (E1: with its log–log slopes), `dpbench report` runs the analyses the config names
+# (ftrl_rates: slopes vs the §4.3 exponents; ftrl_diagnostics: mean ± CI with η, clip%, τ); figures are copied to
+# docs/figures/ftrl_*.png. Single-threaded BLAS per worker (oversubscription is much slower).
 FTRL_E1 := r2 r3 r5 exp
 FTRL_E3 := e3_eps e3_eps_r2 e3_eps_r5
 FTRL_E4 := e4a_clipping e4b_calibration e4c_lam e4d_public_m e4e_clipC e4f_eta
@@ -14,7 +16,7 @@ reproduce-ftrl: reproduce-ftrl-e3 reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-
 $(addprefix ftrl-e1-,$(FTRL_E1)): ftrl-e1-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e1_$*.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) plot results/ftrl_e1_$*
-	$(DPBENCH) ftrl-report results/ftrl_e1_$* --nmin 4096
+	$(DPBENCH) report results/ftrl_e1_$*
 	mkdir -p docs/figures && cp results/ftrl_e1_$*/figure_excess_pop_paper_vs_data_n.png docs/figures/ftrl_e1_$*.png
 
 reproduce-ftrl-e1: $(addprefix ftrl-e1-,$(FTRL_E1))
@@ -22,13 +24,13 @@ reproduce-ftrl-e1: $(addprefix ftrl-e1-,$(FTRL_E1))
 reproduce-ftrl-e2:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e2_dim.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) plot results/ftrl_e2_dim
-	$(DPBENCH) ftrl-report results/ftrl_e2_dim --x data.d
+	$(DPBENCH) report results/ftrl_e2_dim
 	mkdir -p docs/figures && cp results/ftrl_e2_dim/figure_excess_pop_paper_vs_data_d.png docs/figures/ftrl_e2_dim.png
 
 $(addprefix ftrl-,$(FTRL_E3)): ftrl-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_$*.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) plot results/ftrl_$*
-	$(DPBENCH) ftrl-report results/ftrl_$*
+	$(DPBENCH) report results/ftrl_$*
 	mkdir -p docs/figures && cp results/ftrl_$*/figure_excess_pop_paper.png docs/figures/ftrl_$*.png
 
 reproduce-ftrl-e3: $(addprefix ftrl-,$(FTRL_E3))
@@ -36,16 +38,15 @@ reproduce-ftrl-e3: $(addprefix ftrl-,$(FTRL_E3))
 $(addprefix ftrl-,$(FTRL_E4)): ftrl-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_$*.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) plot results/ftrl_$*
-	$(DPBENCH) ftrl-report results/ftrl_$*
+	$(DPBENCH) report results/ftrl_$*
 	mkdir -p docs/figures && cp results/ftrl_$*/figure_excess_pop_paper*.png docs/figures/ftrl_$*.png
 
 reproduce-ftrl-e4: $(addprefix ftrl-,$(FTRL_E4))
 
 reproduce-ftrl-e5:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e5_real.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/ftrl_e5_real
-	$(DPBENCH) plot results/ftrl_e5_real --metric train_mse
-	$(DPBENCH) ftrl-report results/ftrl_e5_real --metric test_mse
+	$(DPBENCH) plot results/ftrl_e5_real   # figure_test_mse and figure_train_mse (the config's plots:)
+	$(DPBENCH) report results/ftrl_e5_real
 	mkdir -p docs/figures && cp results/ftrl_e5_real/figure_test_mse.png docs/figures/ftrl_e5_real.png
 
 test-ftrl:

@@ -5,8 +5,7 @@ IHM_FIGURES := 2 3 4 5 6 7
 
 $(addprefix reproduce-figure,$(IHM_FIGURES)): reproduce-figure%:
 	$(DPBENCH) run configs/ihm/ihm_figure$*.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/ihm_figure$*
-	$(DPBENCH) plot results/ihm_figure$* --metric excess --logy
+	$(DPBENCH) plot results/ihm_figure$*   # figure_train_mse and figure_excess (the config's plots:)
 
 reproduce-ihm-paper: reproduce-figure1 $(addprefix reproduce-figure,$(IHM_FIGURES)) table2
 
@@ -14,4 +13,4 @@ table2:
 	$(DPBENCH) analyze table2
 
 bench-ihm:
-	$(PYTHON) scripts/bench.py
+	$(DPBENCH) bench --suite --output results/bench_ihm.csv

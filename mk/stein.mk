@@ -3,14 +3,15 @@
 # cores): error-vs-n figures use n ∈ {1, 4, 7}·10⁵, p ∈ {10, 20, 40}, ε ∈ {4, 10, 20}; every point is 2 independent
 # data draws × 3 noise trials. Even figures are split in (a) error vs p and (b,c) error vs public m; Figs 15/16 run
 # one config per dataset (ε ranges differ); Figs 17/18 one config per panel (mechanisms differ).
-# `make reproduce-stein` runs everything; `make reproduce-stein-fig01` etc. one figure. PNGs land in results/<name>/.
+# `make reproduce-stein` runs everything; `make reproduce-stein_fig01` etc. one figure. `dpbench plot` draws each
+# config's preset (medians with bootstrap CIs; Fig 17 with log–log slopes); PNGs land in results/<name>/.
 STEIN_RUNS := $(basename $(notdir $(wildcard configs/stein/stein_fig*.yaml)))
 
 .PHONY: reproduce-stein $(addprefix reproduce-,$(STEIN_RUNS)) test-stein
 
 $(addprefix reproduce-,$(STEIN_RUNS)): reproduce-%:
 	$(DPBENCH) run configs/stein/$*.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) stein-plot results/$* $(if $(findstring fig17,$*),--fit-slope,)
+	$(DPBENCH) plot results/$*
 
 reproduce-stein: $(addprefix reproduce-,$(STEIN_RUNS))
 
@@ -20,7 +21,7 @@ test-stein:
 .PHONY: reproduce-stein-table66
 reproduce-stein-table66:
 	$(DPBENCH) run configs/stein/stein_table66.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) stein-table results/stein_table66
+	$(DPBENCH) report results/stein_table66   # runs the stein_table66 analysis → table66.md
 
 reproduce-stein: reproduce-stein-table66
 
@@ -34,7 +35,7 @@ reproduce-stein-controls:
 	$(DPBENCH) analyze stein-ctrl results/stein_ctrl_pm1_p5 -o metric=stein_errinf
 	for c in $(STEIN_CTRL); do \
 		$(DPBENCH) run configs/stein/$$c.yaml --n-jobs $(N_JOBS) --no-progress || exit 1; \
-		$(DPBENCH) stein-plot results/$$c --fit-slope || exit 1; \
+		$(DPBENCH) plot results/$$c || exit 1; \
 	done
 	$(DPBENCH) analyze stein-snr -o out=results/stein_ctrl_snr/snr
 	mkdir -p docs/figures && cp results/stein_ctrl_pm1_p5/stein_ctrl_stein_err2.png docs/figures/stein_ctrl_pm1_p5.png

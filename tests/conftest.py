@@ -7,6 +7,8 @@ import pytest
 
 matplotlib.use("Agg")
 os.environ.setdefault("PYTHONHASHSEED", "0")
+# a project module that fails to import is an error in the tests, never a silently shrunken registry
+os.environ["DPBENCH_STRICT_DISCOVERY"] = "1"
 
 
 @pytest.fixture

@@ -337,23 +337,43 @@ def test_bandit_run_and_resume(tmp_path):
     again = pd.read_csv(run_dir / "trials.csv")
     cols = ["label", "epsilon", "trial", "T", "regret"]
     pd.testing.assert_frame_equal(table[cols], again[cols])
-    from dpbench.bandits.commands import privacy_gaps, regret_slopes
+    from dpbench.bandits.analyses import privacy_gaps
 
     gaps = privacy_gaps(table, [300])
     assert set(gaps["epsilon"]) == {0.5} and gaps["trials"].eq(2).all()
-    assert len(regret_slopes(table)) == 3  # IWR at two ε + LinUCB
+    # the paired gap is the mean over trials of Reg(300, 0.5) − Reg(300, ∞) of the same trial
+    at = table[(table["T"] == 300) & (table["label"] == "IWR")].pivot(index="trial", columns="epsilon",
+                                                                      values="regret")
+    assert gaps["gap"].iloc[0] == pytest.approx((at[0.5] - at[math.inf]).mean())
 
 
-@pytest.mark.slow
-def test_bandit_report_figures(tmp_path):
-    from dpbench.bandits.commands import report
+def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_path):
+    """The regret grid (rows = environments, panels = algorithms, one curve per ε, LinUCB as a grey baseline in
+    every panel), its slope fit, and `dpbench report` running the bandit_gap analysis the config names."""
+    from typer.testing import CliRunner
+
+    from dpbench.cli import app
     from dpbench.engine import run
-    from dpbench.plot import build_figure
+    from dpbench.plot import render
 
-    run_dir = run(load_config(_config(tmp_path, name="rep")), n_jobs=1, progress=False, log=lambda m: None)
-    assert build_figure(run_dir, metric="regret", x="T", logy=True).axes
-    report(run_dir)
-    assert (run_dir / "figure_privacy_gap.png").exists() and (run_dir / "figure_regret_grid.png").exists()
+    grid = {"metric": "regret", "x": "T", "logy": True, "hue": "epsilon", "row": "dataset_id", "panel": "label",
+            "baseline": {"privacy_model": "none"}, "fit": True, "fit_min": 64}
+    cfg = load_config(_config(tmp_path, name="rep", plots={"regret_grid": grid}, analyses=["bandit_gap"]))
+    run_dir = run(cfg, n_jobs=1, progress=False, log=lambda m: None)
+    drawing = render(run_dir, **grid)
+    (ax,) = drawing.figure.axes[:1]
+    assert len(drawing.figure.axes) == 1  # one environment × one private algorithm
+    labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert labels[:3] == ["ε=0.5", "ε=∞", "linucb"]  # linucb: the label of an entry given by name
+    assert ax.get_lines()[2].get_linestyle() == "--"  # the non-private baseline
+    assert set(drawing.slopes["curve"]) == {"ε=0.5", "ε=∞"}  # baselines are not fitted
+    assert drawing.slopes["slope"].between(0, 1.2).all()
+    result = CliRunner().invoke(app, ["report", str(run_dir), "--no-html"])
+    assert result.exit_code == 0, result.output
+    markdown = (run_dir / "report.md").read_text()
+    assert "## Figure regret_grid: regret" in markdown and "## Analysis: bandit_gap" in markdown
+    assert (run_dir / "figure_regret_grid.png").exists() and (run_dir / "figure_privacy_gap.png").exists()
+    assert "figure_privacy_gap.png" in markdown
 
 
 @pytest.mark.slow

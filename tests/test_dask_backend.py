@@ -108,3 +108,17 @@ def test_unreachable_scheduler_is_a_config_error(small_config, monkeypatch):
         quiet_run({**small_config, "backend": "dask", "scheduler": "tcp://127.0.0.1:9"})
     with pytest.raises(ConfigError, match="scheduler file not found"):
         quiet_run({**small_config, "name": "nofile", "backend": "dask", "scheduler": "/nonexistent/s.json"})
+
+
+def test_a_bandit_config_runs_on_dask_with_the_same_csv(cluster, tmp_path):
+    """`--backend dask` applies to every experiment kind (a bandit config used to reject the key)."""
+    raw = {
+        "name": "bandit", "kind": "bandit", "output_dir": str(tmp_path / "loky"), "seed": 3, "trials": 2,
+        "T": 300, "epsilons": [0.5, ".inf"], "delta": 1e-5,
+        "environments": [{"env": "sphere", "label": "S", "options": {"d": 3, "n_arms": 4}}],
+        "algorithms": [{"algorithm": "elim_iwr_jdp", "label": "IWR"}, "linucb"],
+    }  # fmt: skip
+    timing = ["seconds", "cpu_seconds"]
+    loky = pd.read_csv(quiet_run(raw) / "trials.csv").drop(columns=timing)
+    on_dask = {**raw, "output_dir": str(tmp_path / "dask"), "backend": "dask", "scheduler": cluster.scheduler_address}
+    pd.testing.assert_frame_equal(pd.read_csv(quiet_run(on_dask) / "trials.csv").drop(columns=timing), loky)

@@ -135,12 +135,25 @@ def test_hyperparameters_are_estimator_parameters():
         ({"delta": 2.0}, "delta must lie in"),
         ({"x_bound": 0.0}, "x_bound must be a finite number > 0"),
         ({"y_bound": "big"}, "y_bound must be a finite number > 0 or None"),
+        ({"mechanism": None}, "mechanism must be a registered name"),
+        ({"T": 0}, "hyperparameter 'T' of mechanism 'ihm': must be an integer ≥ 1, got 0"),
+        ({"sketch": "gramm"}, "hyperparameter 'sketch' of mechanism 'ihm': must be one of 'gram', 'explicit'"),
+        ({"mechanism": "adassp", "y_bound": None}, "y_bound: mechanism 'adassp' relies on a label bound"),
+        ({"mechanism": "iwr_dp", "epsilon": 2.0}, r"calibrated for ε ∈ \(0, 1\] only, got 2"),
     ],
 )
 def test_bad_parameters_raise_value_error_naming_the_field(kwargs, message):
     X, y, _ = sphere_problem(n=100)
     with pytest.raises(ValueError, match=message):
-        DPLinearRegression(**kwargs).fit(X, y)
+        DPLinearRegression(**{"mechanism": "ihm", **kwargs}).fit(X, y)
+
+
+def test_bound_hyperparameters_follow_the_scaled_data():
+    """A mechanism whose contract holds its bounds in hyperparameters gets them at the scale the data were put to."""
+    X, y, _ = sphere_problem(n=400)
+    model = DPLinearRegression("adassp", epsilon=2.0, x_bound=3.0, y_bound=2.0, random_state=1).fit(3 * X, 2 * y)
+    direct = registry.get_mechanism("adassp").fit(X, y, 2.0, 1 / 400**2, np.random.default_rng(1))
+    np.testing.assert_allclose(model.coef_, direct.theta * 2.0 / 3.0)
 
 
 def test_underdetermined_problem_is_reported_in_sklearn_terms():

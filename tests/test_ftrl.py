@@ -19,18 +19,16 @@ from dpbench.mechanisms.gradient.dp_ftrl_core import (
     run_blocked,
     run_reference,
 )
+from dpbench.mechanisms.gradient.tree_noise import ReferenceTreeAggregator, TreeNoise, release_counts
 from dpbench.metrics import param_error_sigma
 from dpbench.papers.ftrl.generators import excess_pop_paper, load
 from dpbench.privacy.tree import (
-    ReferenceTreeAggregator,
-    TreeNoise,
     certified,
     dyadic_blocks,
     epsilon_tree,
     kbar,
     mu_gdp,
     popcount,
-    release_counts,
     tau_tree,
     v2,
 )
@@ -502,7 +500,7 @@ def test_uncapped_option1_divergence_is_reported_as_nan(small_problem):
 def test_report_exponents_and_slopes():
     import pandas as pd
 
-    from dpbench.papers.ftrl.commands import rate_exponent, slope_table
+    from dpbench.papers.ftrl.analyses import rate_exponent, slope_table
 
     # spec 002 §4.3 Table 1
     assert rate_exponent("nonprivate", "poly", 3.0) == pytest.approx(0.75)

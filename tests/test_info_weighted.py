@@ -27,17 +27,16 @@ from dpbench.mechanisms.info_weighted.matrix import (
     u_isotropic,
     w_isotropic,
 )
+from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_priv
 from dpbench.papers.info_weighted.generators import c_d, l1_functional
 from dpbench.privacy.agm import epsilon_agm
 from dpbench.privacy.info_weighted import (
     gaussian_std,
     l2ball_radius,
-    l2ball_sample,
     neighbour_factor,
     priv_std,
     release_stds,
     sigma_chen,
-    sym_priv,
 )
 
 P_BASIS = np.array([0.5, 0.2, 0.05, 0.01, 0.001])

@@ -22,13 +22,15 @@ from hypothesis import strategies as st
 
 from dpbench import audit, registry
 from dpbench.config import TOP_LEVEL_KEYS, ConfigError, parse_config
+from dpbench.privacy.validate import DELTA_MIN, EPSILON_RANGE
 
 registry.discover()
-SPEC004 = ["adassp", "linmix", "ihm", "dpgd"]
-#: mechanisms whose calibration relies on ‖x_i‖ ≤ 1 (no clipping of x) and, for some, |y_i| ≤ 1
-X_BOUNDED = ["adassp", "linmix", "ihm", "dpgd"]
-Y_BOUNDED = ["adassp", "linmix"]
-NEEDS_N_GE_D = ["linmix", "ihm"]
+#: every property is checked on the private mechanisms of spec 004; the lists below come from their contracts
+SPEC004 = sorted(n for n, m in registry.MECHANISMS.items() if m.spec.startswith("004") and m.private)
+#: mechanisms whose calibration relies on ‖x_i‖ ≤ bound (rows not clipped) and on |y_i| ≤ bound
+X_BOUNDED = [n for n in SPEC004 if registry.MECHANISMS[n].bounds.enforced(registry.MECHANISMS[n].resolve())[0]]
+Y_BOUNDED = [n for n in SPEC004 if registry.MECHANISMS[n].bounds.enforced(registry.MECHANISMS[n].resolve())[1]]
+NEEDS_N_GE_D = [n for n in SPEC004 if registry.MECHANISMS[n].bounds.n_ge_d]
 OTHER_PRIVATE = sorted(
     name for name, info in registry.MECHANISMS.items() if info.private and name not in SPEC004 and ":" not in name
 )
@@ -116,9 +118,11 @@ def test_config_nested_entry_fields_parse_or_raise_config_error(path, value):
 @PROPERTY
 @given(eps=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=4))
 def test_config_epsilons_rejected_iff_not_finite_positive(eps):
+    """Accepted iff every ε is finite, in the supported range [1e-10, 1e10], and no ε repeats."""
     raw = copy.deepcopy(BASE_CONFIG)
     raw["epsilons"] = eps
-    good = all(math.isfinite(e) and e > 0 for e in eps)
+    low, high = EPSILON_RANGE
+    good = all(math.isfinite(e) and low <= e <= high for e in eps) and len(set(eps)) == len(eps)
     if good:
         assert parse_config(raw).epsilons == tuple(eps)
     else:
@@ -131,7 +135,7 @@ def test_config_epsilons_rejected_iff_not_finite_positive(eps):
 def test_config_delta_rejected_iff_outside_unit_interval(delta):
     raw = copy.deepcopy(BASE_CONFIG)
     raw["delta"] = delta
-    if 0 < delta < 1:
+    if DELTA_MIN <= delta < 1:
         assert parse_config(raw).delta == pytest.approx(delta)
     else:
         with pytest.raises(ConfigError, match="delta"):
@@ -263,8 +267,8 @@ def test_bad_epsilon_is_named_by_every_private_mechanism(name, eps):
         call_with_inputs(name, eps=eps)
 
 
-#: pure ε-LDP mechanisms that ignore δ (and so accept any value); reported in docs/privacy.md
-IGNORE_DELTA = {"ldp_laplace_ssp_1d", "ldp_simple_1d"}
+#: pure ε-LDP mechanisms that ignore δ (and so accept any value; declared uses_delta=False); docs/privacy.md
+IGNORE_DELTA = {name for name, info in registry.MECHANISMS.items() if not info.uses_delta}
 
 
 @PROPERTY

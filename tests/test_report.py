@@ -14,7 +14,16 @@ from dpbench import __version__
 from dpbench.cli import app
 from dpbench.config import parse_config
 from dpbench.engine import run
-from dpbench.report import Paragraph, Report, Table, results_table, to_html, to_markdown, write_report
+from dpbench.report import (
+    Paragraph,
+    Report,
+    Table,
+    results_table,
+    three_digits,
+    to_html,
+    to_markdown,
+    write_report,
+)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +98,7 @@ def test_tables_match_the_trials_and_mark_the_best_private_method(run_dir, writt
                 values = cell.loc[cell.label == label, "train_mse"].to_numpy()
                 ci = 1.96 * values.std(ddof=0) / np.sqrt(len(values))
                 text = rows[label][j].strip("*")
-                assert text == f"{values.mean():#.3g} ± {ci:.2g}", (ident, eps, label)
+                assert text == f"{three_digits(values.mean())} ± {ci:.2g}", (ident, eps, label)
             best = means.drop("ols").idxmin()  # the non-private reference is never "best"
             marked = [label for label in ("AdaSSP", "IHM", "ols") if rows[label][j].startswith("**")]
             assert marked == [best], (ident, eps)
@@ -122,6 +131,11 @@ def test_higher_is_better_metrics_mark_the_maximum():
     loss = results_table(agg, ["a", "b"], {"a", "b"}, "train_mse")
     assert [[cell[1] for cell in row[1:]] for row in loss.rows] == [[True, False], [False, True]]
     assert "highest mean" in accuracy.note and "lowest mean" in loss.note
+
+
+def test_three_digits_keeps_trailing_zeros_but_no_bare_point():
+    assert [three_digits(v) for v in (0.12, 1.0, 114.2, 1384.0, 0.000123)] == ["0.120", "1.00", "114", "1.38e+03",
+                                                                                 "0.000123"]
 
 
 def test_rendering_escapes_table_pipes_and_html(tmp_path):

@@ -257,20 +257,22 @@ def test_simulated_users_and_shortcut_estimators_agree_in_distribution():
 
 
 def test_only_the_user_release_touches_private_data(monkeypatch):
-    """With simulate_users, the server sees only Σ releases + public rows: spy the randomizer, swap the data."""
+    """Per-user simulation: the server sees only Σ releases + public rows: spy the randomizer, swap the data."""
     ds = load_synth(np.random.default_rng(8), covariates="gauss_diag", n=300, p=4)
     seen = []
     fixed = (np.eye(4) * 300.0, np.full(4, 7.0) / 4)
 
-    def spy(x, y, rng, **kw):
-        seen.append(x.copy())
-        return fixed[0] / 300, fixed[1] / 300
+    def spy(X, y, rng, **kw):  # the batch randomizer: one release per row (user)
+        seen.extend(X.copy())
+        c = X.shape[0]
+        upper = (fixed[0] / 300)[np.triu_indices(4)]
+        return np.broadcast_to(upper, (c, upper.size)), np.broadcast_to(fixed[1] / 300, (c, 4))
 
-    monkeypatch.setattr(stein_core, "user_release", spy)
-    a = stein_fit(ds.X_train, ds.y_train, 5.0, 1e-4, np.random.default_rng(0), ds.X_public, simulate_users=True)
+    monkeypatch.setattr(stein_core, "user_releases", spy)
+    a = stein_fit(ds.X_train, ds.y_train, 5.0, 1e-4, np.random.default_rng(0), ds.X_public, simulation="per_user")
     assert len(seen) == 300 and np.allclose(np.array(seen), ds.X_train)
     other = np.random.default_rng(9).standard_normal(ds.X_train.shape)
-    b = stein_fit(other, -ds.y_train, 5.0, 1e-4, np.random.default_rng(0), ds.X_public, simulate_users=True)
+    b = stein_fit(other, -ds.y_train, 5.0, 1e-4, np.random.default_rng(0), ds.X_public, simulation="per_user")
     assert np.array_equal(a.theta, b.theta)  # nothing else about (X, y) reaches the output
 
 

@@ -27,9 +27,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dpbench.bandits.envs import ENVIRONMENTS, get_env
+from dpbench.bandits.envs import get_env
 from dpbench.bandits.simulator import get_algorithm
-from dpbench.config import ConfigError, _check_keys, _fail, _parse_component, _positive_int
+from dpbench.config import (
+    PRESENTATION_KEYS,
+    ConfigError,
+    _check_keys,
+    _fail,
+    _parse_component,
+    _positive_int,
+    parse_backend,
+    parse_presentation,
+)
 
 TOP_LEVEL_KEYS = {
     "name": "run name; results go to <output_dir>/<name>/",
@@ -47,12 +56,15 @@ TOP_LEVEL_KEYS = {
     "delta": "privacy δ in (0, 1), or '1/T' / '1/T^2'",
     "environments": "list of environment names or {env, label, options, grid}",
     "algorithms": "list of algorithm names or {algorithm, label, hyper, grid}",
-    "plot": "defaults for `dpbench plot` (metric, x, hue, panel, logy, logx)",
+    "plot": "the figure preset of `dpbench plot` (see dpbench.config.PLOT_KEYS)",
+    "plots": "several named figure presets {name: {metric, x, hue, ...}} (each merged over `plot:`)",
+    "analyses": "named analyses `dpbench report` runs: [name, {name: NAME, options: {key: value}}]",
     "notes": "free text kept with the run",
+    "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
+    "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
 ENV_KEYS = {"env", "label", "options", "grid"}
 ALGO_KEYS = {"algorithm", "label", "hyper", "grid"}
-PLOT_KEYS = {"metric", "metrics", "x", "hue", "panel", "logy", "logx", "refs", "ncols"}
 
 
 @dataclass(frozen=True)
@@ -103,7 +115,11 @@ class BanditConfig:
     title: str = ""
     caption: str = ""
     plot: dict[str, Any] = field(default_factory=dict)
+    plots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    analyses: list[dict[str, Any]] = field(default_factory=list)
     notes: str = ""
+    backend: str = "loky"
+    scheduler: str | None = None
     large_trials: int | None = None  # the CLI's --trials override touches it (regression field; unused here)
 
     @property
@@ -133,7 +149,9 @@ class BanditConfig:
 
     def fingerprint(self) -> dict[str, Any]:
         data = self.to_dict()
-        for volatile in ("n_jobs", "title", "caption", "plot", "notes", "output_dir", "trial_block"):
+        for volatile in ("n_jobs", "title", "caption", *PRESENTATION_KEYS, "notes", "output_dir", "trial_block"):
+            data.pop(volatile)
+        for volatile in ("backend", "scheduler"):  # where trials run never changes their results
             data.pop(volatile)
         return json.loads(json.dumps(data, default=str))
 
@@ -226,12 +244,6 @@ def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> Ban
     n_jobs = raw.get("n_jobs", 1)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
         raise _fail("n_jobs", f"must be a positive integer or -1 (all cores), got {n_jobs!r}")
-    plot = raw.get("plot") or {}
-    if not isinstance(plot, dict):
-        raise _fail("plot", f"must be a mapping, got {plot!r}")
-    _check_keys(plot, PLOT_KEYS, "plot")
-    if not ENVIRONMENTS:
-        import dpbench.bandits.envs  # noqa: F401  (registers the environments)
     return BanditConfig(
         name=name,
         environments=_parse_list(raw, "environments", parse_env),
@@ -247,6 +259,7 @@ def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> Ban
         output_dir=str(raw.get("output_dir", "results")),
         title=str(raw.get("title", "")),
         caption=str(raw.get("caption", "")),
-        plot=dict(plot),
+        **parse_presentation(raw),
         notes=str(raw.get("notes", "")),
+        **parse_backend(raw.get("backend", "loky"), raw.get("scheduler")),
     )

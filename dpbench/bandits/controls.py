@@ -25,6 +25,7 @@ from dpbench.bandits.envs import BanditEnv, powerlaw
 from dpbench.bandits.oracles import dimfree_jdp_fit, dimfree_ldp_fit, sigma_scale
 from dpbench.bandits.simulator import DataLedger, EpochData, register_algorithm
 from dpbench.bandits.squarecb import SquareCBPolicy, _checked, rate_jdp, rate_ldp
+from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.data._base import Dataset, Population
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.registry import register_dataset, register_mechanism
@@ -59,8 +60,8 @@ def squarecb_perfect_oracle(env: BanditEnv, T: int, epsilon: float, delta: float
 
 
 @register_dataset("bandit_powerlaw", summary="G-PowerLaw(d) regression data: φ_i = z_i√λ_i, λ_i ∝ i^(−2) (001 §7.1)",
-                  kind="synthetic", spec="001 §7.1")
-def load_powerlaw(rng: np.random.Generator, *, n: int = 16384, d: int = 100, replicate: int = 0) -> Dataset:
+                  kind="synthetic", spec="001 §7.1", shape=lambda n, d, **_: (n, d))
+def load_powerlaw(rng: np.random.Generator, *, n: int = 16384, d: int = 100) -> Dataset:
     """n i.i.d. rows of the G-PowerLaw environment with one arm; Rademacher labels; exact Σ = diag(λ), θ*."""
     if n < 1 or d < 1:
         raise ValueError(f"bandit_powerlaw: need n ≥ 1 and d ≥ 1, got n={n}, d={d}")
@@ -86,6 +87,32 @@ def _fail(fail_prob: float | None, n: int) -> float:
     return fail
 
 
+#: the hyperparameters the three F8 mechanisms share (spec 001 §3.10–3.11)
+DIMFREE_HYPER = {
+    "R": Hyper(float, gt=0, doc="projection radius of the GD iterates / clipping level of the predictions"),
+    "c_K": Hyper(float, gt=0, doc="constant of the number of batches K"),
+    "calibration": Hyper(str, choices=("paper", "classical", "agm"), doc="noise family (paper: ε ≤ 1 only)"),
+    "fail_prob": Hyper(float, gt=0, lt=1, none="1/n", doc="failure probability of the K rule"),
+    "nonprivate": Hyper(bool, doc="σ = 0 through the same code path (reference)"),
+}
+DIMFREE_BOUNDS = Bounds(x=1.0, y=1.0)
+#: the audit runs ε > 1 too: the AGM calibration covers every ε
+DIMFREE_AUDIT = AuditSetup(hyper={"calibration": "agm"})
+
+
+def _epsilons(h) -> tuple[float, float]:
+    """The paper's σ_{α,β} and the classical formula are claimed for ε ≤ 1 only; the AGM for every ε."""
+    return (0.0, 1.0) if h["calibration"] in ("paper", "classical") else (0.0, math.inf)
+
+
+def _model(kind: str):
+    return lambda h: "none" if h.get("nonprivate") else kind
+
+
+def _neighbour(h) -> str:
+    return "none" if h.get("nonprivate") else "replace_one"
+
+
 def _ball(theta: np.ndarray, radius: float) -> np.ndarray:
     norm = float(np.linalg.norm(theta))
     return theta if norm <= radius else theta * (radius / norm)
@@ -100,7 +127,9 @@ def _fit_jdp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonpr
 
 
 @register_mechanism("dimfree_jdp_gd", summary="001 Alg 5: batched projected GD + one Gaussian release (improper)",
-                    privacy_model="central", neighbour="replace_one", spec="001 §3.10",
+                    privacy_model=_model("central"), neighbour=_neighbour, hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS,
+                    epsilon_range=_epsilons, audit=DIMFREE_AUDIT,
+                    spec="001 §3.10",
                     style={"color": "tab:purple", "marker": "D", "linestyle": "-"})
 def fit_dimfree_jdp_gd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
                        R: float = 2.0, c_K: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
@@ -111,7 +140,9 @@ def fit_dimfree_jdp_gd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: floa
 
 
 @register_mechanism("dimfree_jdp_gd_proper", summary="001 Alg 5, then θ̃ projected on B^d(1) (proper baseline 001 §7.2)",
-                    privacy_model="central", neighbour="replace_one", spec="001 §7.2",
+                    privacy_model=_model("central"), neighbour=_neighbour, hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS,
+                    epsilon_range=_epsilons, audit=DIMFREE_AUDIT,
+                    spec="001 §7.2",
                     style={"color": "tab:gray", "marker": "s", "linestyle": "--"})
 def fit_dimfree_jdp_gd_proper(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
                               *, R: float = 2.0, c_K: float = 1.0, calibration: str = "paper",
@@ -122,7 +153,9 @@ def fit_dimfree_jdp_gd_proper(X: np.ndarray, y: np.ndarray, epsilon: float, delt
 
 
 @register_mechanism("dimfree_ldp_sgd", summary="001 Alg 6 = 000 Alg 8: LDP clipped batched SGD (dimension-free)",
-                    privacy_model="local", neighbour="replace_one", spec="001 §3.11",
+                    privacy_model=_model("local"), neighbour=_neighbour, hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS,
+                    epsilon_range=_epsilons, audit=DIMFREE_AUDIT,
+                    spec="001 §3.11",
                     style={"color": "tab:brown", "marker": "P", "linestyle": "-"})
 def fit_dimfree_ldp_sgd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
                         R: float = 2.0, c_K: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,

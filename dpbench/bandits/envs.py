@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from dpbench import registry
+
 LINKS = ("linear", "logistic")
 #: floats per context block (contexts of a block come from SeedSequence([*stream_key, block]))
 BLOCK_FLOATS = 1 << 21
@@ -159,6 +161,8 @@ def register_env(name: str, *, summary: str, spec: str = "") -> Callable[[Callab
 
 
 def get_env(name: str) -> EnvInfo:
+    """A registered environment (discovery imports every project module: no list of environment files)."""
+    registry.discover()
     if name not in ENVIRONMENTS:
         raise KeyError(f"unknown environment {name!r}; registered: {', '.join(sorted(ENVIRONMENTS))}")
     return ENVIRONMENTS[name]

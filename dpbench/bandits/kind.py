@@ -8,7 +8,8 @@ same guarantees as the regression kind:
   and ε (common random numbers). The algorithm's own randomness (actions, privacy noise) comes from
   ``SeedSequence([seed, H(e), H(algorithm), i_ε, t])``. Nothing depends on n_jobs or task order.
 * **Tasks and resume.** One task = (environment, algorithm, ε, block of ``trial_block`` trials), written atomically
-  to ``shards/<task>.csv``; a restarted run skips finished shards; ``trials.csv`` is assembled sorted at the end.
+  to a self-verifying ``shards/<task>.csv``; a restarted run verifies and skips finished shards (re-running damaged
+  ones); assembly checks one row per (environment, algorithm, ε, trial, T) before ``trials.csv`` is written.
 * **Rows.** One row per (trial, checkpoint T): ``regret`` = cumulative pseudo-regret Σ_{t≤T} [max_a f* − f*(a_t)]
   of the single run at T_max (anytime curve), so ``dpbench plot RUN --x T --metric regret`` draws regret vs T.
   Non-private algorithms (privacy_model ``none``) run once per trial at ε = ∞.
@@ -28,7 +29,7 @@ from dpbench import registry
 from dpbench.bandits.config import AlgoEntry, BanditConfig, EnvEntry, parse_bandit_config
 from dpbench.bandits.envs import ContextStream, get_env
 from dpbench.bandits.simulator import checkpoints, get_algorithm, run_bandit
-from dpbench.engine.core import Plan
+from dpbench.engine.core import Plan, check_plan_size
 from dpbench.engine.seeds import stable_hash
 
 
@@ -40,11 +41,20 @@ class BanditTask:
     epsilon: float
     trial_start: int
     trial_stop: int
+    checkpoints: tuple[int, ...] = ()  # the T values each trial reports
 
     @property
     def shard_name(self) -> str:
         return (f"e{stable_hash(self.env.key):08x}-a{stable_hash(self.algo.key):08x}"
                 f"-p{self.eps_index}-t{self.trial_start}-{self.trial_stop}.csv")
+
+    def planned_keys(self) -> list[tuple]:
+        return [(self.env.id, self.algo.label, self.eps_index, trial, T)
+                for trial in range(self.trial_start, self.trial_stop) for T in self.checkpoints]
+
+    def describe(self) -> str:
+        return (f"environment {self.env.id}, algorithm {self.algo.label}, ε = {self.epsilon:g}, "
+                f"trials {self.trial_start}–{self.trial_stop - 1}")
 
 
 def instance_seed(seed: int, env: EnvEntry, trial: int) -> np.random.SeedSequence:
@@ -121,20 +131,25 @@ def run_task(task: BanditTask, config: BanditConfig) -> list[dict[str, Any]]:
     return rows
 
 
+def eps_grid(config: BanditConfig, algo: AlgoEntry) -> list[tuple[int, float]]:
+    """(ε index, ε) pairs an algorithm runs at: every ε if private, else once at ε = ∞."""
+    if get_algorithm(algo.algorithm).privacy_model != "none":
+        return list(enumerate(config.epsilons))
+    index = config.epsilons.index(math.inf) if math.inf in config.epsilons else len(config.epsilons)
+    return [(index, math.inf)]
+
+
 def task_list(config: BanditConfig) -> list[BanditTask]:
+    grid = tuple(int(t) for t in checkpoints(config.T, config.checkpoints_per_octave))
+    runs = sum(len(eps_grid(config, algo)) for algo in config.algorithms) * len(config.environments)
+    check_plan_size(runs * config.trials * len(grid), "trials")
     tasks = []
     for env in config.environments:
         for algo in config.algorithms:
-            private = get_algorithm(algo.algorithm).privacy_model != "none"
-            if private:
-                eps_list = list(enumerate(config.epsilons))
-            else:  # non-private reference: once, at ε = ∞
-                index = config.epsilons.index(math.inf) if math.inf in config.epsilons else len(config.epsilons)
-                eps_list = [(index, math.inf)]
-            for eps_index, eps in eps_list:
+            for eps_index, eps in eps_grid(config, algo):
                 for start in range(0, config.trials, config.trial_block):
                     stop = min(config.trials, start + config.trial_block)
-                    tasks.append(BanditTask(env, algo, eps_index, eps, start, stop))
+                    tasks.append(BanditTask(env, algo, eps_index, eps, start, stop, grid))
     return tasks
 
 
@@ -150,7 +165,8 @@ def describe_environments(config: BanditConfig) -> dict[str, Any]:
 
 def plan_tasks(config: BanditConfig, log=print) -> Plan:
     """Every (environment, algorithm, ε, block) task, and the environments' descriptions for datasets.json."""
-    return Plan(task_list(config), describe_environments(config), {})
+    keys = ("dataset_id", "label", "epsilon_index", "trial", "T")
+    return Plan(task_list(config), describe_environments(config), {}, keys, keys)
 
 
 def row_order(table: pd.DataFrame, config: BanditConfig, plan: Plan) -> np.ndarray:

@@ -2,6 +2,11 @@
 §3.10/3.11 and the baselines of spec 001 §7.2). Each takes one epoch's :class:`EpochData` (reading it only through
 ``take``, so every datum enters exactly one release) and returns an estimate.
 
+Local-DP oracles simulate their users' Gaussian noise by the exact aggregate law by default (the server uses only
+means: the mean of N users' N(0, s²) noises is N(0, s²/N), of N users' Sym_d(s²) is Sym_d(s²/N); spec 000 §3.0);
+``simulation="per_user"`` draws every user's noise (:mod:`dpbench.mechanisms._simulation`; KS-tested in
+tests/test_shortcuts.py).
+
 Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP-" references). Noise scales use
 the shared calibration of :mod:`dpbench.privacy.info_weighted` (``gaussian_std``: paper / classical / AGM, with
 replace-one l2-sensitivities), never tuned.
@@ -21,9 +26,11 @@ import numpy as np
 
 from dpbench.bandits.envs import link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
+from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
 from dpbench.mechanisms.info_weighted.matrix import dp_weight, ldp_weight, spectral_iteration
-from dpbench.privacy.info_weighted import gaussian_std, release_stds, sigma_chen, sym_gaussian
+from dpbench.mechanisms.info_weighted.noise import sym_gaussian
+from dpbench.privacy.info_weighted import gaussian_std, release_stds, sigma_chen
 
 PRESETS = ("calibrated", "theory")
 
@@ -257,8 +264,9 @@ def iwr_ldp_params(N: int, d: int, epsilon: float, delta: float, fail_prob: floa
 
 def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
                 preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_b: float = 1.0,
-                calibration: str = "paper", B: float = 1.0) -> LinearEstimate:
-    """Spec 000 Alg 3 (Alg 2 on the first half) on one epoch, per-user noise aggregated exactly (§3.0 shortcut).
+                calibration: str = "paper", B: float = 1.0, simulation: str = "aggregate") -> LinearEstimate:
+    """Spec 000 Alg 3 (Alg 2 on the first half) on one epoch, per-user noise aggregated exactly (§3.0 shortcut;
+    ``simulation="per_user"``: every user's noise drawn).
 
     Alg 2: each user releases SymPriv_B(V_t), V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ B; l2-sensitivity 2B); the
     server averages; λ_(k) = (2k+1)λ/(2K+1). Alg 3: each user releases ψ_t = Uφy/‖Uφ‖ (Priv_2) and Ψ_t = Uφφᵀ/‖Uφ‖
@@ -272,9 +280,14 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     N1 = N - n0
     blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
     std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
+    per_user = is_per_user(simulation)
 
     def noise_fn(_k: int, H: np.ndarray) -> np.ndarray:
-        return H + sym_gaussian(d, std_V / math.sqrt(Nk), rng) if std_V > 0 else H
+        if std_V == 0:
+            return H
+        if per_user:
+            return H + per_user_sym_sum(Nk, d, std_V, rng) / Nk
+        return H + sym_gaussian(d, std_V / math.sqrt(Nk), rng)
 
     schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
     spectral = spectral_iteration(blocks, ldp_weight, noise_fn, schedule)
@@ -287,8 +300,12 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     psi = uphi.T @ y1 / N1
     Psi = uphi.T @ Phi1 / N1
     std_psi, std_Psi = release_pair((2.0, 2.0 * B), epsilon, delta, calibration)
-    psi = psi + std_psi / math.sqrt(N1) * rng.standard_normal(d)
-    Psi = Psi + std_Psi / math.sqrt(N1) * rng.standard_normal((d, d))
+    if per_user:
+        psi = psi + per_user_gaussian_sum(N1, (d,), std_psi, rng) / N1
+        Psi = Psi + per_user_gaussian_sum(N1, (d, d), std_Psi, rng) / N1
+    else:
+        psi = psi + std_psi / math.sqrt(N1) * rng.standard_normal(d)
+        Psi = Psi + std_Psi / math.sqrt(N1) * rng.standard_normal((d, d))
     theta = ball_lsq(Psi + lam * np.eye(d), psi, 1.0)
     info = {"lam": lam, "K": K, "n_floor": spectral.n_floor, "std_V_user": std_V, "std_psi_user": std_psi}
     return LinearEstimate(theta, U, c_b * 8.0 * lam, info=info)
@@ -299,7 +316,8 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
 
 
 def ssp_ols_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
-                local: bool, c_b: float = 1.0, calibration: str = "paper", B: float = 1.0) -> LinearEstimate:
+                local: bool, c_b: float = 1.0, calibration: str = "paper", B: float = 1.0,
+                simulation: str = "aggregate") -> LinearEstimate:
     """SSP-OLS with the ridge and width of spec 001 §7.2.
 
     JDP: G = (1/N)Σφφᵀ, g = (1/N)Σφy released with sensitivities 2B²/N, 2B/N (paper: SymPriv_{2B²/N}, Priv_{2B/N},
@@ -307,18 +325,27 @@ def ssp_ols_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     Ridge ρ = 2·s_G·(2√d + √(2 ln(2/δ))) with s_G the std of the entries of G̃ (at least 1/N so that the
     non-private run is well posed); V = G̃ + ρI floored at ρ/2; θ̂ = V^{-1}g̃;
     b̂(φ) = c_b(√(d ln(1/δ)/N) + √ρ)‖φ‖_{V^{-1}}, capped at 2.
+    LDP noise of the means: Sym_d(s_G²/N), N(0, s_g²/N I) in law, or N per-user draws (``simulation="per_user"``;
+    ρ uses the std of the mean either way).
     """
+    per_user = is_per_user(simulation)
+    if per_user and not local:
+        raise ValueError("simulation='per_user' applies to the local (LDP) SSP only")
     N, d = data.n, data.d
     Phi, y = data.take(0, N)
     G = Phi.T @ Phi / N
     g = Phi.T @ y / N
     if local:
-        std_G, std_g = (s / math.sqrt(N) for s in release_pair((2.0 * B * B, 2.0 * B), epsilon, delta,
-                                                               calibration))
+        user_G, user_g = release_pair((2.0 * B * B, 2.0 * B), epsilon, delta, calibration)
+        std_G, std_g = (s / math.sqrt(N) for s in (user_G, user_g))
     else:
         std_G, std_g = release_pair((2.0 * B * B / N, 2.0 * B / N), epsilon, delta, calibration)
-    G = G + sym_gaussian(d, std_G, rng) if std_G > 0 else G
-    g = g + std_g * rng.standard_normal(d)
+    if per_user:
+        G = G + per_user_sym_sum(N, d, user_G, rng) / N
+        g = g + per_user_gaussian_sum(N, (d,), user_g, rng) / N
+    else:
+        G = G + sym_gaussian(d, std_G, rng) if std_G > 0 else G
+        g = g + std_g * rng.standard_normal(d)
     rho = max(2.0 * std_G * (2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / fail_prob))), 1.0 / N)
     V, fired = floor_psd(G + rho * np.eye(d), rho / 2.0)
     theta = np.linalg.solve(V, g)
@@ -357,11 +384,14 @@ def dimfree_jdp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
 
 
 def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
-                    R: float = 2.0, c_K: float = 1.0, calibration: str = "paper") -> tuple[np.ndarray, dict]:
+                    R: float = 2.0, c_K: float = 1.0, calibration: str = "paper",
+                    simulation: str = "aggregate") -> tuple[np.ndarray, dict]:
     """Spec 001 Alg 6 ≡ spec 000 Alg 8 (Thm 6.3 / 7.3): K batches; each user sends g_t = φ(clip_R(<θ,φ>) − y) +
     Gaussian noise of l2-sensitivity 2(R+1) (paper: Priv_{R+1}, std σ(R+1)); θ ← θ − mean (η = 1, no projection).
     K = max{1, ⌊(T/(σ² log(T/δ)))^{1/3}⌋} (spec 000 §6.2, Eq. 43 not enforced), capped by the non-private rule
-    √(T/(log T·log(1/δ))) so that σ → 0 is defined [CHOICE]."""
+    √(T/(log T·log(1/δ))) so that σ → 0 is defined [CHOICE]. Batch noise: mean of N users' N(0, std²I) =
+    N(0, std²/N I) in law (aggregate) or N per-user draws (``simulation="per_user"``)."""
+    per_user = is_per_user(simulation)
     T, d = data.n, data.d
     log_t, log_d = math.log(max(T, 3)), math.log(1.0 / fail_prob)
     K_float = math.sqrt(T / (log_t * log_d))
@@ -378,5 +408,9 @@ def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
         pred = Phi @ theta
         clipped += int(np.sum(np.abs(pred) > R))
         g = Phi.T @ (np.clip(pred, -R, R) - y) / N
-        theta = theta - (g + std / math.sqrt(N) * rng.standard_normal(d))
+        if per_user:
+            noise = per_user_gaussian_sum(N, (d,), std, rng) / N
+        else:
+            noise = std / math.sqrt(N) * rng.standard_normal(d)
+        theta = theta - (g + noise)
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dpbench import registry
 from dpbench.bandits.envs import BanditEnv, ContextStream
 
 PRIVACY_MODELS = ("joint", "local", "none")
@@ -140,18 +141,14 @@ def register_algorithm(
     return decorator
 
 
-def discover_algorithms() -> None:
-    """Import the modules that register algorithms and environments."""
-    import importlib
-
-    for module in ("envs", "elimination", "squarecb", "linucb", "controls"):
-        importlib.import_module(f"dpbench.bandits.{module}")
-
-
 def get_algorithm(name: str) -> AlgorithmInfo:
-    discover_algorithms()
+    """A registered algorithm; discovery imports every project module, so a new algorithm file (anywhere under
+    :data:`dpbench.registry.DISCOVERED_PACKAGES`, e.g. ``dpbench/bandits/``) registers itself — no list to edit."""
+    registry.discover()
     if name not in ALGORITHMS:
-        raise KeyError(f"unknown bandit algorithm {name!r}; registered: {', '.join(sorted(ALGORITHMS))}")
+        raise KeyError(
+            f"unknown bandit algorithm {name!r}; registered: {', '.join(sorted(ALGORITHMS))}{registry.import_note()}"
+        )
     return ALGORITHMS[name]
 
 

@@ -1,4 +1,5 @@
-"""``dpbench analyze NAME [RUN...]``: run one named analysis contributed by a paper plug-in (see the registry)."""
+"""``dpbench analyze NAME [RUN...]``: run one named analysis contributed by a paper plug-in (see the registry);
+``dpbench analyze`` alone lists them. ``dpbench report RUN`` runs the ones a config names under ``analyses:``."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @user_errors
     def analyze(
-        name: Annotated[str, typer.Argument(help="analysis name (dpbench list shows them)")],
+        name: Annotated[str | None, typer.Argument(help="analysis name (without it: list the analyses)")] = None,
         runs: Annotated[list[Path] | None, typer.Argument(help="run folders the analysis reads")] = None,
         option: Annotated[
             list[str] | None, typer.Option("--option", "-o", help="analysis option key=value (repeatable)")
@@ -34,6 +35,12 @@ def register(app: typer.Typer) -> None:
         """Run the named analysis (a paper's table or figure that is not a per-trial plot) on RUN folders."""
         from dpbench import registry
 
+        if name is None:
+            registry.discover()
+            typer.echo(f"  {'name':<20} {'needs a run':<12} summary")
+            for item in sorted(registry.ANALYSES.values(), key=lambda a: a.name):
+                typer.echo(f"  {item.name:<20} {'yes' if item.needs_runs else 'no':<12} {item.summary}")
+            return
         info = registry.get_analysis(name)
         runs = list(runs or [])
         if info.needs_runs and not runs:

@@ -1,4 +1,5 @@
-"""``dpbench report PATH``: a self-contained Markdown + HTML page for every run under PATH (see dpbench.report)."""
+"""``dpbench report PATH``: a self-contained Markdown + HTML page for every run under PATH, of any experiment kind,
+with the analyses its config names (see dpbench.report)."""
 
 from __future__ import annotations
 
@@ -17,12 +18,16 @@ def register(app: typer.Typer) -> None:
         path: Annotated[Path, typer.Argument(help="a run folder, or a folder holding runs (e.g. results/)")],
         metric: Annotated[
             list[str] | None,
-            typer.Option("--metric", "-m", help="metric(s) to report (default: the config's plot metric(s))"),
+            typer.Option("--metric", "-m", help="one figure per metric (default: the config's figure presets)"),
         ] = None,
         html: Annotated[bool, typer.Option("--html/--no-html", help="also write report.html")] = True,
+        analyses: Annotated[
+            bool, typer.Option("--analyses/--no-analyses", help="run the analyses the config names")
+        ] = True,
     ) -> None:
-        """Write report.md (+ report.html with embedded figures): config, environment, figures, mean ± 95% CI per
-        (mechanism, ε) with the best method marked, OLS floor, fit time per mechanism."""
+        """Write report.md (+ report.html with embedded figures) for runs of any kind: every figure preset with
+        its points (stat ± 95% CI per curve and x, best marked) and slopes, the analyses the config names under
+        analyses:, fit time per mechanism, environment, config."""
         from dpbench.report import write_report
         from dpbench.results import find_runs
 
@@ -30,5 +35,6 @@ def register(app: typer.Typer) -> None:
         if not runs:
             raise FileNotFoundError(f"no run (a folder with trials.csv) found under {path}")
         for run_dir in runs:
-            for written in write_report(run_dir, metrics=metric or None, html_page=html):
+            for written in write_report(run_dir, metrics=metric or None, html_page=html,
+                                        analyses=analyses):
                 typer.echo(f"wrote {written}")

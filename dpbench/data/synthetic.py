@@ -24,6 +24,7 @@ def sphere_rows(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
     "sphere_linear",
     summary="Synthetic: x uniform on the unit sphere, y = xᵀθ* + uniform noise (exact Σ = I/d, θ*)",
     kind="synthetic",
+    shape=lambda n, d, **_: (n, d),
 )
 def load(
     rng: np.random.Generator,

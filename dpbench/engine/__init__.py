@@ -5,6 +5,7 @@ The engine knows no experiment kind and no paper: kinds register their planner a
 ``bandit`` in :mod:`dpbench.bandits.kind`).
 """
 
-from dpbench.engine.core import Plan, run
+from dpbench.engine.core import Plan, TaskResult, run
+from dpbench.engine.store import RunError
 
-__all__ = ["Plan", "run"]
+__all__ = ["Plan", "RunError", "TaskResult", "run"]

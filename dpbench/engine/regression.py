@@ -1,18 +1,22 @@
-"""The ``regression`` experiment kind: (dataset, mechanism, ε, trial) grid → tidy per-trial CSV.
+"""The ``regression`` experiment kind: (dataset, data draw, mechanism, ε, trial) grid → tidy per-trial CSV.
 
-Run by the generic loop of :mod:`dpbench.engine.core` (resume, loky/Dask, atomic shards, assembly).
+Run by the generic loop of :mod:`dpbench.engine.core` (verified resume, loky/Dask, atomic shards, checked assembly).
 
 Design
 ------
-* **Seeds.** A dataset's split is drawn from ``SeedSequence([seed, H(dataset)])`` once, so every mechanism and ε
-  of a run sees the same split. Trial t of (dataset, mechanism, ε_i) draws all its noise from
-  ``SeedSequence([seed, H(dataset), H(mechanism), i, t])`` (H = a stable CRC32 of the entry's key; with
-  ``common_random_numbers`` the mechanism part is 0). Results therefore do not depend on n_jobs or task order.
-* **Tasks.** Trials are grouped in blocks of ``trial_block``; one task = (dataset, mechanism, ε, block). Workers
-  load each dataset once (in-process cache) and compute its Gram statistics once (O(nd²)); a trial then costs
-  only what the mechanism needs (O(kd² + d³) for the sketch methods).
-* **Resume.** :mod:`dpbench.engine.core` writes each finished block to ``shards/<task>.csv`` atomically and skips
-  the blocks already on disk when the same run starts again; ``trials.csv`` is assembled sorted at the end.
+* **Seeds.** Data draw r of a dataset entry comes from ``SeedSequence([seed, H(dataset), r])`` (r = 0 without
+  ``data_draws``; a trailing 0 leaves a SeedSequence unchanged, so draw 0 is the historical single draw), shared by
+  every mechanism and ε. Trial t of (dataset, mechanism, ε_i) on draw r draws all its noise from
+  ``SeedSequence([seed, H(dataset), H(mechanism), i, t] + ([r] if r else []))`` (H = a stable CRC32 of the entry's
+  key; with ``common_random_numbers`` the mechanism part is 0). Nothing depends on n_jobs, block size or task order.
+* **Arithmetic.** Loading, the Gram statistics and every trial run with one BLAS thread (``threadpool_limits``),
+  and the statistics are computed eagerly when a dataset is prepared: a multi-threaded BLAS splits reductions such
+  as ``yᵀy`` differently by thread count, which made the main process (n_jobs = 1) and the workers differ at 1e-13.
+* **Lazy data.** The plan never loads a dataset unless its trial/draw counts depend on its size and the loader
+  declares no ``shape``; workers load each dataset draw once (in-process cache) and compute its Gram statistics
+  once (O(nd²)). δ = rule(n) is resolved in the worker; the dataset's description for ``datasets.json`` travels
+  back with every block (and in its shard header).
+* **Tasks.** Trials are grouped in blocks of ``trial_block``; one task = (dataset, draw, mechanism, ε, block).
 """
 
 from __future__ import annotations
@@ -29,29 +33,51 @@ from threadpoolctl import threadpool_limits
 from dpbench import registry
 from dpbench.config import Config, ConfigError, DatasetEntry, MechanismEntry
 from dpbench.data import Dataset, DataUnavailableError
-from dpbench.engine.core import Plan
+from dpbench.engine.core import Plan, TaskResult, check_plan_size
 from dpbench.engine.seeds import stable_hash
 from dpbench.linalg import GramStats, gram_stats
 from dpbench.mechanisms import as_fit_result
-from dpbench.metrics import get_metric
+from dpbench.metrics import TrialCoordinates, get_metric
+
+#: row columns a task fixes (checked per block) and the columns identifying a row of trials.csv
+KEY_COLUMNS = ("loader", "label", "epsilon_index", "trial")
+COORDINATES = ("dataset_id", "label", "epsilon_index", "trial")
 
 
-def dataset_seed(seed: int, entry: DatasetEntry) -> np.random.SeedSequence:
-    return np.random.SeedSequence([seed, stable_hash(entry.key)])
+def dataset_seed(seed: int, entry: DatasetEntry, draw: int | None = None) -> np.random.SeedSequence:
+    return np.random.SeedSequence([seed, stable_hash(entry.key)] + ([draw] if draw else []))
 
 
-def trial_seed(seed: int, entry: DatasetEntry, mech: MechanismEntry, eps_index: int, trial: int, crn: bool):
+def trial_seed(
+    seed: int, entry: DatasetEntry, mech: MechanismEntry, eps_index: int, trial: int, crn: bool, draw: int | None = None
+) -> np.random.SeedSequence:
     mech_hash = 0 if crn else stable_hash(mech.key)
-    return np.random.SeedSequence([seed, stable_hash(entry.key), mech_hash, eps_index, trial])
+    words = [seed, stable_hash(entry.key), mech_hash, eps_index, trial]
+    return np.random.SeedSequence(words + ([draw] if draw else []))
+
+
+def warm(stats: GramStats) -> GramStats:
+    """Compute every cached Gram statistic now (under the caller's thread limit), never later in another context."""
+    for name in ("xtx", "xty", "yty", "gram_xy", "eigh_x", "eigh_xy", "theta_ols", "ols_loss"):
+        getattr(stats, name)
+    return stats
 
 
 @functools.lru_cache(maxsize=4)
-def prepare_dataset(entry: DatasetEntry, seed: int) -> tuple[Dataset, GramStats]:
-    """Load (deterministically) and precompute a dataset's Gram statistics; cached per process."""
+def prepare_dataset(entry: DatasetEntry, seed: int, draw: int | None = None) -> tuple[Dataset, GramStats]:
+    """Load (deterministically) data draw ``draw`` and precompute its Gram statistics; cached per process.
+
+    Everything runs with one BLAS thread, so the statistics are bitwise the same in every process whatever its
+    thread pool (see the module docstring).
+    """
     info = registry.get_dataset(entry.loader)
-    rng = np.random.default_rng(dataset_seed(seed, entry))
-    dataset = info.load(rng, **dict(entry.options))
-    return dataset, gram_stats(dataset.X_train, dataset.y_train)
+    with threadpool_limits(limits=1):
+        rng = np.random.default_rng(dataset_seed(seed, entry, draw))
+        options = dict(entry.options)
+        if draw is not None and "data_draw" in info.options():
+            options["data_draw"] = draw
+        dataset = info.load(rng, **options)
+        return dataset, warm(gram_stats(dataset.X_train, dataset.y_train))
 
 
 def display_label(entry: DatasetEntry, dataset: Dataset | None) -> str:
@@ -77,16 +103,30 @@ class Task:
     mech: MechanismEntry
     eps_index: int
     epsilon: float
-    delta: float
     trial_start: int
     trial_stop: int
+    trials: int  # trials planned for this dataset (checked against its real shape in the worker)
+    draw: int | None = None  # data draw (None: the config has no data_draws)
 
     @property
     def shard_name(self) -> str:
+        draw = "" if self.draw is None else f"-r{self.draw}"
         return (
-            f"d{stable_hash(self.entry.key):08x}-m{stable_hash(self.mech.key):08x}"
+            f"d{stable_hash(self.entry.key):08x}{draw}-m{stable_hash(self.mech.key):08x}"
             f"-e{self.eps_index}-t{self.trial_start}-{self.trial_stop}.csv"
         )
+
+    def planned_keys(self) -> list[tuple]:
+        draw = () if self.draw is None else (self.draw,)
+        return [(self.entry.loader, self.mech.label, self.eps_index, t, *draw)
+                for t in range(self.trial_start, self.trial_stop)]
+
+    def describe(self) -> str:
+        data = self.entry.label or self.entry.loader
+        options = ", ".join(f"{k}={v}" for k, v in self.entry.options)
+        draw = "" if self.draw is None else f", data draw {self.draw}"
+        return (f"dataset {data}{f' ({options})' if options else ''}{draw}, mechanism {self.mech.label}, "
+                f"ε = {self.epsilon:g}, trials {self.trial_start}–{self.trial_stop - 1}")
 
 
 def characteristics(stats: GramStats) -> dict[str, float]:
@@ -103,6 +143,21 @@ def characteristics(stats: GramStats) -> dict[str, float]:
     }
 
 
+def description(task: Task, config: Config, dataset: Dataset, stats: GramStats, label: str) -> dict[str, Any]:
+    """The dataset's entry in datasets.json (with data draws: draw 0 at the top, every draw under ``draws``)."""
+    delta = config.delta_for(stats.n)
+    chars = characteristics(stats)
+    meta = {k: v for k, v in dataset.meta.items() if isinstance(v, (int, float, str, bool))}
+    head = {"label": label, "loader": task.entry.loader, "options": dict(task.entry.options), "delta": delta,
+            "trials": task.trials}
+    if task.draw is None:
+        return {**head, **chars, "meta": meta}
+    head["data_draws"] = config.draws_for(stats.n, stats.d)
+    if task.draw == 0:
+        head.update({**chars, "meta": meta})
+    return {**head, "draws": {str(task.draw): {**chars, "delta": delta}}}
+
+
 def fit_inputs(mech: registry.MechanismInfo, dataset: Dataset, stats: GramStats) -> dict[str, Any]:
     """The extra keyword inputs a mechanism declared in ``needs``."""
     available = {"stats": stats, "public_X": dataset.X_public, "population": dataset.population}
@@ -117,101 +172,118 @@ def info_columns(info: dict[str, Any]) -> dict[str, Any]:
     return {f"info.{k}": v for k, v in info.items() if isinstance(v, (int, float, np.number, str, bool))}
 
 
-NEIGHBOUR_ALIASES = {"replace": "replace_one", "replace_one": "replace_one", "zero_out": "zero_out"}
+def check_planned_size(task: Task, config: Config, stats: GramStats) -> None:
+    """The plan fixed the trial/draw counts from a declared shape: the loaded data must agree with it."""
+    draws = config.draws_for(stats.n, stats.d)
+    if config.trials_for(stats.n, stats.d) != task.trials or (task.draw is not None and task.draw >= draws):
+        raise ConfigError(
+            f"loader '{task.entry.loader}' declared a shape that does not match the data it loaded "
+            f"(n = {stats.n}, d = {stats.d}); fix its registered shape()"
+        )
 
 
-def declared_neighbour(mech: registry.MechanismInfo, hyper: dict[str, Any]) -> str:
-    """The neighbouring notion of this instance: a ``neighbour`` hyperparameter overrides the registry default."""
-    chosen = hyper.get("neighbour")
-    return NEIGHBOUR_ALIASES.get(str(chosen), str(chosen)) if chosen is not None else mech.neighbour
-
-
-def run_block(task: Task, config: Config) -> list[dict[str, Any]]:
+def run_block(task: Task, config: Config) -> TaskResult:
     """Run the trials of one task; pure function of (task, config) up to the timing column."""
     registry.discover()
-    dataset, stats = prepare_dataset(task.entry, config.seed)
+    try:
+        dataset, stats = prepare_dataset(task.entry, config.seed, task.draw)
+    except DataUnavailableError as err:
+        return TaskResult([], skipped={dataset_id(task.entry, display_label(task.entry, None)): str(err)})
+    check_planned_size(task, config, stats)
     mech = registry.get_mechanism(task.mech.mechanism)
     inputs = fit_inputs(mech, dataset, stats)
     hyper = dict(task.mech.hyper)
+    delta = config.delta_for(stats.n)
     metrics = [(name, get_metric(name)) for name in config.metrics]
     label = display_label(task.entry, dataset)
+    ident = dataset_id(task.entry, label)
+    privacy = mech.privacy(hyper)  # as declared for these hyperparameters (e.g. none when nonprivate: true)
     base = {
         "dataset": label,
-        "dataset_id": dataset_id(task.entry, label),
+        "dataset_id": ident,
         "loader": task.entry.loader,
         **{f"data.{k}": v for k, v in task.entry.options},
         "n": stats.n,
         "d": stats.d,
         "mechanism": mech.name,
         "label": task.mech.label,
-        "privacy_model": mech.privacy_model,
-        "neighbour": declared_neighbour(mech, hyper),
+        "privacy_model": privacy.model,
+        "neighbour": privacy.neighbour,
         **{f"hp.{k}": v for k, v in task.mech.hyper},
         "epsilon_index": task.eps_index,
         "epsilon": task.epsilon,
-        "delta": task.delta,
+        "delta": delta,
+        **({} if task.draw is None else {"data_draw": task.draw}),
     }
     rows = []
-    with threadpool_limits(limits=1):  # parallelism is across trials; BLAS threads would oversubscribe the cores
+    with threadpool_limits(limits=1):  # parallelism is across trials; one BLAS thread keeps arithmetic layout-free
         for trial in range(task.trial_start, task.trial_stop):
-            seed = trial_seed(config.seed, task.entry, task.mech, task.eps_index, trial, config.common_random_numbers)
+            seed = trial_seed(
+                config.seed, task.entry, task.mech, task.eps_index, trial, config.common_random_numbers, task.draw
+            )
             rng = np.random.default_rng(seed)
             start = time.perf_counter()
-            result = as_fit_result(mech.fit(stats.X, stats.y, task.epsilon, task.delta, rng, **inputs, **hyper))
+            result = as_fit_result(mech.fit(stats.X, stats.y, task.epsilon, delta, rng, **inputs, **hyper))
             seconds = time.perf_counter() - start
+            coords = TrialCoordinates(task.epsilon, delta, hyper, trial, task.draw, mech.name)
             row = {**base, "trial": trial}
-            row.update({name: metric(result.theta, dataset, stats) for name, metric in metrics})
+            row.update({name: metric(result.theta, dataset, stats, coords) for name, metric in metrics})
             row["seconds"] = seconds
             row.update(info_columns(result.info))
             rows.append(row)
-    return rows
+    return TaskResult(rows, described={ident: description(task, config, dataset, stats, label)})
+
+
+def planned_shape(entry: DatasetEntry, seed: int) -> tuple[int, int]:
+    """(n, d) of a dataset for size-dependent plans: the loader's declared ``shape`` or, failing that, one load."""
+    info = registry.get_dataset(entry.loader)
+    if info.shape is not None:
+        options = {**{k: v for k, v in info.options().items()}, **dict(entry.options)}
+        return tuple(int(v) for v in info.shape(**options))
+    with threadpool_limits(limits=1):
+        dataset = info.load(np.random.default_rng(dataset_seed(seed, entry)), **dict(entry.options))
+    return dataset.n, dataset.d
 
 
 def plan_tasks(config: Config, log=print) -> Plan:
-    """Load every dataset once (main process) to fix n, δ and trial counts; skip unavailable data visibly."""
-    tasks: list[Task] = []
-    described: dict[str, Any] = {}
+    """Every (dataset, draw, mechanism, ε, block) task, without loading data (see the module docstring)."""
+    counts: list[tuple[DatasetEntry, int, int | None]] = []
     skipped: dict[str, str] = {}
     for entry in config.datasets:
+        if not config.size_dependent:
+            counts.append((entry, config.trials, config.data_draws))
+            continue
         try:
-            dataset, stats = prepare_dataset(entry, config.seed)
+            n, d = planned_shape(entry, config.seed)
         except DataUnavailableError as err:
             label = display_label(entry, None)
             skipped[dataset_id(entry, label)] = str(err)
-            log(f"SKIPPED {label}: {err}")
+            log(f"SKIPPED {dataset_id(entry, label)}: {err}")
             continue
-        label = display_label(entry, dataset)
-        delta = config.delta_for(stats.n)
-        trials = config.trials_for(stats.n, stats.d)
-        described[dataset_id(entry, label)] = {
-            "label": label,
-            "loader": entry.loader,
-            "options": dict(entry.options),
-            "delta": delta,
-            "trials": trials,
-            **characteristics(stats),
-            "meta": {k: v for k, v in dataset.meta.items() if isinstance(v, (int, float, str, bool))},
-        }
-        for mech in config.mechanisms:
-            for eps_index, epsilon in enumerate(config.epsilons):
-                for start in range(0, trials, config.trial_block):
-                    stop = min(trials, start + config.trial_block)
-                    tasks.append(Task(entry, mech, eps_index, epsilon, delta, start, stop))
-    return Plan(tasks, described, skipped)
+        counts.append((entry, config.trials_for(n, d), config.draws_for(n, d)))
+    per_grid = len(config.mechanisms) * len(config.epsilons)
+    check_plan_size(sum(trials * (draws or 1) * per_grid for _, trials, draws in counts), "trials")
+    tasks: list[Task] = []
+    for entry, trials, draws in counts:
+        for draw in [None] if draws is None else range(draws):
+            for mech in config.mechanisms:
+                for eps_index, epsilon in enumerate(config.epsilons):
+                    for start in range(0, trials, config.trial_block):
+                        stop = min(trials, start + config.trial_block)
+                        tasks.append(Task(entry, mech, eps_index, epsilon, start, stop, trials, draw))
+    draw_column = () if config.data_draws is None else ("data_draw",)
+    return Plan(tasks, {}, skipped, KEY_COLUMNS + draw_column, COORDINATES + draw_column)
 
 
 def row_order(table: pd.DataFrame, config: Config, plan: Plan) -> np.ndarray:
-    """Sort of ``trials.csv``: dataset (plan order), mechanism (config order), ε index, trial."""
+    """Sort of ``trials.csv``: dataset (plan order), mechanism (config order), ε index, [data draw,] trial."""
     ds_rank = {ident: i for i, ident in enumerate(plan.described)}
     mech_rank = {m.label: i for i, m in enumerate(config.mechanisms)}
-    return np.lexsort(
-        (
-            table["trial"],
-            table["epsilon_index"],
-            table["label"].map(mech_rank),
-            table["dataset_id"].map(ds_rank),
-        )
-    )
+    keys = [table["trial"]]
+    if "data_draw" in table.columns:
+        keys.append(table["data_draw"])
+    keys += [table["epsilon_index"], table["label"].map(mech_rank), table["dataset_id"].map(ds_rank)]
+    return np.lexsort(keys)
 
 
 registry.register_kind(

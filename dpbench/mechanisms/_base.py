@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from dpbench.linalg import GramStats, gram_stats
-from dpbench.privacy.validate import check_delta, check_epsilon
+from dpbench.privacy.validate import EPSILON_RANGE, check_delta, check_epsilon, check_supported
 
 #: slack for floating-point round-off when checking ‖x_i‖ ≤ bound
 BOUND_TOL = 1e-9
@@ -55,9 +55,9 @@ def check_inputs(
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     if epsilon is not None:
-        check_epsilon(epsilon)
+        check_supported(check_epsilon(epsilon))
     if delta is not None:
-        check_delta(delta)
+        check_supported(EPSILON_RANGE[0], check_delta(delta))
     data_key = (x_bound, y_bound, require_overdetermined)
     if _already_checked(X, y, data_key):  # the runner's read-only arrays, checked in an earlier trial
         return X, y
@@ -126,12 +126,16 @@ def _remember_checked(X: np.ndarray, y: np.ndarray, key: tuple) -> None:
 
 
 def resolve_stats(X: np.ndarray, y: np.ndarray, stats: GramStats | None) -> GramStats:
-    """The runner's precomputed Gram statistics, or fresh ones when a mechanism is called directly."""
-    if stats is not None and stats.X.shape == X.shape:
+    """The precomputed Gram statistics if they are those of (X, y), else fresh ones.
+
+    The runner passes ``stats.X`` and ``stats.y`` themselves (an identity check, free); any other caller's
+    statistics are reused only if their arrays equal (X, y) exactly — O(nd), against O(nd²) to recompute — so the
+    statistics of other data of the same shape are never used silently.
+    """
+    if stats is not None and _same(stats.X, X) and _same(stats.y, y):
         return stats
     return gram_stats(X, y)
 
 
-def check_sketch(sketch: str) -> None:
-    if sketch not in ("gram", "explicit"):
-        raise ValueError(f"sketch must be 'gram' (exact Wishart shortcut) or 'explicit', got {sketch!r}")
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a is b or (a.shape == b.shape and np.array_equal(a, b))

@@ -7,11 +7,12 @@ Stable public names (imported by the bandit algorithms of spec 000/001 as well a
   ``"paper"`` (2√(log(2.5/δ))·s/ε; certifies (ε, δ/2); ε ≤ 1 only), ``"classical"`` (Dwork–Roth
   √(2 log(1.25/δ))·s/ε; ε ≤ 1 only) and ``"agm"`` (analytic Gaussian mechanism, any ε > 0).
 * :func:`priv_std` — std of the paper's ``Priv_Δ`` / ``SymPriv_Δ`` with *half*-sensitivity Δ: σ_{α,β}·Δ.
-* :func:`priv` / :func:`sym_priv` — the releases themselves (noise from the caller's ``rng`` only).
+* the releases themselves (``priv``, ``sym_priv``, the l2-ball sampler) draw random numbers and live with the
+  mechanisms in :mod:`dpbench.mechanisms.info_weighted.noise` (this module is pure: no data, no randomness).
 * :func:`release_stds` — stds of m ≤ 2 releases on the same record: the paper splits the budget (each release
   at (ε/m, δ), i.e. Δ doubled when m = 2); the generic families release them jointly at (ε, δ) (§3.13).
 * :func:`neighbour_factor` — 1 for replace-one neighbours, ½ for zero-out in the central model (§4.3).
-* :func:`laplace_scale`, :func:`l2ball_radius`, :func:`l2ball_sample` — pure-LDP channels (Alg 1, Alg 9).
+* :func:`laplace_scale`, :func:`l2ball_radius` — scales of the pure-LDP channels (Alg 1, Alg 9).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
 from scipy.special import gammaln
 
 from dpbench.privacy.agm import sigma_agm
@@ -94,24 +94,6 @@ def priv_std(half_sens: float, alpha: float, beta: float) -> float:
     return sigma_chen(alpha, beta) * check_positive(half_sens, "half_sens")
 
 
-def priv(v: np.ndarray, std: float, rng: np.random.Generator) -> np.ndarray:
-    """``Priv``: v + iid N(0, std²) on every entry (vector or matrix; no symmetry; §1.3)."""
-    v = np.asarray(v, dtype=float)
-    return v + std * rng.standard_normal(v.shape)
-
-
-def sym_gaussian(d: int, std: float, rng: np.random.Generator) -> np.ndarray:
-    """Symmetric d×d matrix Z with Z_ij = Z_ji ~ N(0, std²) iid for i ≤ j (diagonal included)."""
-    upper = np.triu(rng.standard_normal((d, d)))
-    return std * (upper + np.triu(upper, 1).T)
-
-
-def sym_priv(V: np.ndarray, std: float, rng: np.random.Generator) -> np.ndarray:
-    """``SymPriv``: V + Z with Z symmetric, upper triangle iid N(0, std²) (§1.3)."""
-    V = np.asarray(V, dtype=float)
-    return V + sym_gaussian(V.shape[0], std, rng)
-
-
 def release_stds(
     sensitivities: Sequence[float], epsilon: float, delta: float, calibration: str
 ) -> list[float]:
@@ -143,30 +125,3 @@ def l2ball_radius(epsilon: float, d: int) -> float:
         raise ValueError(f"d must be ≥ 1, got {d}")
     ratio = math.exp(gammaln((d + 1) / 2.0) - gammaln(d / 2.0))
     return (math.exp(epsilon) + 1.0) / math.expm1(epsilon) * math.sqrt(math.pi) * ratio
-
-
-def l2ball_sample(V: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-    """(ε, 0)-LDP unbiased release of each row v of V (‖v‖ ≤ 1): E[Z|v] = v, E[ZZᵀ] = (M²/d)I (spec 000 §3.6).
-
-    ṽ = ±v/‖v‖ with P(+) = ½ + ‖v‖/2 (v = 0: a uniform unit vector); b ~ Bernoulli(e^ε/(e^ε+1)); Z uniform on the
-    sphere of radius M restricted to the half-space <z, ṽ> > 0 if b = 1, else <z, ṽ> ≤ 0.
-    """
-    V = np.atleast_2d(np.asarray(V, dtype=float))
-    n, d = V.shape
-    norms = np.linalg.norm(V, axis=1)
-    if np.any(norms > 1.0 + 1e-9):
-        raise ValueError(f"l2ball_sample: rows must have ‖v‖ ≤ 1, max is {norms.max():.6g}")
-    M = l2ball_radius(epsilon, d)
-    rand_dir = rng.standard_normal((n, d))
-    rand_dir /= np.linalg.norm(rand_dir, axis=1, keepdims=True)
-    safe = np.where(norms > 0, norms, 1.0)
-    direction = np.where((norms > 0)[:, None], V / safe[:, None], rand_dir)
-    sign = np.where(rng.random(n) < 0.5 + norms / 2.0, 1.0, -1.0)
-    tilde = sign[:, None] * direction
-    want_positive = rng.random(n) < math.exp(epsilon) / (math.exp(epsilon) + 1.0)
-    u = rng.standard_normal((n, d))
-    u /= np.linalg.norm(u, axis=1, keepdims=True)
-    side = np.einsum("ij,ij->i", u, tilde) > 0
-    flip = side != want_positive
-    u[flip] *= -1.0
-    return M * u

@@ -86,13 +86,30 @@ def linmix_eigen_noise_std(gamma: float, k: int, c2: float = 2.0, strict: bool =
 # solvers
 
 
-def smallest_gamma(epsilon_of_gamma: Callable[[float], float], target: float, gamma_floor: float) -> float:
-    """Smallest γ > gamma_floor with ε(γ) ≤ target, for ε decreasing in γ."""
+#: bracket expansion stops when ε(γ) decreases by less than this (relative) over one step: the accounting's floor
+FLOOR_RTOL = 1e-9
+
+
+def smallest_gamma(
+    epsilon_of_gamma: Callable[[float], float], target: float, gamma_floor: float, what: str = "ε"
+) -> float:
+    """Smallest γ > gamma_floor with ε(γ) ≤ target, for ε decreasing in γ.
+
+    ε(γ) levels off at a positive floor (the RDP → DP conversion with orders α ≤ 1e7, :mod:`.rdp`): a target
+    below it raises a ValueError naming the floor instead of growing γ until it overflows.
+    """
     lo = math.log(gamma_floor * (1.0 + 1e-6))
     if epsilon_of_gamma(math.exp(lo)) <= target:
         return math.exp(lo)
     hi = lo + 1.0
-    while epsilon_of_gamma(math.exp(hi)) > target:
+    previous = math.inf
+    while (value := epsilon_of_gamma(math.exp(hi))) > target:
+        if value >= previous * (1.0 - FLOOR_RTOL) or hi > 700.0:
+            raise ValueError(
+                f"{what} = {target:.3g} is below the smallest value this calibration reaches at any noise level "
+                f"(≈ {value:.3g}, RDP orders α ≤ 1e7); use a larger ε or δ"
+            )
+        previous = value
         hi += 2.0
     log_gamma = brentq(lambda t: epsilon_of_gamma(math.exp(t)) - target, lo, hi, xtol=1e-14, rtol=1e-14)
     gamma = math.exp(log_gamma)
@@ -108,7 +125,9 @@ def solve_gamma_ihm(epsilon_half: float, k: int, delta: float, T: int) -> float:
     check_delta(delta)
     k = check_count(k, "k")
     T = check_count(T, "T")
-    return smallest_gamma(lambda g: epsilon_ihm_sketch(g, k, delta, T), epsilon_half, gamma_floor=1.0)
+    return smallest_gamma(
+        lambda g: epsilon_ihm_sketch(g, k, delta, T), epsilon_half, gamma_floor=1.0, what="IHM's sketch budget ε/2"
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -118,7 +137,7 @@ def solve_gamma_linmix(epsilon: float, k: int, delta: float, c2: float = 2.0, st
     check_delta(delta)
     k = check_count(k, "k")
     check_positive(c2, "c2")
-    return smallest_gamma(lambda g: epsilon_linmix(g, k, delta, c2, strict), epsilon, gamma_floor=c2)
+    return smallest_gamma(lambda g: epsilon_linmix(g, k, delta, c2, strict), epsilon, gamma_floor=c2, what="LinMix ε")
 
 
 def sigma_ihm(epsilon_half: float, delta: float, T: int, C: float = 1.0) -> float:

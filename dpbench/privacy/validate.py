@@ -23,6 +23,21 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     return value
 
 
+#: the privacy parameters every mechanism supports at its boundary (config and ``fit``): outside, the calibrations
+#: leave float range (1/δ overflows below ~1e-308; noise scales ~1/ε), so the answer is a named error, never garbage
+EPSILON_RANGE = (1e-10, 1e10)
+DELTA_MIN = 1e-300
+
+
+def check_supported(epsilon: float, delta: float | None = None) -> None:
+    """ε ∈ [1e-10, 1e10] and δ ≥ 1e-300 (after :func:`check_epsilon` / :func:`check_delta`)."""
+    low, high = EPSILON_RANGE
+    if not low <= epsilon <= high:
+        raise ValueError(f"epsilon = {epsilon:g} is outside the supported range [{low:g}, {high:g}]")
+    if delta is not None and delta < DELTA_MIN:
+        raise ValueError(f"delta = {delta:g} is below the supported minimum {DELTA_MIN:g} (1/δ would overflow)")
+
+
 def check_delta(delta: object, name: str = "delta") -> float:
     """δ must lie in the open interval (0, 1)."""
     value = _as_float(delta, name)

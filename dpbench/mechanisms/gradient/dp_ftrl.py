@@ -18,13 +18,15 @@ generator's values for the oracle design (it sees the population) and must be gi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from dpbench.contract import AuditSetup, Bounds, Choice, Hyper, HyperError
 from dpbench.mechanisms._base import FitResult, check_inputs
-from dpbench.mechanisms.gradient.dp_ftrl_core import fit_dp_ftrl
-from dpbench.privacy.tree import certified, kbar, tau_tree
+from dpbench.mechanisms.gradient.dp_ftrl_core import PSI_MODES, SPECTRA, fit_dp_ftrl
+from dpbench.privacy.tree import TREE_METHODS, TREE_NEIGHBOURS, certified, kbar, tau_tree
 from dpbench.registry import register_mechanism
 
 
@@ -58,6 +60,46 @@ def _fit(
     return FitResult(theta, info)
 
 
+#: every hyperparameter of the DP-FTRL family, declared once (each mechanism takes a subset)
+HYPER: dict[str, Hyper] = {
+    "neighbour": Choice(*TREE_NEIGHBOURS, doc="neighbour notion of the tree calibration"),
+    "calibration": Choice(*TREE_METHODS, doc="τ by the exact GDP route (agm), zCDP (rdp) or Thm 4.1 (paper)"),
+    "eta": Hyper(float, gt=0, also=("rule", "theory"), doc="step size η, or the rate-balancing / theory rule"),
+    "eta_c1": Hyper(float, gt=0, doc="constant c1 of the η rule"),
+    "eta_c2": Hyper(float, gt=0, doc="constant c2 of the η rule"),
+    "spectrum": Choice(*SPECTRA, doc="design spectrum assumed by the η rule"),
+    "r": Hyper(float, gt=0, none="not needed unless spectrum: poly", doc="polynomial decay exponent (> 1)"),
+    "trH": Hyper(float, gt=0, none="unknown", doc="tr H of the design"),
+    "eta_max": Hyper(float, gt=0, none="1/(2 tr H), 1/(2 C_X²) or ∞", doc="largest step size"),
+    "clip_C": Hyper(float, gt=0, also=("auto",), doc="clipping constant C, or c_C·√tr(Σ⁻¹H)"),
+    "c_C": Hyper(float, gt=0, doc="constant of the automatic C"),
+    "C_X": Hyper(float, gt=0, none="no bound on ‖x‖", doc="declared bound ‖x_i‖ ≤ C_X"),
+    "C_Y": Hyper(float, gt=0, none="no bound on |y|", doc="declared bound |y_i| ≤ C_Y"),
+    "l0": Hyper(float, gt=0, none="√2·C_Y", doc="residual bound: ψ = C·l0"),
+    "lam_mult": Hyper(float, gt=0, inf=True, doc="Σ = design + lam_mult/(Nη)·I (∞: Σ = I)"),
+    "public_C_fraction": Hyper(float, ge=0, lt=1, doc="share of the public rows held out to set C"),
+    "public_C_rows": Hyper(int, ge=0, none="public_C_fraction of the public rows", doc="public rows held out"),
+    "psi_mode": Choice(*PSI_MODES, doc="fixed ψ, or RESIDUALEST on labelled estimating rows"),
+    "psi_cap": Hyper(float, gt=0, also=("C_l0",), none="no cap", doc="cap of the estimated ψ"),
+    "estimating_m": Hyper(int, ge=1, doc="labelled estimating rows used by RESIDUALEST"),
+    "shuffle": Hyper(bool, doc="stream the records in a uniformly random (data-independent) order"),
+}
+
+
+def declared(*names: str) -> dict[str, Hyper]:
+    return {name: HYPER[name] for name in names}
+
+
+def poly_rule_needs_r(h: Mapping[str, Any]) -> None:
+    """The η rule for a polynomial spectrum needs its exponent r > 1 (spec 002 §3.5)."""
+    if h.get("eta") == "rule" and h.get("spectrum") == "poly" and (h.get("r") is None or h["r"] <= 1):
+        raise HyperError("r", f"spectrum: poly with eta: rule needs r > 1, got {h.get('r')!r}")
+
+
+def tree_neighbour(h: Mapping[str, Any]) -> str:
+    return h["neighbour"]
+
+
 STYLE = {
     "dp_ftrl_identity": {"color": "tab:purple", "marker": "o", "linestyle": "-"},
     "dp_ftrl_sigma_public": {"color": "darkorange", "marker": "s", "linestyle": "-"},
@@ -70,9 +112,14 @@ STYLE = {
     "dp_ftrl_identity",
     summary="DP-FTRL-I: one-pass tree-aggregated DP-FTRL with isotropic noise (spec 002 §3.1, Kairouz et al. 2021)",
     privacy_model="central",
-    neighbour="zero_out",
+    neighbour=tree_neighbour,
     spec="002 §3.1",
     style=STYLE["dp_ftrl_identity"],
+    hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
+                   "c_C", "C_X", "C_Y", "l0", "shuffle"),
+    check=poly_rule_needs_r,
+    bounds=Bounds(x="C_X", y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
+    audit=AuditSetup(hyper={"C_X": 1.0, "C_Y": 1.0}),
 )
 def fit_identity(
     X: np.ndarray,
@@ -107,10 +154,15 @@ def fit_identity(
     "dp_ftrl_sigma_public",
     summary="DP-FTRL-Σ with Σ = X̃ᵀX̃/M + I/(Nη) from unlabeled public rows (spec 002 §3.4, Eq. 3.2)",
     privacy_model="central",
-    neighbour="zero_out",
+    neighbour=tree_neighbour,
     needs=("public_X",),
     spec="002 §3.4",
     style=STYLE["dp_ftrl_sigma_public"],
+    hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
+                   "c_C", "C_Y", "l0", "lam_mult", "public_C_fraction", "public_C_rows", "shuffle"),
+    check=poly_rule_needs_r,
+    bounds=Bounds(y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
+    audit=AuditSetup(hyper={"C_Y": 1.0}),
 )
 def fit_sigma_public(
     X: np.ndarray,
@@ -149,10 +201,14 @@ def fit_sigma_public(
     "dp_ftrl_sigma_oracle",
     summary="DP-FTRL-Σ with the population design Σ = H + I/(Nη) (synthetic only; spec 002 §3.4, Eq. 3.1)",
     privacy_model="central",
-    neighbour="zero_out",
+    neighbour=tree_neighbour,
     needs=("population",),
     spec="002 §3.4",
     style=STYLE["dp_ftrl_sigma_oracle"],
+    hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "eta_max", "clip_C", "c_C", "l0",
+                   "lam_mult", "psi_mode", "psi_cap", "estimating_m", "shuffle"),
+    bounds=Bounds(clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0 (l0 from the generator's design)"),
+    audit=AuditSetup(hyper={"l0": math.sqrt(2.0)}),
 )
 def fit_sigma_oracle(
     X: np.ndarray,
@@ -202,6 +258,9 @@ def fit_sigma_oracle(
     neighbour="none",
     spec="002 §3.1",
     style=STYLE["sgd_avg_nonprivate"],
+    hyper=declared("eta", "eta_c1", "spectrum", "r", "trH", "eta_max", "C_X", "shuffle"),
+    check=poly_rule_needs_r,
+    audit=AuditSetup(hyper={"C_X": 1.0}),
 )
 def fit_sgd_avg(
     X: np.ndarray,
@@ -236,6 +295,7 @@ def fit_sgd_avg(
     neighbour="none",
     spec="002 §5.3",
     style={"color": "grey", "marker": "", "linestyle": "-."},
+    hyper={},
 )
 def fit_zero(X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None,
              rng: np.random.Generator) -> FitResult:

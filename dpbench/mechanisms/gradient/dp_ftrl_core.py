@@ -8,13 +8,14 @@ Algorithm 1 (spec 002 §3.1), 0-based stream t = 0..N−1, w_0 = 0:
 
 Engines (same draws, same output up to round-off; tested against each other):
 
-* :func:`run_reference` — the literal loop with :class:`~dpbench.privacy.tree.TreeNoise`; needed for adaptive ψ_t
-  (RESIDUALEST, §3.3).
+* :func:`run_reference` — the literal loop with :class:`~dpbench.mechanisms.gradient.tree_noise.TreeNoise`; needed
+  for adaptive ψ_t (RESIDUALEST, §3.3).
 * :func:`run_blocked` — fixed ψ (the benchmark default, §3.5). Since g_t = c_t x_t with a scalar c_t, the only
   sequential quantity is c_t; within a block of B steps it needs x_tᵀ(Σ_{i<t} g_i) = x_tᵀG_{t0} + Σ_{t0≤i<t} c_i x_tᵀx_i
   (one B×B Gram per block) and a_t = x_tᵀν(t) (tree noise, batched per block by
-  :func:`~dpbench.privacy.tree.inblock_prefix_noise`). The average is
-  w̄_N = −(η/N)[Σ_i (N−1−i) g_i + Σ_s m_s z_s] with m_s from :func:`~dpbench.privacy.tree.release_counts`.
+  :func:`~dpbench.mechanisms.gradient.tree_noise.inblock_prefix_noise`). The average is
+  w̄_N = −(η/N)[Σ_i (N−1−i) g_i + Σ_s m_s z_s] with m_s from
+  :func:`~dpbench.mechanisms.gradient.tree_noise.release_counts`.
 
 Noise N(0, σ²Σ) never costs O(d²) per step for a structured Σ: identity/diagonal are elementwise, a dense Σ is
 factored once (Cholesky, draws as one GEMM per block), and Σ = (λI + PᵀP)/M with d > M uses the exact low-rank draw
@@ -30,7 +31,8 @@ from typing import Any
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
-from dpbench.privacy.tree import TreeNoise, inblock_prefix_noise, kbar, release_counts
+from dpbench.mechanisms.gradient.tree_noise import TreeNoise, inblock_prefix_noise, release_counts
+from dpbench.privacy.tree import kbar
 
 SIGMA_DESIGNS = ("identity", "public", "oracle")
 PSI_MODES = ("fixed", "public_labeled", "private_split")

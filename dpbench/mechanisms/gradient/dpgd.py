@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import Bounds, Choice, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.privacy.zcdp import sigma_dpgd
 from dpbench.registry import register_mechanism
@@ -37,6 +38,13 @@ def clipped_mean_gradient(X: np.ndarray, y: np.ndarray, theta: np.ndarray, C: fl
     neighbour="replace_one",
     spec="004 §3.9",
     style={"color": "black", "marker": "X", "linestyle": "-"},
+    hyper={
+        "T": Hyper(int, ge=1, doc="gradient steps"),
+        "C": Hyper(float, gt=0, doc="clipping level (per-example gradient norm bound)"),
+        "learning_rate": Hyper(float, gt=0, doc="step size b"),
+        "clip": Choice("residual", "per_example", doc="clip the residual (needs ‖x_i‖ ≤ 1) or x_i r_i"),
+    },
+    bounds=Bounds(x=lambda h: 1.0 if h["clip"] == "residual" else None),
 )
 def fit(
     X: np.ndarray,
@@ -51,12 +59,8 @@ def fit(
     clip: str = "residual",
 ) -> FitResult:
     """DP-GD estimate after T steps from θ_0 = 0."""
-    if clip not in ("residual", "per_example"):
-        raise ValueError(f"clip must be 'residual' or 'per_example', got {clip!r}")
     x_bound = 1.0 if clip == "residual" else None
     X, y = check_inputs(X, y, epsilon, delta, x_bound=x_bound, y_bound=None)
-    if int(T) != T or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
     sigma = sigma_dpgd(epsilon, delta, X.shape[0], int(T), C)
     theta = np.zeros(X.shape[1])
     for _ in range(int(T)):

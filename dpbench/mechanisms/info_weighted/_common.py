@@ -9,13 +9,84 @@ Not a registry module (leading underscore): the mechanisms live in ``iw_central.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
+from dpbench.contract import Choice, Hyper, HyperError
 from dpbench.mechanisms._base import check_inputs
-from dpbench.privacy.info_weighted import check_calibration, check_neighbour, gaussian_std, neighbour_factor
+from dpbench.mechanisms._simulation import SIMULATION
+from dpbench.privacy.info_weighted import (
+    CALIBRATIONS,
+    check_calibration,
+    check_neighbour,
+    gaussian_std,
+    neighbour_factor,
+)
 
 PRESETS = ("calibrated", "theory")
+
+# ---------------------------------------------------------------------------------------------------------------
+# the contract pieces shared by the information-weighted mechanisms (declared in each @register_mechanism)
+
+RULE = "the preset's rule (spec 000 §6)"
+#: every hyperparameter the information-weighted mechanisms share, declared once
+HYPER: dict[str, Hyper] = {
+    "B": Hyper(float, gt=0, doc="declared bound ‖φ_i‖ ≤ B"),
+    "clip": Hyper(bool, doc="clip φ to ‖φ‖ ≤ B and y to [−1, 1] (a per-record map) instead of rejecting rows"),
+    "calibration": Choice(*CALIBRATIONS, doc="noise family: paper σ_{ε,δ} and classical (ε ≤ 1 only) or agm"),
+    "neighbour": Choice("replace", "replace_one", "zero_out", doc="central neighbours (zero-out halves sensitivities)"),
+    "fail_prob": Hyper(float, gt=0, lt=1, doc="failure probability δ_f of the hyperparameter rules"),
+    "preset": Choice(*PRESETS, doc="hyperparameter rules: calibrated (K = 4) or the theorems' forms"),
+    "c_gamma": Hyper(float, gt=0, doc="constant c_γ of the γ rule"),
+    "c_lam": Hyper(float, gt=0, doc="constant c_λ of the λ rule"),
+    "lam_rule": Choice("l2", "l1", doc="λ = 1/√T (Thm 5.3) or √(d log(1/δ_f)/T) (Prop 5.4)"),
+    "K": Hyper(int, ge=1, none=RULE, doc="epochs of the spectral iteration"),
+    "lam": Hyper(float, gt=0, none=RULE, doc="regularisation λ"),
+    "gamma": Hyper(float, gt=0, none=RULE, doc="weight scale γ (sensitivities ∝ 1/γ)"),
+    "shuffle": Hyper(bool, doc="process the records in a uniformly random (data-independent) order"),
+    "paper_literal_noise": Hyper(bool, doc="the printed noise scale (recorded as epsilon_effective)"),
+    "per_user_noise": Hyper(bool, doc="alias of simulation: per_user (kept for old configs)"),
+    "simulation": SIMULATION,
+    "nonprivate": Hyper(bool, doc="all noise off: a non-private reference (recorded as privacy_model none)"),
+}
+
+
+def hyper(*names: str, **declared: Hyper) -> dict[str, Hyper]:
+    """The shared declarations ``names`` plus mechanism-specific ones."""
+    return {**{name: HYPER[name] for name in names}, **declared}
+
+
+def calibrated_epsilons(h: Mapping[str, Any]) -> tuple[float, float]:
+    """ε covered by the calibration: the paper's σ_{ε,δ} and the classical formula are claimed for ε ≤ 1 only
+    (spec 000 §1.3, :func:`~dpbench.privacy.info_weighted.check_calibration`); the AGM for every ε > 0."""
+    return (0.0, 1.0) if h["calibration"] in ("paper", "classical") else (0.0, math.inf)
+
+
+def central_model(h: Mapping[str, Any]) -> str:
+    return "none" if h.get("nonprivate") else "central"
+
+
+def central_neighbour(h: Mapping[str, Any]) -> str:
+    """The neighbour notion the calibration uses (``neighbour`` hyperparameter; ``replace`` spelled replace_one)."""
+    if h.get("nonprivate"):
+        return "none"
+    return "zero_out" if h.get("neighbour", "replace") == "zero_out" else "replace_one"
+
+
+def local_model(h: Mapping[str, Any]) -> str:
+    return "none" if h.get("nonprivate") else "local"
+
+
+def local_neighbour(h: Mapping[str, Any]) -> str:
+    return "none" if h.get("nonprivate") else "replace_one"
+
+
+def gamma_zero_needs_noise_off(h: Mapping[str, Any]) -> None:
+    """γ = 0 makes every sensitivity 2/(γN) unbounded: allowed only for the non-private reference."""
+    if h.get("gamma") == 0 and not h.get("nonprivate"):
+        raise HyperError("gamma", "γ = 0 makes the sensitivity 2/(γN) unbounded; allowed only with nonprivate: true")
 
 
 def prepare(

@@ -21,9 +21,17 @@ import math
 
 import numpy as np
 
+from dpbench.contract import Bounds, Choice, Hyper
 from dpbench.mechanisms._base import FitResult
-from dpbench.mechanisms.info_weighted._common import halves, prepare, shuffled
-from dpbench.mechanisms.info_weighted.central import iwr_dp_hyper, iwr_dp_stage2, spectral_dp
+from dpbench.mechanisms.info_weighted._common import (
+    calibrated_epsilons,
+    central_neighbour,
+    halves,
+    hyper,
+    prepare,
+    shuffled,
+)
+from dpbench.mechanisms.info_weighted.central import AUDIT, iwr_dp_hyper, iwr_dp_stage2, spectral_dp
 from dpbench.registry import register_mechanism
 
 WEIGHTS = ("learned", "identity")
@@ -45,8 +53,14 @@ def check_ablation(weights: str, stage2_rows: str, radius: float | None) -> None
 @register_mechanism(
     "iwr_dp_ablation",
     summary="IWR-DP ablation: W learned (Alg 4) or W = I, stage 2 on D₁ or all rows, optional public ball (issue 17)",
-    privacy_model="central", neighbour="replace_one", spec="000 §3.4–3.5 (ablation)",
+    privacy_model="central", neighbour=central_neighbour, spec="000 §3.4–3.5 (ablation)",
     style={"color": "tab:pink", "marker": "x", "linestyle": "--"},
+    hyper=hyper("B", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "shuffle",
+                weights=Choice(*WEIGHTS, doc="W from Alg 4 on D₀ (learned) or W = I (no stage 1)"),
+                stage2_rows=Choice(*STAGE2_ROWS, doc="stage 2 on D₁ (half) or on every row (all; needs W = I)"),
+                radius=Hyper(float, gt=0, none="no ball", doc="public ball radius R of the stage-2 solve")),
+    check=lambda h: check_ablation(h["weights"], h["stage2_rows"], h["radius"]),
+    epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0), audit=AUDIT,
 )
 def fit_iwr_dp_ablation(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,

@@ -7,8 +7,8 @@ and the non-private reference ``iw_zero`` (θ̂ = 0).
 Conventions (spec 000 §1.3, §3.13, §4.1): ``calibration`` ∈ {paper, classical, agm}; for ``paper`` every release
 uses σ_{ε,δ} with the paper's (doubled) half-sensitivities, for the generic families the l2-sensitivities of the
 §3.13 "generic calibration" paragraph with joint releases. ``neighbour="zero_out"`` halves every central
-sensitivity (Alg 14's Δ_N is kept). The registry records ``neighbour="replace_one"`` (the default); runs with
-``neighbour: zero_out`` in ``hyper`` carry it in the ``hp.neighbour`` / ``info.neighbour`` columns.
+sensitivity (Alg 14's Δ_N is kept). The contract declares the neighbour notion (and ``none`` for
+``nonprivate: true``) as a function of the hyperparameters: the CSV's ``privacy_model`` / ``neighbour`` columns follow.
 Each record is used in exactly one release stage (D₀ → W, D₁ → θ̂; epochs of D₀ disjoint).
 """
 
@@ -19,12 +19,19 @@ from functools import lru_cache
 
 import numpy as np
 
+from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult
 from dpbench.mechanisms.info_weighted._common import (
+    RULE,
+    calibrated_epsilons,
     central_factor,
+    central_model,
+    central_neighbour,
     check_preset,
     epoch_slices,
+    gamma_zero_needs_noise_off,
     halves,
+    hyper,
     loglog_K,
     prepare,
     shuffled,
@@ -38,7 +45,8 @@ from dpbench.mechanisms.info_weighted.matrix import (
     solve_info_matrix,
     spectral_iteration,
 )
-from dpbench.privacy.info_weighted import gaussian_std, release_stds, sym_gaussian
+from dpbench.mechanisms.info_weighted.noise import sym_gaussian
+from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
 CENTRAL_STYLE = {
@@ -49,6 +57,10 @@ CENTRAL_STYLE = {
     "dp_sgd_improper": {"color": "tab:purple", "marker": "v", "linestyle": "-"},
     "iw_zero": {"color": "gray", "marker": "", "linestyle": "-."},
 }
+#: the audit runs every ε it is asked for: the AGM calibration covers all of them
+AUDIT = AuditSetup(hyper={"calibration": "agm"})
+#: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them with ``clip: true``
+BOUNDS = Bounds(x="B", y=1.0, clips="clip")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -157,7 +169,11 @@ def iwr_dp_stage2(
 @register_mechanism(
     "iwr_dp",
     summary="Information-weighted regression, central DP (Alg 4 spectral iteration + Alg 5 weighted SSP; 000 §3.5)",
-    privacy_model="central", neighbour="replace_one", spec="000 §3.4–3.5", style=CENTRAL_STYLE["iwr_dp"],
+    privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.4–3.5", style=CENTRAL_STYLE["iwr_dp"],
+    hyper=hyper("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "K", "lam",
+                "shuffle", "paper_literal_noise", "nonprivate",
+                gamma=Hyper(float, ge=0, none=RULE, doc="weight scale γ (0 only with nonprivate: true)")),
+    check=gamma_zero_needs_noise_off, epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT,
 )
 def fit_iwr_dp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -169,11 +185,11 @@ def fit_iwr_dp(
     """IWR-DP (Alg 4 + 5). Explicit ``K``, ``lam``, ``gamma`` override the preset rule."""
     X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
-    hyper = iwr_dp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour, preset=preset,
-                         c_gamma=c_gamma, fail_prob=fail_prob, lam_rule=lam_rule)
-    K = int(K or hyper["K"])
-    lam = float(lam or hyper["lam"])
-    gamma = float(gamma or hyper["gamma"])
+    rule = iwr_dp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour, preset=preset,
+                        c_gamma=c_gamma, fail_prob=fail_prob, lam_rule=lam_rule)
+    K = int(rule["K"] if K is None else K)
+    lam = float(rule["lam"] if lam is None else lam)
+    gamma = float(rule["gamma"] if gamma is None else gamma)
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
     stage1, std_H = spectral_dp(X[s0], K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
@@ -267,7 +283,10 @@ def iwr_dp_erm_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float, 
 @register_mechanism(
     "iwr_dp_erm",
     summary="IWR-DP by DP-ERM with noisy-Hessian regulariser + output perturbation (Alg 4 + 13 + 14, ν = id)",
-    privacy_model="central", neighbour="replace_one", spec="000 §3.8", style=CENTRAL_STYLE["iwr_dp_erm"],
+    privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.8", style=CENTRAL_STYLE["iwr_dp_erm"],
+    hyper=hyper("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "K", "lam", "gamma",
+                "shuffle", "paper_literal_noise", "nonprivate"),
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT,
 )
 def fit_iwr_dp_erm(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -278,11 +297,11 @@ def fit_iwr_dp_erm(
 ) -> FitResult:
     X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
-    hyper = iwr_dp_erm_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour,
-                             preset=preset, c_gamma=c_gamma, fail_prob=fail_prob)
-    K = int(K or hyper["K"])
-    lam = float(lam or hyper["lam"])
-    gamma = float(gamma or hyper["gamma"])
+    rule = iwr_dp_erm_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour,
+                            preset=preset, c_gamma=c_gamma, fail_prob=fail_prob)
+    K = int(rule["K"] if K is None else K)
+    lam = float(rule["lam"] if lam is None else lam)
+    gamma = float(rule["gamma"] if gamma is None else gamma)
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
     stage1, std_spec = spectral_dp(X[s0], K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
@@ -299,8 +318,11 @@ def fit_iwr_dp_erm(
 @register_mechanism(
     "iwr_dp_oracle",
     summary="Oracle IWR-DP with W from the generator's p (Alg 10; DP because W is data-independent)",
-    privacy_model="central", neighbour="replace_one", needs=("population",), spec="000 §3.6",
+    privacy_model="central", neighbour=central_neighbour, needs=("population",), spec="000 §3.6",
     style=CENTRAL_STYLE["iwr_dp_oracle"],
+    hyper=hyper("B", "calibration", "neighbour"), epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0),
+    audit=AuditSetup(skip="builds W from the generator's law p (population.extra: radial / basis_probs / atoms), "
+                          "which the audit's neighbouring datasets do not have"),
 )
 def fit_iwr_dp_oracle(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -326,6 +348,8 @@ def fit_iwr_dp_oracle(
     "iwr_dp_oracle_label",
     summary="Alg 10 with W from the private covariates themselves: only LABEL-DP (yDP, spec 000 §3.6 (ii))",
     privacy_model="label", neighbour="replace_one", spec="000 §3.6", style=CENTRAL_STYLE["iwr_dp_oracle"],
+    hyper=hyper("B", "calibration", tol=Hyper(float, gt=0, doc="tolerance of the exact spectral iteration")),
+    epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0), audit=AUDIT,
 )
 def fit_iwr_dp_oracle_label(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -349,7 +373,10 @@ def fit_iwr_dp_oracle_label(
 @register_mechanism(
     "ssp_ball",
     summary="SSP-OLS baseline: noisy (1/T)XᵀX, XᵀY + ball-constrained least squares (000 §3.12)",
-    privacy_model="central", neighbour="replace_one", spec="000 §3.12", style=CENTRAL_STYLE["ssp_ball"],
+    privacy_model="central", neighbour=central_neighbour, spec="000 §3.12", style=CENTRAL_STYLE["ssp_ball"],
+    hyper=hyper("B", "clip", "calibration", "neighbour",
+                radius=Hyper(float, gt=0, doc="public ball radius R of the solve (θ̂ with ‖θ̂‖ ≤ R)")),
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT,
 )
 def fit_ssp_ball(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -402,7 +429,10 @@ def sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
 @register_mechanism(
     "dp_sgd_improper",
     summary="Dimension-free DP-SGD: one-pass projected SGD, averaged iterate + Gaussian output noise (Alg 16)",
-    privacy_model="central", neighbour="replace_one", spec="000 §3.9", style=CENTRAL_STYLE["dp_sgd_improper"],
+    privacy_model="central", neighbour=central_neighbour, spec="000 §3.9", style=CENTRAL_STYLE["dp_sgd_improper"],
+    hyper=hyper("calibration", "neighbour", "fail_prob", "shuffle",
+                eta=Hyper(float, gt=0, le=0.5, none="min{1/(2√T), (σ²T log(1/δ_f))^(−1/3)}", doc="SGD step size")),
+    epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT,
 )
 def fit_dp_sgd_improper(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -421,7 +451,7 @@ def fit_dp_sgd_improper(
     if eta is None:
         sigma = unit_sigma(epsilon, delta, calibration, f)
         eta = min(1.0 / (2.0 * math.sqrt(n)), (sigma**2 * n * math.log(1.0 / fail_prob)) ** (-1.0 / 3.0))
-    if not 0 < eta <= 0.5:
+    if not 0 < eta <= 0.5:  # the rule's value (an explicit eta is checked by the contract)
         raise ValueError(f"eta must lie in (0, 1/2], got {eta}")
     if shuffle:
         order = rng.permutation(n)
@@ -439,7 +469,7 @@ def fit_dp_sgd_improper(
 @register_mechanism(
     "iw_zero",
     summary="Trivial estimator θ̂ = 0 (reference line; error ‖θ*‖²_Σ)",
-    privacy_model="none", neighbour="none", spec="000 §3.12", style=CENTRAL_STYLE["iw_zero"],
+    privacy_model="none", neighbour="none", spec="000 §3.12", style=CENTRAL_STYLE["iw_zero"], hyper={},
 )
 def fit_iw_zero(X: np.ndarray, y: np.ndarray, epsilon: float | None = None, delta: float | None = None,
                 rng: np.random.Generator | None = None) -> FitResult:

@@ -4,8 +4,11 @@ Registered: ``iwr_ldp`` (Alg 2 + 3), ``iwr_glm_ldp`` (Alg 2 + 11 + 12, ν = id),
 ``iwr_ldp_oracle`` (Alg 9, U from the generator's p), ``ldp_ssp`` (smooth SSP channel of Prop 3.2).
 
 Every user randomises its own record once (disjoint epochs, Lemma F.1). The server only needs sums of the per-user
-Gaussian noises, and Σ_{t≤N} N(0, s²) = N(0, N s²) exactly in law (spec 000 §3.0), so by default the noise of a
-mean is drawn once with std s/√N; ``per_user_noise=True`` draws every user's noise (tests, audits, small n).
+Gaussian noises, and Σ_{t≤N} N(0, s²) = N(0, N s²) exactly in law (spec 000 §3.0; symmetric noise: Σ_t Sym_d(s²) =
+Sym_d(N s²), the upper triangles add), so by default (``simulation="aggregate"``) the noise of a mean is drawn once
+with std s/√N; ``simulation="per_user"`` (alias ``per_user_noise=True``) draws every user's noise
+(:mod:`dpbench.mechanisms._simulation`; tests/test_shortcuts.py compares the two laws by KS). No aggregate law is
+used where none is exact: the l2-ball channel of Alg 9 (vectorised over users) and the per-user SGD of Alg 11.
 Calibration: ``paper`` uses σ_{ε,δ} with the paper's Δ (Alg 2: SymPriv_B, std σB; Alg 3: Priv_2, Priv_{2B};
 Alg 11: Priv_2; Alg 8: Priv_{R+1}); generic families use the l2-sensitivities of spec 000 §3.13 at (ε, δ)
 (joint release of (ψ_t, vec Ψ_t) with s = 2√(1+B²)). The central neighbour notion does not apply here.
@@ -17,11 +20,17 @@ import math
 
 import numpy as np
 
+from dpbench.contract import AuditSetup, Bounds, Choice, Hyper
 from dpbench.mechanisms._base import FitResult
+from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted._common import (
+    calibrated_epsilons,
     check_preset,
     epoch_slices,
     halves,
+    hyper,
+    local_model,
+    local_neighbour,
     loglog_K,
     permutation,
     prepare,
@@ -35,7 +44,8 @@ from dpbench.mechanisms.info_weighted.matrix import (
     population_info_matrix,
     spectral_iteration,
 )
-from dpbench.privacy.info_weighted import gaussian_std, l2ball_sample, release_stds, sym_gaussian
+from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_gaussian
+from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
 LOCAL_STYLE = {
@@ -45,6 +55,11 @@ LOCAL_STYLE = {
     "iwr_ldp_oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},
     "ldp_ssp": {"color": "tab:green", "marker": "^", "linestyle": "-"},
 }
+#: the audit runs every ε it is asked for: the AGM calibration covers all of them
+AUDIT = AuditSetup(hyper={"calibration": "agm"})
+#: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them by each user with ``clip: true``
+BOUNDS = Bounds(x="B", y=1.0, clips="clip")
+PER_USER = PER_USER_VARIANT
 
 
 def noisy_mean(rows: np.ndarray, std: float, rng: np.random.Generator, per_user: bool, symmetric: bool = False
@@ -60,10 +75,7 @@ def noisy_mean(rows: np.ndarray, std: float, rng: np.random.Generator, per_user:
     if not per_user:
         scale = std / math.sqrt(N)
         return mean + (sym_gaussian(shape[0], scale, rng) if symmetric else scale * rng.standard_normal(shape))
-    if symmetric:
-        total = sum(sym_gaussian(shape[0], std, rng) for _ in range(N))
-    else:
-        total = std * rng.standard_normal((N, *shape)).sum(axis=0)
+    total = per_user_sym_sum(N, shape[0], std, rng) if symmetric else per_user_gaussian_sum(N, shape, std, rng)
     return mean + total / N
 
 
@@ -72,6 +84,8 @@ def iwr_ldp_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float = 1.
     """(K, λ) of IWR-LDP (spec 000 §6): calibrated K = 4, λ = c_λ·σ·B·√((d + log(K/δ_f))/n₀), n₀ = ⌊T/2⌋;
     theory K = max{⌈log log T⌉, 12}, λ = K·B·σ·√(K(d + log(K/δ_f))/T) (proof of Thm 4.4, C₁ = 1)."""
     check_preset(preset)
+    if n < 2:
+        raise ValueError(f"IWR-LDP needs n ≥ 2 users (two stages of ⌊n/2⌋), got n = {n}")
     sigma = unit_sigma(epsilon, delta, calibration)
     if preset == "calibrated":
         K = 4
@@ -85,9 +99,12 @@ def iwr_ldp_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float = 1.
 def spectral_ldp(
     Phi0: np.ndarray, *, K: int, lam: float, epsilon: float, delta: float, rng: np.random.Generator,
     B: float = 1.0, calibration: str = "paper", per_user_noise: bool = False, nonprivate: bool = False,
+    simulation: str = "aggregate",
 ) -> tuple[SpectralResult, float]:
     """Algorithm 2 (Spectral-Iteration-LDP): per user V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ ‖φ‖ ≤ B),
-    Ṽ_t = SymPriv_B(V_t) (std σB = gaussian_std(2B, ε, δ)); λ_(k) = (2k+1)λ/(2K+1); floor at λ_(k)/2."""
+    Ṽ_t = SymPriv_B(V_t) (std σB = gaussian_std(2B, ε, δ)); λ_(k) = (2k+1)λ/(2K+1); floor at λ_(k)/2.
+    Epoch noise: mean of N users' Sym_d(σ²B²) = Sym_d(σ²B²/N) in law (aggregate) or drawn per user."""
+    per_user = is_per_user(simulation, per_user_noise)
     epochs = epoch_slices(Phi0.shape[0], K, Phi0.shape[1])
     std = 0.0 if nonprivate else gaussian_std(2.0 * B, epsilon, delta, calibration)
     d = Phi0.shape[1]
@@ -96,8 +113,8 @@ def spectral_ldp(
     def noise(_k: int, H: np.ndarray) -> np.ndarray:
         if std == 0:
             return H
-        if per_user_noise:
-            return H + sum(sym_gaussian(d, std, rng) for _ in range(N)) / N
+        if per_user:
+            return H + per_user_sym_sum(N, d, std, rng) / N
         return H + sym_gaussian(d, std / math.sqrt(N), rng)
 
     schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
@@ -108,17 +125,19 @@ def spectral_ldp(
 def iwr_ldp_stage2(
     Phi1: np.ndarray, y1: np.ndarray, U: np.ndarray, *, lam: float, epsilon: float, delta: float,
     rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", per_user_noise: bool = False,
-    nonprivate: bool = False,
+    nonprivate: bool = False, simulation: str = "aggregate",
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 3 stage 2: ψ_t = Uφy/‖Uφ‖ (‖·‖ ≤ 1), Ψ_t = Uφφᵀ/‖Uφ‖ (‖·‖_F ≤ B, not symmetric), Priv_2 and
-    Priv_{2B} (paper: std 2σ, 2Bσ; generic joint s = 2√(1+B²)); θ̂ = ball_lsq(Ψ̂ + λI, ψ̂, r = 1)."""
+    Priv_{2B} (paper: std 2σ, 2Bσ; generic joint s = 2√(1+B²)); θ̂ = ball_lsq(Ψ̂ + λI, ψ̂, r = 1).
+    Noise of the means: N(0, s²/N₁) per entry (aggregate, exact in law) or N₁ per-user draws (per_user)."""
+    per_user = is_per_user(simulation, per_user_noise)
     N1, d = Phi1.shape
     a = unit_rows(Phi1 @ U)  # Uφ/‖Uφ‖ (0 at φ = 0)
     s_psi, s_Psi = (0.0, 0.0) if nonprivate else release_stds([2.0, 2.0 * B], epsilon, delta, calibration)
     psi_rows = a * y1[:, None]
-    if per_user_noise:
+    if per_user:
         psi_hat = noisy_mean(psi_rows, s_psi, rng, True)
-        Psi_hat = noisy_mean(a[:, :, None] * Phi1[:, None, :], s_Psi, rng, True)
+        Psi_hat = a.T @ Phi1 / N1 + per_user_gaussian_sum(N1, (d, d), s_Psi, rng) / N1
     else:
         psi_hat = psi_rows.mean(axis=0) + s_psi / math.sqrt(N1) * rng.standard_normal(d)
         Psi_hat = a.T @ Phi1 / N1 + s_Psi / math.sqrt(N1) * rng.standard_normal((d, d))
@@ -135,20 +154,24 @@ def _local_info(K: int, lam: float, stage1: SpectralResult, std_V: float, calibr
 @register_mechanism(
     "iwr_ldp",
     summary="Information-weighted regression, local DP (Alg 2 spectral iteration + Alg 3 per-user SSP; 000 §3.3)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.2–3.3", style=LOCAL_STYLE["iwr_ldp"],
+    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.2–3.3", style=LOCAL_STYLE["iwr_ldp"],
+    hyper=hyper("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "per_user_noise",
+                "nonprivate", "simulation"),
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT, variants=PER_USER,
 )
 def fit_iwr_ldp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     B: float = 1.0, clip: bool = False, calibration: str = "paper", fail_prob: float = 0.05,
     preset: str = "calibrated", c_lam: float = 1.0, K: int | None = None, lam: float | None = None,
-    shuffle: bool = True, per_user_noise: bool = False, nonprivate: bool = False,
+    shuffle: bool = True, per_user_noise: bool = False, nonprivate: bool = False, simulation: str = "aggregate",
 ) -> FitResult:
+    per_user_noise = is_per_user(simulation, per_user_noise)
     X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
     n, d = X.shape
-    hyper = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
-                          fail_prob=fail_prob)
-    K = int(K or hyper["K"])
-    lam = float(lam or hyper["lam"])
+    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
+                         fail_prob=fail_prob)
+    K = int(rule["K"] if K is None else K)
+    lam = float(rule["lam"] if lam is None else lam)
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
     stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
@@ -183,14 +206,18 @@ def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float,
 
 
 def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
-    """Projection onto {Σ u2_i v_i² ≤ 1}: v/(1 + μ u2) with Σ u2 v²/(1 + μu2)² = 1 (Newton from below)."""
+    """Projection onto {Σ u2_i v_i² ≤ 1}: v/(1 + μ u2) with Σ u2 v²/(1 + μu2)² = 1 (Newton from below).
+
+    The μ-free factors u2·v² and −2u2²v² are formed once (same arithmetic as forming them per iteration)."""
     mu = 0.0
+    num_g = u2 * v * v
+    num_dg = -2.0 * u2 * u2 * v * v
     for _ in range(100):
         denom = 1.0 + mu * u2
-        g = float(np.sum(u2 * v * v / denom**2)) - 1.0
+        g = float((num_g / denom**2).sum()) - 1.0
         if g <= 1e-12:
             break
-        dg = float(np.sum(-2.0 * u2 * u2 * v * v / denom**3))
+        dg = float((num_dg / denom**3).sum())
         mu -= g / dg
     return v / (1.0 + mu * u2)
 
@@ -198,26 +225,31 @@ def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
 @register_mechanism(
     "iwr_glm_ldp",
     summary="Information-weighted LDP regression by per-user SGD (Alg 2 + Alg 11/12, linear link; 000 §3.7)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.7", style=LOCAL_STYLE["iwr_glm_ldp"],
+    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.7", style=LOCAL_STYLE["iwr_glm_ldp"],
+    hyper=hyper("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "nonprivate",
+                "simulation"),
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT, variants=PER_USER,
 )
 def fit_iwr_glm_ldp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     B: float = 1.0, clip: bool = False, calibration: str = "paper", fail_prob: float = 0.05,
     preset: str = "calibrated", c_lam: float = 1.0, K: int | None = None, lam: float | None = None,
-    shuffle: bool = True, nonprivate: bool = False,
+    shuffle: bool = True, nonprivate: bool = False, simulation: str = "aggregate",
 ) -> FitResult:
     """Per-user noise std of the gradient's data part: replace sensitivity 2(1 + B) (norm ≤ 1 + B; paper:
-    Priv_2 = std 2σ at B = 1). Pure-Python loop over the second half of the users (~5 µs per user)."""
+    Priv_2 = std 2σ at B = 1). Pure-Python loop over the second half of the users (~5 µs per user); its noise is
+    always drawn per user (no aggregate law); ``simulation`` applies to the Alg 2 stage."""
+    per_user = is_per_user(simulation)
     X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
     n, d = X.shape
-    hyper = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
-                          fail_prob=fail_prob)
-    K = int(K or hyper["K"])
-    lam = float(lam or hyper["lam"])
+    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
+                         fail_prob=fail_prob)
+    K = int(rule["K"] if K is None else K)
+    lam = float(rule["lam"] if lam is None else lam)
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
     stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                 calibration=calibration, nonprivate=nonprivate)
+                                 calibration=calibration, nonprivate=nonprivate, per_user_noise=per_user)
     std_g = 0.0 if nonprivate else gaussian_std(2.0 * (1.0 + B), epsilon, delta, calibration)
     w = ldp_sgd_linear(X[s1], y[s1], stage1.X, lam=lam, std=std_g, rng=rng)
     return FitResult(stage1.X @ w, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon),
@@ -228,15 +260,22 @@ def fit_iwr_glm_ldp(
     "ldp_clipped_sgd",
     summary="Dimension-free LDP batch SGD with clipped predictions (Alg 8 ≡ spec 001 Alg 6)",
     privacy_model="local", neighbour="replace_one", spec="000 §3.10", style=LOCAL_STYLE["ldp_clipped_sgd"],
+    hyper=hyper("calibration", "fail_prob", "shuffle", "per_user_noise", "simulation",
+                K=Hyper(int, ge=1, none="max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋}", doc="epochs"),
+                R=Hyper(float, gt=0, doc="prediction clipping level"),
+                eta=Hyper(float, gt=0, doc="step size")),
+    epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT, variants=PER_USER,
 )
 def fit_ldp_clipped_sgd(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     calibration: str = "paper", fail_prob: float = 0.05, K: int | None = None, R: float = 2.0, eta: float = 1.0,
-    shuffle: bool = True, per_user_noise: bool = False,
+    shuffle: bool = True, per_user_noise: bool = False, simulation: str = "aggregate",
 ) -> FitResult:
     """K = max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋} (calibrated, Eq. 43 not enforced), N = ⌊T/K⌋; per epoch and user
     g_t = φ_t(clip_R(<θ_(k), φ_t>) − y_t) (‖g_t‖ ≤ R + 1), Priv_{R+1} (paper std (R+1)σ; generic s = 2(R+1));
-    θ_(k+1) = θ_(k) − η·mean g̃ (no projection); output θ_(K). ``info.clip_rate`` = fraction with |<θ,φ>| > R."""
+    θ_(k+1) = θ_(k) − η·mean g̃ (no projection); output θ_(K). ``info.clip_rate`` = fraction with |<θ,φ>| > R.
+    The epoch's noise: N(0, std²/N I) (aggregate, exact in law) or N per-user draws (per_user)."""
+    per_user_noise = is_per_user(simulation, per_user_noise)
     X, y = prepare(X, y, epsilon, delta, B=1.0, clip=False, calibration=calibration)
     n, d = X.shape
     sigma = unit_sigma(epsilon, delta, calibration)
@@ -265,13 +304,22 @@ def fit_ldp_clipped_sgd(
     summary="Oracle IWR-LDP with U from the generator's p (Alg 9; l2-ball sampler, pure ε-LDP by default)",
     privacy_model="local", neighbour="replace_one", needs=("population",), spec="000 §3.6",
     style=LOCAL_STYLE["iwr_ldp_oracle"],
+    hyper=hyper("calibration", "simulation",
+                channel=Choice("l2ball", "gauss", doc="pure ε-LDP l2-ball sampler or Gaussian Priv_1")),
+    epsilon_range=calibrated_epsilons,
+    bounds=Bounds(x=None, y=1.0, note="‖φ_i‖ ≤ B with B from the generator's population"),
+    audit=AuditSetup(skip="builds U from the generator's law p (population.extra: radial / basis_probs / atoms), "
+                          "which the audit's neighbouring datasets do not have"),
 )
 def fit_iwr_ldp_oracle(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    channel: str = "l2ball", calibration: str = "paper", population=None,
+    channel: str = "l2ball", calibration: str = "paper", population=None, simulation: str = "aggregate",
 ) -> FitResult:
     """Alg 9: λ = 1/(ε√T), U = U_λ(p) exactly; per user ψ_t = Uφy/‖Uφ‖ (‖·‖ ≤ 1) released by the l2-ball sampler
-    ((ε, 0)-LDP, unbiased) or ``channel="gauss"`` (Priv_1: std gaussian_std(2, ε, δ)); θ̂ = U·mean ψ̃."""
+    ((ε, 0)-LDP, unbiased) or ``channel="gauss"`` (Priv_1: std gaussian_std(2, ε, δ)); θ̂ = U·mean ψ̃.
+    ``simulation`` applies to the Gaussian channel (mean noise N(0, std²/T I) in law); the l2-ball channel has no
+    closed-form law for a sum and is always sampled per user (vectorised over users)."""
+    per_user = is_per_user(simulation)
     if population is None:
         raise ValueError("iwr_ldp_oracle needs the generator's population (synthetic datasets only)")
     X, y = prepare(X, y, epsilon, delta, B=float(population.extra.get("B", 1.0)), clip=False,
@@ -285,7 +333,7 @@ def fit_iwr_ldp_oracle(
         std = float("nan")
     elif channel == "gauss":
         std = gaussian_std(2.0, epsilon, delta, calibration)
-        released = psi.mean(axis=0) + std / math.sqrt(n) * rng.standard_normal(d)
+        released = noisy_mean(psi, std, rng, per_user)
     else:
         raise ValueError(f"channel must be 'l2ball' or 'gauss', got {channel!r}")
     return FitResult(U @ released, {"lam": lam, "channel": channel, "std": std, "epsilon_effective": epsilon})
@@ -295,19 +343,24 @@ def fit_iwr_ldp_oracle(
     "ldp_ssp",
     summary="LDP sufficient-statistics perturbation (smooth channel of Prop 3.2) + ball-constrained LS (000 §3.12)",
     privacy_model="local", neighbour="replace_one", spec="000 §3.12", style=LOCAL_STYLE["ldp_ssp"],
+    hyper=hyper("B", "clip", "calibration", "per_user_noise", "simulation"),
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT, variants=PER_USER,
 )
 def fit_ldp_ssp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     B: float = 1.0, clip: bool = False, calibration: str = "paper", per_user_noise: bool = False,
+    simulation: str = "aggregate",
 ) -> FitResult:
     """Per user SymPriv_{2B²}(φφᵀ), Priv_{2B}(φy) (paper: each (ε/2, δ), std 2σB², 2σB; generic joint
-    s = 2√(B⁴ + B²)); θ̂ = ball_lsq(Σ̂, ĝ, 1) with no ridge (spec 000 §3.12)."""
+    s = 2√(B⁴ + B²)); θ̂ = ball_lsq(Σ̂, ĝ, 1) with no ridge (spec 000 §3.12). Noise of the means: Sym_d(s_G²/n),
+    N(0, s_g²/n I) in law (aggregate) or n per-user draws (per_user)."""
+    per_user_noise = is_per_user(simulation, per_user_noise)
     X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
     n, d = X.shape
     s_G, s_g = release_stds([2.0 * B * B, 2.0 * B], epsilon, delta, calibration)
     if per_user_noise:
-        G = noisy_mean(X[:, :, None] * X[:, None, :], s_G, rng, True, symmetric=True)
-        g = noisy_mean(X * y[:, None], s_g, rng, True)
+        G = X.T @ X / n + per_user_sym_sum(n, d, s_G, rng) / n
+        g = X.T @ y / n + per_user_gaussian_sum(n, (d,), s_g, rng) / n
     else:
         G = X.T @ X / n + sym_gaussian(d, s_G / math.sqrt(n), rng)
         g = X.T @ y / n + s_g / math.sqrt(n) * rng.standard_normal(d)

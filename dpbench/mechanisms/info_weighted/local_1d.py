@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.privacy.info_weighted import laplace_scale
 from dpbench.registry import register_mechanism
@@ -20,6 +21,15 @@ def _scales(epsilon: float, paper_scale: bool) -> tuple[float, float, float]:
     if paper_scale:
         return 2.0 / epsilon, 2.0 / epsilon, 1.5 * epsilon
     return laplace_scale(2.0, epsilon / 2.0), laplace_scale(1.0, epsilon / 2.0), epsilon
+
+
+#: the contract both mechanisms share: pure ε-LDP (δ unused), φ ∈ [−1, 1], y ∈ [−1, 1], d = 1
+CONTRACT = {
+    "hyper": {"paper_scale": Hyper(bool, doc="scale 2/ε for both releases (only 1.5ε-LDP: epsilon_effective)")},
+    "bounds": Bounds(x=1.0, y=1.0, d=1),
+    "audit": AuditSetup(d=1),
+    "uses_delta": False,
+}
 
 
 def _ratio(psi: float, Psi: float) -> float:
@@ -37,7 +47,7 @@ def _check_1d(X: np.ndarray, y: np.ndarray, epsilon: float) -> tuple[np.ndarray,
     "ldp_simple_1d",
     summary="Optimal 1-D LDP regression: Laplace on sign(φ)y and |φ|, θ̂ = clip(ψ̂/Ψ̂) (Alg 1; 000 §3.1)",
     privacy_model="local", neighbour="replace_one", spec="000 §3.1",
-    style={"color": "tab:red", "marker": "o", "linestyle": "-"},
+    style={"color": "tab:red", "marker": "o", "linestyle": "-"}, **CONTRACT,
 )
 def fit_ldp_simple_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None,
                       rng: np.random.Generator, *, paper_scale: bool = False) -> FitResult:
@@ -53,7 +63,7 @@ def fit_ldp_simple_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float
     "ldp_laplace_ssp_1d",
     summary="1-D LDP Laplace SSP: Laplace on φy and φ², θ̂ = clip(ψ̂/Ψ̂) (baseline of 000 §3.12)",
     privacy_model="local", neighbour="replace_one", spec="000 §3.12",
-    style={"color": "tab:green", "marker": "^", "linestyle": "-"},
+    style={"color": "tab:green", "marker": "^", "linestyle": "-"}, **CONTRACT,
 )
 def fit_ldp_laplace_ssp_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None,
                            rng: np.random.Generator, *, paper_scale: bool = False) -> FitResult:

@@ -243,4 +243,5 @@ def population_info_matrix(kind: str, extra: dict, d: int, lam: float, gamma: fl
         return U_basis(p, B, lam) if kind == "ldp" else W_basis(p, B, gamma, lam)
     if "atoms" in extra:
         return solve_info_matrix(kind, extra["atoms"], extra["probs"], lam, gamma).X
-    raise KeyError("population carries no description of p (radial / basis_probs / atoms)")
+    raise ValueError("the dataset's population carries no description of p (radial / basis_probs / atoms); "
+                     "oracle mechanisms need a generator that declares it")

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import Bounds, Choice, Hyper, Variant
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, wishart
-from dpbench.mechanisms._base import FitResult, check_inputs, check_sketch, resolve_stats
+from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
 from dpbench.mechanisms.sketch.linmix import private_mixing_noise
 from dpbench.privacy.mixing import (
     k_ihm,
@@ -93,6 +94,17 @@ def ihs_iterations(
     needs=("stats",),
     spec="004 §3.3",
     style={"color": "green", "marker": "D", "linestyle": "--"},
+    hyper={
+        "T": Hyper(int, ge=1, doc="Newton-sketch iterations"),
+        "C": Hyper(float, gt=0, doc="residual clipping level (gradient sensitivity)"),
+        "k_factor": Hyper(float, gt=0, doc="sketch size k = max{⌊k_factor·d⌋, ⌊k_factor·log(4T/ϱ)⌋}"),
+        "rho": Hyper(float, gt=0, lt=1, none="δ/10", doc="failure probability ϱ"),
+        "keep_eta_term": Hyper(bool, doc="keep Alg. 1's −η²θ_t term (the experiments omit it)"),
+        "calibration": Choice("numerical", "theorem1", doc="exact numerical (γ, σ) or Theorem 1's closed forms"),
+        "sketch": Choice("gram", "explicit", doc="exact Wishart shortcut or the materialised k×n sketch"),
+    },
+    bounds=Bounds(x=1.0, n_ge_d=True, note="labels need no bound: residuals are clipped at C"),
+    variants={"explicit": Variant({"sketch": "explicit"}, literal=True, doc="materialised S ~ N(0, I_{k×n})")},
 )
 def fit(
     X: np.ndarray,
@@ -112,11 +124,6 @@ def fit(
 ) -> FitResult:
     """IHM estimate after T iterations; ``rho`` is the failure probability ϱ (default δ/10)."""
     X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=None, require_overdetermined=True)
-    check_sketch(sketch)
-    if int(T) != T or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
-    if not C > 0:
-        raise ValueError(f"C must be > 0, got {C!r}")
     stats = resolve_stats(X, y, stats)
     rho = delta / 10.0 if rho is None else rho
     k = k_ihm(stats.d, int(T), rho, factor=k_factor)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import Bounds, Choice, Hyper, Variant
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, solve_or_lstsq, wishart
-from dpbench.mechanisms._base import FitResult, check_inputs, check_sketch, resolve_stats
+from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
 from dpbench.privacy.mixing import k_linmix, linmix_eigen_noise_std, solve_gamma_linmix, tau_linmix
 from dpbench.registry import register_mechanism
 
@@ -38,6 +39,14 @@ def private_mixing_noise(lam_min: float, gamma: float, eigen_std: float, tau: fl
     needs=("stats",),
     spec="004 §3.5",
     style={"color": "orangered", "marker": "o", "linestyle": "-"},
+    hyper={
+        "k_factor": Hyper(float, gt=0, doc="sketch size k = max{⌊k_factor·d⌋, ⌊k_factor·log(2/ϱ)⌋}"),
+        "rho": Hyper(float, gt=0, lt=1, none="δ/10", doc="failure probability ϱ"),
+        "strict": Hyper(bool, doc="eigen-noise γ/√k with the C²-scaled accounting term (ambiguity #7)"),
+        "sketch": Choice("gram", "explicit", doc="exact Wishart shortcut or the materialised k×n sketch"),
+    },
+    bounds=Bounds(x=1.0, y=1.0, n_ge_d=True),
+    variants={"explicit": Variant({"sketch": "explicit"}, literal=True, doc="materialised S ~ N(0, I_{k×n})")},
 )
 def fit(
     X: np.ndarray,
@@ -54,7 +63,6 @@ def fit(
 ) -> FitResult:
     """LinMix estimate; ``rho`` is the failure probability ϱ (default δ/10)."""
     X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=1.0, require_overdetermined=True)
-    check_sketch(sketch)
     stats = resolve_stats(X, y, stats)
     d = stats.d
     c2 = 2.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import Bounds, Choice, Hyper
 from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
 from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
 from dpbench.privacy.agm import sigma_agm
@@ -40,6 +41,13 @@ def eigenvalue_shift(s1: float, delta: float, shift: str) -> float:
     needs=("stats",),
     spec="004 §3.7",
     style={"color": "tab:blue", "marker": "*", "linestyle": "-"},
+    hyper={
+        "rho": Hyper(float, gt=0, lt=1, none="δ/10", doc="failure probability ϱ of the ridge rule"),
+        "shift": Choice("code", "paper", doc="λ_min shift: s₁² (figures' code) or Alg. 6's s₁√(2 log(6/δ))"),
+        "x_bound": Hyper(float, gt=0, doc="declared bound ‖x_i‖ ≤ x_bound"),
+        "y_bound": Hyper(float, gt=0, doc="declared bound |y_i| ≤ y_bound"),
+    },
+    bounds=Bounds(x="x_bound", y="y_bound"),
 )
 def fit(
     X: np.ndarray,

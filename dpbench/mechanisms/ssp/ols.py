@@ -21,6 +21,7 @@ from dpbench.registry import register_mechanism
     needs=("stats",),
     spec="004 §3.8",
     style={"color": "black", "marker": "", "linestyle": ":"},
+    hyper={},
 )
 def fit(
     X: np.ndarray,

@@ -23,11 +23,12 @@ import math
 
 import numpy as np
 
+from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.linalg import GramStats, solve_or_lstsq
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.mechanisms.stein.core import clean_sums, noise_sums, solve_scale
 from dpbench.mechanisms.stein.families import get_family
-from dpbench.mechanisms.stein.glm import check_family_kind, check_public, stein_fit
+from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, check_public, family_choice, stein_fit
 from dpbench.privacy.stein import stein_noise_scales
 from dpbench.registry import register_mechanism
 
@@ -43,6 +44,11 @@ def check_r2(r2: float | None) -> float:
     summary="Alg 2 with ℓ2 sensitivities (declared ‖x‖₂ ≤ r2) instead of the ℓ1 radius (issue 17 ablation)",
     privacy_model="local", neighbour="replace_one", needs=("public_X", "stats"), spec="003 §3.3 (ablation)",
     style={"linestyle": "-.", "color": "tab:olive"},
+    hyper={"family": family_choice("glm"), "calibration": HYPER["calibration"], "c0": HYPER["c0"],
+           "r2": Hyper(float, gt=0, none="required", doc="declared ℓ2 bound of the rows (p^-1/2 for ±1/p data)")},
+    check=lambda h: check_r2(h["r2"]),
+    bounds=Bounds(clips=True, note="rows clipped to ‖x‖₂ ≤ r2 (declared); |y_i| ≤ 1 assumed for GLM families"),
+    audit=AuditSetup(hyper={"r2": 1.0}),
 )
 def fit_stein_glm_l2(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -63,6 +69,10 @@ def fit_stein_glm_l2(
     summary="control: Alg 1/2's Xᵀy release only, exact population Σ instead of the private XᵀX (synthetic data)",
     privacy_model="local", neighbour="replace_one", needs=("public_X", "population", "stats"),
     spec="003 §3.2–3.3 (issue 17 control)", style={"linestyle": "--", "color": "tab:cyan"},
+    hyper={"family": family_choice("glm"), "r": Hyper(float, gt=0, doc="known ℓ1 radius of the rows"),
+           "c0": HYPER["c0"]},
+    bounds=Bounds(x="r", x_norm="l1", note="|y_i| ≤ 1 assumed for GLM families; Σ from the generator"),
+    audit=AuditSetup(skip="needs the generator's population (synthetic data only)"),
 )
 def fit_stein_xty_oracle_cov(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,

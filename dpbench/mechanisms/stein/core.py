@@ -3,13 +3,16 @@ aggregation shortcut, the server's private OLS, and the SolveScale root finder.
 
 Data flow of the literal (local) algorithm (spec 003 §3.2):
 
-* user i (the only code that reads (x_i, y_i)): :func:`user_release` clips x_i (Gaussian case) and releases
+* user i (the only code that reads (x_i, y_i)): :func:`user_releases` clips x_i (Gaussian case) and releases
   Ẑ_i = x̄_i x̄_iᵀ + E_{1,i}, ẑ_i = x̄_i y_i + E_{2,i}, E_{1,i} ~ Sym_p(s_xx²), E_{2,i} ~ N(0, s_xy² I);
 * server: only Σ_i Ẑ_i, Σ_i ẑ_i and the public rows: :func:`server_estimate`.
 
-The default path samples Σ_i E_{1,i} ~ Sym_p(n s_xx²) and Σ_i E_{2,i} ~ N(0, n s_xy² I) directly (spec 003 §2.4, an
-identity in distribution), so n = 7·10⁵ costs O(np) for the clean sums plus O(p²) noise; ``simulate_users=True``
-runs the per-user randomizer row by row (tests check the two agree).
+The default path (``simulation="aggregate"``) samples Σ_i E_{1,i} ~ Sym_p(n s_xx²) and Σ_i E_{2,i} ~ N(0, n s_xy² I)
+directly (spec 003 §2.4: a sum of n independent Sym_p(s²) matrices is symmetric with iid N(0, n s²) upper-triangle
+entries; likewise for the vectors — an identity in distribution), so n = 7·10⁵ costs O(np) for the clean sums
+(O(p²) when the runner's XᵀX is given) plus O(p²) noise. ``simulation="per_user"`` (alias ``simulate_users=True``)
+runs the randomizer on every user, vectorised over chunks of users: O(np²) draws (tests/test_shortcuts.py checks
+the two estimators agree in law).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
+from dpbench.mechanisms._simulation import sym_from_upper, user_chunks
 from dpbench.mechanisms.stein.families import Family
 
 AGGREGATIONS = ("local", "central")
@@ -37,30 +41,50 @@ def clip_rows_l2(X: np.ndarray, r: float) -> np.ndarray:
     return X * np.minimum(1.0, r / np.maximum(norms, np.finfo(float).tiny))
 
 
+def user_releases(
+    X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *, r: float, s_xx: float, s_xy: float, clip_l2: bool,
+    y_clip: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The LDP randomizer (spec 003 §3.2–§3.5) applied to each row of a batch of users: (Ẑ_i, ẑ_i) for every i.
+
+    Row i's release uses only (x_i, y_i) and its own noise: Ẑ_i = x̄_i x̄_iᵀ + E_{1,i}, E_{1,i} ~ Sym_p(s_xx²),
+    sent as its upper triangle vech(Ẑ_i) (row-major, diagonal included; p(p+1)/2 iid noise entries — a symmetric
+    matrix is its upper triangle), and ẑ_i = x̄_i ȳ_i + E_{2,i}, E_{2,i} ~ N(0, s_xy² I). Draw order: every E_1 of
+    the batch, then every E_2. Returns arrays of shape (c, p(p+1)/2) and (c, p); :func:`sym_from_upper` unpacks.
+    """
+    c, p = X.shape
+    xb = clip_rows_l2(X, r) if clip_l2 else np.asarray(X, dtype=float)
+    yb = np.clip(y, -y_clip, y_clip) if y_clip is not None else np.asarray(y, dtype=float)
+    rows, cols = np.triu_indices(p)
+    Z_upper = np.take(xb, rows, axis=1) * np.take(xb, cols, axis=1) + s_xx * rng.standard_normal((c, rows.size))
+    z = xb * yb[:, None] + s_xy * rng.standard_normal((c, p))
+    return Z_upper, z
+
+
 def user_release(
     x: np.ndarray, y: float, rng: np.random.Generator, *, r: float, s_xx: float, s_xy: float, clip_l2: bool,
     y_clip: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The LDP randomizer of one user (spec 003 §3.2–§3.5): (Ẑ_i, ẑ_i). Draw order E_1 then E_2."""
-    xb = clip_rows_l2(x, r) if clip_l2 else np.asarray(x, dtype=float)
-    yb = float(np.clip(y, -y_clip, y_clip)) if y_clip is not None else float(y)
-    Z = np.outer(xb, xb) + s_xx * symmetric_gaussian(xb.shape[0], rng)
-    z = xb * yb + s_xy * rng.standard_normal(xb.shape[0])
-    return Z, z
+    """The LDP randomizer of one user (spec 003 §3.2–§3.5): (Ẑ_i as a p×p matrix, ẑ_i); see :func:`user_releases`."""
+    x = np.asarray(x, dtype=float)
+    Z_upper, z = user_releases(x[None, :], np.array([float(y)]), rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2,
+                               y_clip=y_clip)
+    return sym_from_upper(Z_upper[0], x.size), z[0]
 
 
 def simulate_user_sums(
     X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *, r: float, s_xx: float, s_xy: float, clip_l2: bool,
     y_clip: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Σ_i Ẑ_i and Σ_i ẑ_i with explicit per-user noise (O(n p²); for n ≤ 10⁴ and tests)."""
-    p = X.shape[1]
-    Z_sum, z_sum = np.zeros((p, p)), np.zeros(p)
-    for i in range(X.shape[0]):
-        Z, z = user_release(X[i], y[i], rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
-        Z_sum += Z
-        z_sum += z
-    return Z_sum, z_sum
+    """Σ_i Ẑ_i and Σ_i ẑ_i with every user randomised by :func:`user_releases` (chunks of users; O(n p²))."""
+    n, p = X.shape
+    Z_sum, z_sum = np.zeros(p * (p + 1) // 2), np.zeros(p)
+    for users in user_chunks(n, p * (p + 3) // 2):
+        Z_upper, z = user_releases(X[users], y[users], rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2,
+                                   y_clip=y_clip)
+        Z_sum += Z_upper.sum(axis=0)
+        z_sum += z.sum(axis=0)
+    return sym_from_upper(Z_sum, p), z_sum
 
 
 _ROW_CACHE: dict[tuple, np.ndarray] = {}
@@ -90,7 +114,7 @@ def clean_sums(
     changed = np.nonzero(row_norms(X) > r)[0] if clip_l2 else np.zeros(0, dtype=int)
     yb = np.clip(y, -y_clip, y_clip) if y_clip is not None else y
     y_changed = np.nonzero(yb != y)[0] if y_clip is not None else np.zeros(0, dtype=int)
-    if stats is not None and stats.X is X:
+    if stats is not None and stats.X is X and stats.y is y:  # the runner's own arrays, not other data
         xtx, xty = stats.xtx.copy(), stats.xty.copy()
     else:
         xtx, xty = X.T @ X, X.T @ y

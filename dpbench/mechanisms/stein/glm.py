@@ -24,9 +24,12 @@ from typing import Any
 import numpy as np
 from scipy.optimize import minimize
 
+from dpbench.contract import AuditSetup, Bounds, Choice, Hyper
 from dpbench.linalg import GramStats
 from dpbench.mechanisms._base import FitResult, check_inputs
+from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_user
 from dpbench.mechanisms.stein.core import (
+    COV_ESTIMATORS,
     clean_sums,
     noise_sums,
     private_ols,
@@ -34,11 +37,50 @@ from dpbench.mechanisms.stein.core import (
     simulate_user_sums,
     solve_scale,
 )
-from dpbench.mechanisms.stein.families import Family, get_family
-from dpbench.privacy.stein import clip_radius, stein_noise_scales
+from dpbench.mechanisms.stein.families import FAMILIES, Family, get_family
+from dpbench.privacy.stein import CALIBRATIONS, clip_radius, stein_noise_scales
 from dpbench.registry import register_mechanism
 
 COVARIATES = ("gaussian", "l1")
+
+# ----------------------------------------------------------------------------------------------------------------
+# the contract pieces of the Stein mechanisms (declared in each registration below and in two_round.py)
+
+
+def family_choice(kind: str | None = None) -> Hyper:
+    """The link families of ``kind`` (glm | nlr; None: all), as a declared choice."""
+    names = [name for name, fam in FAMILIES.items() if kind is None or fam.kind == kind]
+    return Choice(*names, doc=f"{kind.upper() if kind else 'GLM or NLR'} link family (spec 003 §4)")
+
+
+def radius(covariates: str) -> Hyper:
+    """r: the ℓ2 clipping radius (Gaussian covariates; None = the public-data rule) or the known ℓ1 radius."""
+    if covariates == "gaussian":
+        return Hyper(float, gt=0, none="√(r_const·p·‖Σ_m‖₂·log n) from the public rows", doc="ℓ2 clipping radius")
+    return Hyper(float, gt=0, doc="known ℓ1 radius of the rows (‖x_i‖₁ ≤ r)")
+
+
+HYPER: dict[str, Hyper] = {
+    "covariates": Choice(*COVARIATES, doc="Gaussian (rows clipped at r) or ℓ1-bounded covariates"),
+    "r_const": Hyper(float, gt=0, doc="constant of the clipping-radius rule"),
+    "y_bound": Hyper(float, gt=0, none="the family's bound B_y(r)", doc="label bound B_y of the calibration"),
+    "noise_c": Hyper(float, ge=0, doc="noise margin c of the families' label bounds"),
+    "clip_y": Hyper(bool, none="clip for NLR families only", doc="clip labels at B_y"),
+    "cov_estimator": Choice(*COV_ESTIMATORS, doc="server's covariance: mixed (experiments) or private"),
+    "calibration": Choice(*CALIBRATIONS, doc="per-user Gaussian calibration"),
+    "c0": Hyper(float, none="the family's c0", doc="start of the SolveScale Newton iteration (≠ 0)"),
+    "simulate_users": Hyper(bool, doc="alias of simulation: per_user (kept for old configs)"),
+    "simulation": SIMULATION,
+}
+SIMULATE = PER_USER_VARIANT
+
+
+def stein_bounds(covariates: str) -> Bounds:
+    note = ("|y_i| ≤ B_y is assumed, not enforced, for GLM families (info.y_over_bound); NLR families clip y at "
+            "B_y")
+    if covariates == "l1":
+        return Bounds(x="r", x_norm="l1", note=note)
+    return Bounds(clips=True, note="rows clipped to ‖x‖ ≤ r (data-independent radius); " + note)
 #: per-process cache of the deterministic non-private fits (keyed by a hash of the data)
 _MLE_CACHE: dict[tuple[str, str], Any] = {}
 
@@ -95,8 +137,15 @@ def stein_fit(
     root_fallback: bool = True,
     simulate_users: bool = False,
     stats: GramStats | None = None,
+    simulation: str = "aggregate",
 ) -> FitResult:
-    """Algorithms 1–4 (spec 003 §3.2–§3.5); ``epsilon=None`` switches the noise off (ε = ∞ sanity estimator)."""
+    """Algorithms 1–4 (spec 003 §3.2–§3.5); ``epsilon=None`` switches the noise off (ε = ∞ sanity estimator).
+
+    ``simulation``: ``aggregate`` draws Σ_i E_{1,i} =_d Sym_p(n s_xx²), Σ_i E_{2,i} =_d N(0, n s_xy² I) once (§2.4,
+    exact in law); ``per_user`` randomises every user (:func:`~dpbench.mechanisms.stein.core.simulate_user_sums`);
+    ``simulate_users=True`` is an alias of ``per_user``.
+    """
+    per_user = is_per_user(simulation, simulate_users)
     fam = get_family(family)
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
     n, p = X.shape
@@ -120,9 +169,9 @@ def stein_fit(
     else:
         s_xx = s_xy = 0.0
     xtx, xty, n_clipped = clean_sums(X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
-    if private and simulate_users:
+    if private and per_user:
         if noise_aggregation != "local":
-            raise ValueError("simulate_users=True is only defined for noise_aggregation='local'")
+            raise ValueError("simulation='per_user' is only defined for noise_aggregation='local'")
         Z_sum, z_sum = simulate_user_sums(X, y, rng, r=radius, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
     elif private:
         E1, E2 = noise_sums(p, n, s_xx, s_xy, rng, noise_aggregation)
@@ -174,12 +223,14 @@ def _literal(kind: str, covariates: str):
         c0: float | None = None,
         simulate_users: bool = False,
         stats: GramStats | None = None,
+        simulation: str = "aggregate",
     ) -> FitResult:
         check_family_kind(get_family(family), kind, f"stein_{kind}_{covariates}")
         return stein_fit(
             X, y, epsilon, delta, rng, public_X, family=family, covariates=covariates, r=r, r_const=r_const,
             y_bound=y_bound, noise_c=noise_c, clip_y=clip_y, cov_estimator=cov_estimator,
             noise_aggregation="local", calibration=calibration, c0=c0, simulate_users=simulate_users, stats=stats,
+            simulation=simulation,
         )
 
     return fit
@@ -191,7 +242,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
     _fit = _literal(_kind, _covariates)
     _fit.__name__ = f"fit_stein_{_kind}_{_cov}"
     _fit.__doc__ = f"Algorithm {_alg} of Wang et al. (JMLR 2023): NLDP {_kind.upper()}, {_covariates} covariates."
-    register_mechanism(
+    globals()[_fit.__name__] = register_mechanism(
         f"stein_{_kind}_{_cov}",
         summary=f"Alg {_alg} (Wang et al. 2023): NLDP Stein {_kind.upper()}, {_covariates} x, public unlabeled data",
         privacy_model="local",
@@ -199,8 +250,14 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         needs=("public_X", "stats"),
         spec=f"003 §3.{_alg + 1}",
         style=_STYLE,
+        hyper={
+            "family": family_choice(_kind), "r": radius(_covariates),
+            **{k: HYPER[k] for k in ("r_const", "y_bound", "noise_c", "clip_y", "cov_estimator", "calibration", "c0",
+                                     "simulate_users", "simulation")},
+        },  # fmt: skip
+        bounds=stein_bounds(_covariates),
+        variants=SIMULATE,
     )(_fit)
-    globals()[_fit.__name__] = _fit
 
 
 @register_mechanism(
@@ -211,6 +268,10 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
     needs=("public_X", "stats"),
     spec="003 §3.8",
     style={"linestyle": ":"},
+    hyper={"family": family_choice(), "covariates": HYPER["covariates"],
+           "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius"),
+           "noise_c": HYPER["noise_c"], "c0": HYPER["c0"]},
+    bounds=Bounds(note="as Alg 1–4 for the chosen covariates"),
 )
 def fit_central_diagnostic(
     X: np.ndarray,
@@ -247,6 +308,8 @@ def fit_central_diagnostic(
     needs=("public_X", "stats"),
     spec="003 §4",
     style={"linestyle": "--", "color": "dimgray"},
+    hyper={"family": family_choice(), "covariates": HYPER["covariates"],
+           "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius")},
 )
 def fit_nonprivate_stein(
     X: np.ndarray,
@@ -307,6 +370,7 @@ def minimise_baseline_loss(X: np.ndarray, y: np.ndarray, family: Family, w0: np.
     needs=("public_X", "stats"),
     spec="003 §3.7",
     style={"linestyle": "--", "color": "black"},
+    hyper={"family": family_choice(), "covariates": HYPER["covariates"]},
 )
 def fit_nonprivate_mle(
     X: np.ndarray,
@@ -340,6 +404,9 @@ def fit_nonprivate_mle(
     neighbour="none",
     spec="003 §3.7",
     style={"linestyle": "--", "color": "black"},
+    hyper={"intercept": Hyper(bool, doc="fit an intercept (θ gets it as an extra entry)")},
+    audit=AuditSetup(skip="a non-private baseline that needs both label classes y ∈ {0, 1}; the audit's neighbour "
+                          "D' has one class (and a non-private reference has no claim to audit)"),
 )
 def fit_sklearn_logreg(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *, intercept: bool = True

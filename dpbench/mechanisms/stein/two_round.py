@@ -6,18 +6,31 @@ No public data. Round 1 (each release (ε/4, δ/2)-LDP): users release Ẑ_i = x
 N(0, s_y²), s_y = √(8 Λ) (hi − lo)/ε. Server: ĉ = SolveScale(ỹ) averaged over the n users; output ĉ·ŵ_ols.
 Total per user (ε, 1.5δ) by basic composition (A12). Gaussian covariates use r = √(10 p ‖Σ‖₂ log n) with the
 TRUE ‖Σ‖₂ (oracle, as the paper "supposes we already know" it; A14), passed from the generator's population.
+
+Simulation (issue 16): round 1's server uses only Σ_i Ẑ_i, Σ_i ẑ_i, so by default the n users' noises are drawn as
+one Sym_p(n s_xx²) and one N(0, n s_xy² I) (spec 003 §2.4, exact in law); ``simulation="per_user"`` randomises every
+user. Round 2 has no such shortcut — ĉ solves (c/n) Σ_i h(c ỹ_i) = 1, a non-linear function of the individual
+reports — so every user's ỹ_i is drawn (one vectorised N(0, s_y² I_n) draw).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import Hyper
 from dpbench.data import Population
 from dpbench.linalg import GramStats, solve_or_lstsq
 from dpbench.mechanisms._base import FitResult, check_inputs
-from dpbench.mechanisms.stein.core import clean_sums, noise_sums, solve_scale
+from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user
+from dpbench.mechanisms.stein.core import (
+    clean_sums,
+    noise_sums,
+    row_norms,
+    simulate_user_sums,
+    solve_scale,
+)
 from dpbench.mechanisms.stein.families import Family, get_family
-from dpbench.mechanisms.stein.glm import check_family_kind
+from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, family_choice, stein_bounds
 from dpbench.privacy.stein import clip_radius, two_round_noise_scales
 from dpbench.registry import register_mechanism
 
@@ -55,7 +68,9 @@ def two_round_fit(
     noise_c: float = 0.05,
     calibration: str = "classical",
     stats: GramStats | None = None,
+    simulation: str = "aggregate",
 ) -> FitResult:
+    per_user = is_per_user(simulation)
     fam = get_family(family)
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
     n, p = X.shape
@@ -67,7 +82,7 @@ def two_round_fit(
         clip_l2 = True
     elif covariates == "l1":
         r = 1.0 if r is None else float(r)
-        if np.abs(X).sum(axis=1).max() > r * (1 + 1e-9):
+        if row_norms(X, 1).max() > r * (1 + 1e-9):  # cached for the runner's read-only data
             raise ValueError(f"X: rows with ‖x_i‖₁ > r = {r}; scale the rows into the ℓ1 ball first")
         clip_l2 = False
     else:
@@ -77,9 +92,14 @@ def two_round_fit(
     lo, hi = projection_interval(fam, r, noise_c)
     scales = two_round_noise_scales(epsilon, delta, r, b_y, hi - lo, calibration)
     # round 1
-    xtx, xty, _ = clean_sums(X, y, r=r, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
-    E1, E2 = noise_sums(p, n, scales.s_xx, scales.s_xy, rng, "local")
-    w_ols = solve_or_lstsq(xtx + E1, xty + E2)
+    if per_user:
+        Z_sum, z_sum = simulate_user_sums(X, y, rng, r=r, s_xx=scales.s_xx, s_xy=scales.s_xy, clip_l2=clip_l2,
+                                          y_clip=y_clip)
+    else:
+        xtx, xty, _ = clean_sums(X, y, r=r, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
+        E1, E2 = noise_sums(p, n, scales.s_xx, scales.s_xy, rng, "local")
+        Z_sum, z_sum = xtx + E1, xty + E2
+    w_ols = solve_or_lstsq(Z_sum, z_sum)
     # round 2: each user projects her own prediction (unclipped x_i) and adds her own noise
     y_tilde = np.clip(X @ w_ols, lo, hi) + scales.s_y * rng.standard_normal(n)
     sol = solve_scale(y_tilde, fam)
@@ -106,6 +126,7 @@ def _make(kind: str, covariates: str):
         calibration: str = "classical",
         population: Population | None = None,
         stats: GramStats | None = None,
+        simulation: str = "aggregate",
     ) -> FitResult:
         check_family_kind(get_family(family), kind, f"stein_twostage_{kind}_{covariates}")
         sigma_op = None
@@ -113,7 +134,7 @@ def _make(kind: str, covariates: str):
             sigma_op = population.extra.get("sigma_op_norm", float(np.linalg.eigvalsh(population.cov)[-1]))
         return two_round_fit(
             X, y, epsilon, delta, rng, family=family, covariates=covariates, r=r, sigma_op_norm=sigma_op,
-            r_const=r_const, noise_c=noise_c, calibration=calibration, stats=stats,
+            r_const=r_const, noise_c=noise_c, calibration=calibration, stats=stats, simulation=simulation,
         )
 
     return fit
@@ -124,7 +145,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
     _fit = _make(_kind, _covariates)
     _fit.__name__ = f"fit_stein_twostage_{_kind}_{_cov}"
     _fit.__doc__ = f"2-round LDP counterpart of Algorithm {_alg} (App. E; no public data; (ε, 1.5δ) per user)."
-    register_mechanism(
+    globals()[_fit.__name__] = register_mechanism(
         f"stein_twostage_{_kind}_{_cov}",
         summary=f"2-round interactive LDP counterpart of Alg {_alg} (Wang et al. 2023 App. E), no public data",
         privacy_model="local",
@@ -132,5 +153,12 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         needs=("population", "stats") if _covariates == "gaussian" else ("stats",),
         spec="003 §3.6",
         style={"linestyle": "-."},
+        hyper={
+            "family": family_choice(_kind),
+            "r": Hyper(float, gt=0, none="√(r_const·p·‖Σ‖₂·log n) (gaussian, oracle ‖Σ‖₂) or 1 (l1)",
+                       doc="clipping / ℓ1 radius"),
+            **{k: HYPER[k] for k in ("r_const", "noise_c", "calibration", "simulation")},
+        },
+        bounds=stein_bounds(_covariates),
+        variants=PER_USER_VARIANT,
     )(_fit)
-    globals()[_fit.__name__] = _fit

@@ -25,7 +25,7 @@ from dpbench import registry
 from dpbench.controls import fmt_ci, loglog_slope_ci, paired_ratio_ci, save_figure
 from dpbench.results import load_run
 
-PAIR = ["data.replicate", "trial"]
+PAIR = ["data_draw", "trial"]
 
 
 def _eta_values(trials: pd.DataFrame) -> pd.Series:
@@ -147,7 +147,7 @@ def ftrl_eta_grid_analysis(runs: list[Path], options: dict[str, str], echo: Call
 
 
 def slope_rows(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    from dpbench.papers.ftrl.commands import FAMILY, rate_exponent
+    from dpbench.papers.ftrl.analyses import FAMILY, rate_exponent
 
     rng = np.random.default_rng(seed)
     rows = []
@@ -179,11 +179,11 @@ def _slope_gap(groups: dict[float, pd.DataFrame], pick: dict[float, np.ndarray])
 
 def slope_difference_rows(trials: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> pd.DataFrame:
     """Slope(DP-FTRL-Σ) − slope(DP-FTRL-I) per ε with a paired stratified bootstrap: at each N the same data draws
-    (``data.replicate``) are resampled for both curves (they share the data: common random numbers)."""
+    (``data_draw``) are resampled for both curves (they share the data: common random numbers)."""
     rng = np.random.default_rng(seed)
     rows = []
     for eps, part in trials.groupby("epsilon", sort=True):
-        wide = part.pivot_table(index=["data.n", "data.replicate"], columns="mechanism", values="excess_pop_paper")
+        wide = part.pivot_table(index=["data.n", "data_draw"], columns="mechanism", values="excess_pop_paper")
         if not {"dp_ftrl_identity", "dp_ftrl_sigma_oracle"} <= set(wide.columns):
             continue
         groups = {float(n): g.droplevel(0) for n, g in wide.groupby(level=0)}

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from dpbench.data._base import Dataset, Population
-from dpbench.metrics import register_metric
+from dpbench.metrics import TrialCoordinates, register_metric
 from dpbench.registry import register_dataset
 
 SPECTRA = ("poly", "exp")
@@ -78,10 +78,7 @@ def load(
     public_MC: int = 1000,
     estimating_m: int = 0,
     n_test: int = 0,
-    replicate: int = 0,
 ) -> Dataset:
-    """``replicate`` only changes the dataset entry's key (hence the loader's seed): ``grid: {replicate: [0, 1, ...]}``
-    redraws the data (issue 17: slopes over data draws, not only over algorithm randomness)."""
     if n < 1 or d < 1 or public_MC < 0 or estimating_m < 0 or n_test < 0:
         raise ValueError(f"spectral_gaussian: need n, d ≥ 1 and counts ≥ 0, got n={n}, d={d}, "
                          f"public_MC={public_MC}, estimating_m={estimating_m}, n_test={n_test}")
@@ -120,7 +117,7 @@ def load(
 
 
 @register_metric("excess_pop_paper", "Excess population risk ½‖θ̂ − w*‖²_H")
-def excess_pop_paper(theta: np.ndarray, dataset: Dataset, stats=None) -> float:
+def excess_pop_paper(theta: np.ndarray, dataset: Dataset, stats=None, trial: TrialCoordinates | None = None) -> float:
     """½(θ̂ − w*)ᵀH(θ̂ − w*) with the generator's exact H (diagonal fast path); NaN on real data (spec 002 §1.5)."""
     population = dataset.population
     if population is None:

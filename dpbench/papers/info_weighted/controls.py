@@ -29,7 +29,7 @@ DEFAULT_PAIRS = (
 )
 REFERENCES = ("OLS (non-private)", "θ = 0")
 CELL = ["dataset", "data.d", "epsilon"]
-PAIR_KEY = ["data.replicate", "trial"]
+PAIR_KEY = ["data_draw", "trial"]
 
 
 def load_trials(runs: list[Path]) -> pd.DataFrame:

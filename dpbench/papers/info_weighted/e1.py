@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpbench.engine.store import write_atomic
 from dpbench.mechanisms.info_weighted.matrix import W_gamma0, population_info_matrix
+from dpbench.plot import save_figure
 
 #: spec 000 §7.3 expected values: (generator, α, T) → (PoP_IW, PoP_SSP)
 SPEC_TABLE = {
@@ -121,7 +123,7 @@ def e1_figure(table: pd.DataFrame, path: Path) -> Path:
                  "Lemma 5.7 / Eq. 23 (proposed in spec 000 §7.3), not a reproduction", y=0.935, fontsize=9)
     fig.subplots_adjust(top=0.86, bottom=0.16, left=0.06, right=0.98, hspace=0.3, wspace=0.25)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
+    save_figure(fig, path, dpi=130)
     return path
 
 
@@ -129,9 +131,9 @@ def run_e1(out_dir: Path) -> dict[str, Path]:
     """Write table.csv, spec_comparison.csv/.md and figure_e1.png to ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     table = e1_table()
-    table.to_csv(out_dir / "table.csv", index=False)
+    write_atomic(out_dir / "table.csv", table.to_csv(index=False))
     comp = compare_with_spec()
-    comp.to_csv(out_dir / "spec_comparison.csv", index=False)
+    write_atomic(out_dir / "spec_comparison.csv", comp.to_csv(index=False))
     lines = ["| generator | α | T | PoP_IW ours | spec | PoP_SSP ours | spec |", "|---|---|---|---|---|---|---|"]
     for r in comp.itertuples():
         lines.append(f"| {r.generator} | {r.alpha:g} | {r.T:.0e} | {r.pop_iw:.3g} | {r.spec_pop_iw:g} | "

@@ -23,9 +23,9 @@ public radius 1 is no longer handed ‖θ*‖ (issue 17). The rng stream is the 
 ``basis_probs`` for the spike, ``l1_iso`` (E|<φ,v>| = l1_iso·‖v‖) or ``l1_weights`` (E|<φ,v>| = Σ w_j|v_j|),
 ``mean_norm`` = E‖φ‖ and ``B`` = 1.
 
-Every loader takes ``replicate`` (default 0): it only changes the dataset entry's key, from which the runner seeds
-the loader, so ``grid: {replicate: [0, 1, ...]}`` gives independent draws of θ* and the data (spec 000 §7.2 draws
-them per seed); :mod:`dpbench.papers.info_weighted.plot` pools replicates into one curve.
+Independent draws of θ* and the data (spec 000 §7.2 draws them per seed) come from the engine's ``data_draws``
+option (each draw seeds the loader's ``rng`` differently); plots pool the draws of a point. Every loader declares its
+training shape (n, d) so a run plans size-dependent trial counts without generating the data.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from scipy import integrate, stats
 from scipy.special import gammaln
 
 from dpbench.data._base import Dataset, Population
-from dpbench.metrics import register_metric
+from dpbench.metrics import TrialCoordinates, register_metric
 from dpbench.registry import register_dataset
 
 GAUSS_QUANTILE_POINTS = 400
@@ -96,9 +96,9 @@ def twoscale_radial(rho: float, s: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 @register_dataset("iw_twoscale", summary="G-TwoScale(d, ρ, s): φ = c·u, c = 1 w.p. ρ else s (spec 000 §7.1)",
-                  kind="synthetic", spec="000 §7.1")
+                  kind="synthetic", spec="000 §7.1", shape=lambda n, d, **_: (n, d))
 def load_twoscale(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: float = 0.01,
-                  s: float = 0.1, replicate: int = 0, theta_norm: float | None = None) -> Dataset:
+                  s: float = 0.1, theta_norm: float | None = None) -> Dataset:
     _check("iw_twoscale", n, d)
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(d, rng, theta_norm)
@@ -129,8 +129,8 @@ def gauss_moment(d: int, s: float, power: int) -> float:
 
 
 @register_dataset("iw_gauss", summary="G-Gauss(d, s): φ = Proj_B(s·g/√d) (spec 000 §7.1)",
-                  kind="synthetic", spec="000 §7.1")
-def load_gauss(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4, replicate: int = 0,
+                  kind="synthetic", spec="000 §7.1", shape=lambda n, d, **_: (n, d))
+def load_gauss(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4,
                theta_norm: float | None = None) -> Dataset:
     _check("iw_gauss", n, d)
     if s <= 0:
@@ -171,9 +171,9 @@ def pareto_radial(a: float, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tu
 
 @register_dataset("iw_pareto",
                   summary="G-Pareto(d, a, s): φ = r·u, r = min(1, s·V^(−1/a)) — heavy-tailed norms (issue 17 control)",
-                  kind="synthetic", spec="000 §7.1 (added control)")
+                  kind="synthetic", spec="000 §7.1 (added control)", shape=lambda n, d, **_: (n, d))
 def load_pareto(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, a: float = 2.0, s: float = 0.02,
-                replicate: int = 0, theta_norm: float | None = None) -> Dataset:
+                theta_norm: float | None = None) -> Dataset:
     """Isotropic covariates with a Pareto(a) norm tail above s, capped at the bound B = 1 (module docstring)."""
     _check("iw_pareto", n, d)
     radial = pareto_radial(a, s)
@@ -193,9 +193,9 @@ def spike_probs(d: int, rho: list[float] | None) -> np.ndarray:
 
 
 @register_dataset("iw_spike", summary="G-Spike(d, ρ): φ = e_J w.p. ρ_J, else 0 (spec 000 §7.1, Example 1)",
-                  kind="synthetic", spec="000 §7.1")
-def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: list[float] | None = None,
-               replicate: int = 0) -> Dataset:
+                  kind="synthetic", spec="000 §7.1", shape=lambda n, d, **_: (n, d))
+def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: list[float] | None = None
+               ) -> Dataset:
     _check("iw_spike", n, d)
     p = spike_probs(d, rho)
     theta = draw_theta(d, rng)
@@ -208,9 +208,8 @@ def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: l
 
 
 @register_dataset("iw_twoscale_1d", summary="G-TwoScale-1D(ρ, s): φ = ±1 w.p. ρ, ±s otherwise (spec 000 §7.1)",
-                  kind="synthetic", spec="000 §7.1")
-def load_twoscale_1d(rng: np.random.Generator, *, n: int = 100_000, rho: float = 0.01, s: float = 0.1,
-                     replicate: int = 0) -> Dataset:
+                  kind="synthetic", spec="000 §7.1", shape=lambda n, **_: (n, 1))
+def load_twoscale_1d(rng: np.random.Generator, *, n: int = 100_000, rho: float = 0.01, s: float = 0.1) -> Dataset:
     _check("iw_twoscale_1d", n, 1)
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(1, rng)
@@ -231,7 +230,7 @@ def l1_functional(population: Population, v: np.ndarray) -> float:
 
 
 @register_metric("l1_error", "L1 error E|<φ, θ̂ − θ*>|")
-def l1_error(theta: np.ndarray, dataset: Dataset, stats) -> float:
+def l1_error(theta: np.ndarray, dataset: Dataset, stats, trial: TrialCoordinates | None = None) -> float:
     """E_{φ~p}|<φ, θ̂ − θ*>| with the generator's exact closed form (NaN on data without one)."""
     pop = dataset.population
     if pop is None or not ({"l1_iso", "l1_weights"} & set(pop.extra)):
@@ -240,7 +239,7 @@ def l1_error(theta: np.ndarray, dataset: Dataset, stats) -> float:
 
 
 @register_metric("abs_error_1d", "|θ̂ − θ*| (d = 1)")
-def abs_error_1d(theta: np.ndarray, dataset: Dataset, stats) -> float:
+def abs_error_1d(theta: np.ndarray, dataset: Dataset, stats, trial: TrialCoordinates | None = None) -> float:
     """|θ̂ − θ*| for one-dimensional synthetic data (E5; NaN otherwise)."""
     pop = dataset.population
     if pop is None or pop.theta.shape != (1,):
@@ -249,7 +248,7 @@ def abs_error_1d(theta: np.ndarray, dataset: Dataset, stats) -> float:
 
 
 @register_metric("scaled_excess_risk", "empirical PoP ‖θ̂ − θ*‖²_Σ·n/d")
-def scaled_excess_risk(theta: np.ndarray, dataset: Dataset, stats) -> float:
+def scaled_excess_risk(theta: np.ndarray, dataset: Dataset, stats, trial: TrialCoordinates | None = None) -> float:
     """‖θ̂ − θ*‖²_Σ·n/d (spec 000 §7.5 E3: the empirical price of privacy; NaN on real data)."""
     pop = dataset.population
     if pop is None:

@@ -5,12 +5,12 @@ Segmentation, complete), ``covtype.csv.gz`` (UCI Covertype, complete, binary lab
 ``susy_sample10k.csv.gz`` (a real 10,000-row SUSY sample — NOT the paper's 500k subsample; runs at reduced n).
 
 Recipe (spec 003 §6.3, A5, A28): a fixed seeded split train / test / public pool per dataset; per instance the
-private sample is n rows drawn without replacement from train (``replicate`` gives independent draws); public =
-first m rows of the pool (unlabeled). Features: z-score with the public pool's mean/std (std 0 → 1), divide all rows
-by R = max_j ‖x_j‖₁ over the pool, then scale each private row into the ℓ1 unit ball (x ← x·min{1, 1/‖x‖₁}), so
-Alg 2 runs with r = 1. Labels y ∈ {0, 1}; no intercept column. Covertype uses all 54 columns by default: the spec's
-first choice, the 44 binary columns (4 wilderness + 40 soil; ``features="binary44"``), gives 68.8 % non-private
-test accuracy (< 72 %, the spec's switch rule, A5), all 54 give 74.7 % (paper: ≈ 75 %).
+private sample is n rows drawn without replacement from train (the engine's ``data_draws`` gives independent draws);
+public = first m rows of the pool (unlabeled). Features: z-score with the public pool's mean/std (std 0 → 1), divide
+all rows by R = max_j ‖x_j‖₁ over the pool, then scale each private row into the ℓ1 unit ball (x ← x·min{1,
+1/‖x‖₁}), so Alg 2 runs with r = 1. Labels y ∈ {0, 1}; no intercept column. Covertype uses all 54 columns by
+default: the spec's first choice, the 44 binary columns (4 wilderness + 40 soil; ``features="binary44"``), gives
+68.8 % non-private test accuracy (< 72 %, the spec's switch rule, A5), all 54 give 74.7 % (paper: ≈ 75 %).
 """
 
 from __future__ import annotations
@@ -87,17 +87,17 @@ def load_real(name: str, rng: np.random.Generator, n: int | None, m: int, featur
 
 @register_dataset("stein_covtype", summary="UCI Covertype, Lodgepole Pine vs rest (54 features), 003 §6.3")
 def load_covtype(
-    rng: np.random.Generator, *, n: int | None = 350_000, m: int = 10_000, replicate: int = 0,
+    rng: np.random.Generator, *, n: int | None = 350_000, m: int = 10_000,
     features: str = "all54",
 ) -> Dataset:
     return load_real("covtype", rng, n, m, features)
 
 
 @register_dataset("stein_skin", summary="UCI Skin Segmentation, skin vs non-skin (B, G, R), 003 §6.3")
-def load_skin(rng: np.random.Generator, *, n: int | None = 180_000, m: int = 5_000, replicate: int = 0) -> Dataset:
+def load_skin(rng: np.random.Generator, *, n: int | None = 180_000, m: int = 5_000) -> Dataset:
     return load_real("skin", rng, n, m, "all54")
 
 
 @register_dataset("stein_susy", summary="SUSY 10k-row real sample (NOT the paper's 500k), signal vs background")
-def load_susy(rng: np.random.Generator, *, n: int | None = 7_000, m: int = 1_000, replicate: int = 0) -> Dataset:
+def load_susy(rng: np.random.Generator, *, n: int | None = 7_000, m: int = 1_000) -> Dataset:
     return load_real("susy", rng, n, m, "all54")

@@ -9,7 +9,7 @@
 w* uniform on the unit sphere. Responses: logistic GLM y = σ(⟨x, w*⟩) (soft labels, A10; ``labels="bernoulli"``
 samples y ~ Bern(σ)); exponential GLM y = exp(⟨x, w*⟩); NLR y = f(⟨x, w*⟩) + ς, ς ~ U[−C, C], C = 0.05 (A11).
 Public rows: m fresh draws of x (m = ⌊n/p²⌋ unless given). Σ, w* are drawn per dataset instance (= per
-(panel, x point, replicate) of a run); the ``replicate`` option gives independent instances.
+(panel, x point, data draw) of a run); the engine's ``data_draws`` option gives independent instances.
 
 Population (exact): cov = Σ, theta = w*; extra holds ‖Σ‖₂, λ_min(Σ), s, and for Gaussian covariates the Stein
 constants κ = E[h(⟨x, w*⟩)] (200-point Gauss–Hermite) and c = 1/κ with w_ols = κ w* (Lemma 5, spec 003 C2).
@@ -79,6 +79,7 @@ def sample_responses(
     summary="Wang et al. 2023 §6: Gaussian (diag / non-diag) or ±1/p covariates, GLM or NLR responses, public pool",
     kind="synthetic",
     spec="003 §6.2",
+    shape=lambda n, p, **_: (n, p),
 )
 def load(
     rng: np.random.Generator,
@@ -88,16 +89,16 @@ def load(
     n: int = 100_000,
     p: int = 10,
     m: int | None = None,
-    replicate: int = 0,
+    data_draw: int = 0,
     noise_c: float = 0.05,
     labels: str = "soft",
     n_test: int = 0,
     instance_seed: int | None = None,
 ) -> Dataset:
-    """``replicate`` only distinguishes independent instances (it enters the runner's dataset seed).
+    """``data_draw`` is set by the engine (draw r of ``data_draws``; 0 otherwise), never in a config.
 
     ``instance_seed`` (for sweeps over m): Σ, w* and the private sample are drawn from
-    ``SeedSequence([instance_seed, replicate, n, p, n_test])`` instead of ``rng``, so entries that differ only in m
+    ``SeedSequence([instance_seed, data_draw, n, p, n_test])`` instead of ``rng``, so entries that differ only in m
     share the same private instance (common random numbers); the public rows always come from ``rng``.
     """
     fam = get_family(family)
@@ -107,7 +108,7 @@ def load(
     if m < 1:
         raise ValueError(f"stein_synthetic: m = {m} public rows (m defaults to ⌊n/p²⌋); need m ≥ 1")
     inst = rng if instance_seed is None else np.random.default_rng(
-        np.random.SeedSequence([int(instance_seed), int(replicate), int(n), int(p), int(n_test)]))
+        np.random.SeedSequence([int(instance_seed), int(data_draw), int(n), int(p), int(n_test)]))
     sigma, sigma_sqrt, s = make_sigma(covariates, p, inst)
     g = inst.standard_normal(p)
     w = g / np.linalg.norm(g)

@@ -12,7 +12,7 @@ import numpy as np
 
 from dpbench.data import Dataset
 from dpbench.linalg import GramStats
-from dpbench.metrics import register_metric
+from dpbench.metrics import TrialCoordinates, register_metric
 
 
 def _truth(dataset: Dataset) -> np.ndarray | None:
@@ -20,7 +20,7 @@ def _truth(dataset: Dataset) -> np.ndarray | None:
 
 
 @register_metric("stein_err2", "‖ŵ − w*‖₂² / ‖w*‖₂²")
-def stein_err2(theta: np.ndarray, dataset: Dataset, stats: GramStats) -> float:
+def stein_err2(theta: np.ndarray, dataset: Dataset, stats: GramStats, trial: TrialCoordinates | None = None) -> float:
     w = _truth(dataset)
     if w is None or theta.shape != w.shape:
         return float("nan")
@@ -28,7 +28,7 @@ def stein_err2(theta: np.ndarray, dataset: Dataset, stats: GramStats) -> float:
 
 
 @register_metric("stein_errinf", "‖ŵ − w*‖∞² / ‖w*‖∞²")
-def stein_errinf(theta: np.ndarray, dataset: Dataset, stats: GramStats) -> float:
+def stein_errinf(theta: np.ndarray, dataset: Dataset, stats: GramStats, trial: TrialCoordinates | None = None) -> float:
     w = _truth(dataset)
     if w is None or theta.shape != w.shape:
         return float("nan")
@@ -36,7 +36,7 @@ def stein_errinf(theta: np.ndarray, dataset: Dataset, stats: GramStats) -> float
 
 
 @register_metric("glm_accuracy", "Test accuracy")
-def glm_accuracy(theta: np.ndarray, dataset: Dataset, stats: GramStats) -> float:
+def glm_accuracy(theta: np.ndarray, dataset: Dataset, stats: GramStats, trial: TrialCoordinates | None = None) -> float:
     X, y = dataset.X_test, dataset.y_test
     if X.shape[0] == 0:
         return float("nan")

@@ -1,0 +1,274 @@
+"""The mechanism contract: small declarative pieces a mechanism registers with, checked before any work starts.
+
+A mechanism declares, in its own ``@register_mechanism(...)`` (see :mod:`dpbench.registry`):
+
+* ``hyper`` — every hyperparameter as a :class:`Hyper` (type, range or allowed values, default, what ``None``
+  means) or a :func:`Choice`; ``dpbench run`` validates a config's values against it before the first trial and
+  names the field (``mechanisms[0].hyper.sketch``);
+* ``privacy_model`` / ``neighbour`` — a string, or a function of the (resolved) hyperparameters, e.g. ``"none"``
+  when ``nonprivate: true``; the CSV rows record the value for the instance that ran;
+* ``epsilon_range`` — the ε the calibration's theorem covers (a function of the hyperparameters);
+* ``bounds`` — the data bounds the calibration relies on (:class:`Bounds`: ‖x_i‖, |y_i|, n ≥ d, ...);
+* ``needs`` — extra inputs (``stats``, ``public_X``, ``population``);
+* ``audit`` — how the privacy audit runs it (:class:`AuditSetup`: shape, hyperparameters, or why it cannot);
+* ``variants`` — named hyperparameter settings (:class:`Variant`), e.g. the literal path of a shortcut.
+
+Example (IHM)::
+
+    @register_mechanism(
+        "ihm", summary="...", privacy_model="central", neighbour="zero_out", needs=("stats",), spec="004 §3.3",
+        hyper={
+            "T": Hyper(int, ge=1, doc="Newton-sketch iterations"),
+            "C": Hyper(float, gt=0, doc="residual clipping level"),
+            "rho": Hyper(float, gt=0, lt=1, none="δ/10", doc="failure probability ϱ"),
+            "sketch": Choice("gram", "explicit", doc="exact Wishart shortcut or the materialised sketch"),
+            ...
+        },
+        bounds=Bounds(x=1.0, n_ge_d=True),
+        variants={"explicit": Variant({"sketch": "explicit"}, literal=True, doc="materialised k×n sketch")},
+    )
+    def fit(X, y, epsilon, delta, rng, *, T: int = 3, C: float = 1.0, rho: float | None = None,
+            sketch: str = "gram", ..., stats=None): ...
+
+Defaults live in the ``fit`` signature (the declaration may repeat them; registration checks they agree).
+Everything here is pure data and validation: no numpy arrays, no randomness.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, NamedTuple
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<from the fit signature>"
+
+
+#: a declaration without ``default=`` takes the default of the fit signature
+MISSING: Any = _Missing()
+
+
+class HyperError(ValueError):
+    """A hyperparameter value (or name) outside the contract; ``name`` is the hyperparameter, ``reason`` the rest."""
+
+    def __init__(self, name: str, reason: str):
+        super().__init__(f"{name}: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+def _fmt(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+@dataclass(frozen=True)
+class Hyper:
+    """One hyperparameter: ``type`` (int, float, bool, str, or object = anything), range, extra literals, None.
+
+    ``gt``/``ge``/``lt``/``le`` bound numbers (open/closed), ``choices`` lists the allowed values, ``also`` extra
+    literal values accepted besides the typed ones (e.g. ``"rule"`` for a step size set by a rule), ``none`` says
+    what ``None`` means (``None`` is rejected unless it is set). Floats must be finite unless ``inf`` is set;
+    a float written as a numeric string (PyYAML reads ``1e-6`` as a string) is converted.
+    """
+
+    type: type
+    _: KW_ONLY
+    default: Any = MISSING
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    choices: tuple[Any, ...] = ()
+    also: tuple[Any, ...] = ()
+    none: str | None = None
+    inf: bool = False
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.type not in (int, float, bool, str, object):
+            raise TypeError(f"Hyper type must be int, float, bool, str or object, got {self.type!r}")
+        if (self.gt is not None or self.ge is not None or self.lt is not None or self.le is not None) and (
+            self.type not in (int, float)
+        ):
+            raise TypeError("gt/ge/lt/le only apply to int and float hyperparameters")
+
+    # -- description ---------------------------------------------------------------------------------------------
+
+    def allowed(self) -> str:
+        """What the value may be, in words: ``a number > 0``, ``one of 'gram', 'explicit'``, ..."""
+        if self.choices:
+            text = "one of " + ", ".join(_fmt(c) for c in self.choices)
+        else:
+            text = {int: "an integer", float: "a number", bool: "true or false", str: "a string", object: "any value"}[
+                self.type
+            ]
+            limits = [f"{sym} {_fmt(v)}" for sym, v in ((">", self.gt), ("≥", self.ge), ("<", self.lt),
+                                                          ("≤", self.le)) if v is not None]  # fmt: skip
+            if limits:
+                text += " " + " and ".join(limits)
+        extras = [_fmt(a) for a in self.also] + ([f"None ({self.none})"] if self.none is not None else [])
+        if extras:
+            text += " or " + " or ".join(extras)
+        return text
+
+    def describe(self, default: Any = MISSING) -> str:
+        default = self.default if default is MISSING else default
+        shown = "" if default is MISSING else f" (default {_fmt(default)})"
+        return self.allowed() + shown + (f" — {self.doc}" if self.doc else "")
+
+    # -- validation ----------------------------------------------------------------------------------------------
+
+    def check(self, value: Any) -> Any:
+        """The value (numeric strings converted to float) if it is allowed; ValueError saying what is allowed."""
+        if value is None:
+            if self.none is not None:
+                return None
+            raise ValueError(f"must be {self.allowed()}, got None")
+        if any(value == a and type(value) is type(a) for a in self.also):
+            return value
+        clean = self._typed(value)
+        if self.choices and not any(clean == c and type(clean) is type(c) for c in self.choices):
+            raise ValueError(f"must be {self.allowed()}, got {_fmt(value)}")
+        for bound, ok in ((self.gt, lambda v, b: v > b), (self.ge, lambda v, b: v >= b),
+                          (self.lt, lambda v, b: v < b), (self.le, lambda v, b: v <= b)):  # fmt: skip
+            if bound is not None and not ok(clean, bound):
+                raise ValueError(f"must be {self.allowed()}, got {_fmt(value)}")
+        return clean
+
+    def _typed(self, value: Any) -> Any:
+        wrong = ValueError(f"must be {self.allowed()}, got {_fmt(value)}")
+        if self.type is object:
+            return value
+        if self.type is bool:
+            if isinstance(value, bool):
+                return value
+            raise wrong
+        if self.type is str:
+            if isinstance(value, str):
+                return value
+            raise wrong
+        if isinstance(value, bool):
+            raise wrong
+        if self.type is int:
+            if isinstance(value, numbers.Integral):
+                return value
+            raise wrong
+        if isinstance(value, str):  # YAML reads 1e-6 (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                raise wrong from None
+        if not isinstance(value, numbers.Real) or math.isnan(value) or (math.isinf(value) and not self.inf):
+            raise wrong
+        return value
+
+    @staticmethod
+    def infer(default: Any) -> Hyper:
+        """A lenient declaration from a signature default (mechanisms registered without ``hyper=``)."""
+        if isinstance(default, bool):
+            return Hyper(bool, default=default)
+        if isinstance(default, numbers.Real):
+            return Hyper(float, default=default, inf=True)
+        if isinstance(default, str):
+            return Hyper(object, default=default)
+        return Hyper(object, default=default, none="default")
+
+
+def Choice(*values: Any, default: Any = MISSING, none: str | None = None, doc: str = "") -> Hyper:  # noqa: N802
+    """A hyperparameter taking one of ``values`` (all of one type, e.g. strings)."""
+    if not values:
+        raise TypeError("Choice needs at least one value")
+    kinds = {type(v) for v in values}
+    if len(kinds) != 1 or next(iter(kinds)) not in (str, int, float, bool):
+        raise TypeError(f"Choice values must share one of the types str, int, float, bool, got {values!r}")
+    return Hyper(next(iter(kinds)), default=default, choices=tuple(values), none=none, doc=doc)
+
+
+class Privacy(NamedTuple):
+    """The privacy model (central | local | label | none) and neighbour notion (zero_out | replace_one | none)."""
+
+    model: str
+    neighbour: str
+
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The data bounds a mechanism's calibration relies on (declared, never read off the private data).
+
+    ``x`` (row norm ‖x_i‖, ``x_norm`` = ``l2`` or ``l1``) and ``y`` (|y_i|) are each a number, the name of the
+    hyperparameter holding the bound, a function of the resolved hyperparameters, or None (no bound relied on,
+    e.g. the mechanism clips residuals). ``clips``: True when the mechanism clips the data to the bounds itself,
+    or the name of the bool hyperparameter that switches clipping on (otherwise rows over a bound are rejected).
+    ``n_ge_d``: the mechanism needs n ≥ d rows; ``d``: it is only defined for this dimension. ``note``: anything
+    a user must know in words (e.g. a bound taken from the generator's population).
+    """
+
+    x: float | str | Callable[[Mapping[str, Any]], float | None] | None = None
+    y: float | str | Callable[[Mapping[str, Any]], float | None] | None = None
+    x_norm: str = "l2"
+    clips: bool | str = False
+    n_ge_d: bool = False
+    d: int | None = None
+    note: str = ""
+
+    def resolve(self, hyper: Mapping[str, Any]) -> tuple[float | None, float | None]:
+        """(x bound, y bound) for the resolved hyperparameters ``hyper``."""
+        return _bound(self.x, hyper), _bound(self.y, hyper)
+
+    def hyper_names(self) -> dict[str, str]:
+        """{"x": name, "y": name} for the bounds held by a hyperparameter."""
+        return {axis: value for axis, value in (("x", self.x), ("y", self.y)) if isinstance(value, str)}
+
+    def clipping(self, hyper: Mapping[str, Any]) -> bool:
+        return bool(hyper.get(self.clips)) if isinstance(self.clips, str) else bool(self.clips)
+
+    def enforced(self, hyper: Mapping[str, Any]) -> tuple[bool, bool]:
+        """Whether rows over the x / y bound are rejected (a bound is relied on and the data are not clipped)."""
+        x, y = self.resolve(hyper)
+        clipping = self.clipping(hyper)
+        return x is not None and not clipping, y is not None and not clipping
+
+
+def _bound(value: Any, hyper: Mapping[str, Any]) -> float | None:
+    if callable(value):
+        value = value(hyper)
+    elif isinstance(value, str):
+        value = hyper[value]
+    return None if value is None else float(value)
+
+
+@dataclass(frozen=True)
+class AuditSetup:
+    """How ``dpbench audit`` runs the mechanism: dataset shape, hyperparameters, or why it cannot (``skip``).
+
+    ``hyper`` typically states the audit data's bounds for mechanisms that take them as hyperparameters, or picks
+    a calibration valid at every audited ε. ``skip`` is the declared reason a mechanism is not audited (the audit
+    tests fail for any mechanism that cannot run on the audit data without one).
+    """
+
+    n: int = 100
+    d: int = 2
+    hyper: Mapping[str, Any] = field(default_factory=dict)
+    skip: str | None = None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named hyperparameter setting of a mechanism.
+
+    ``literal=True``: the literal (reference) path of a shortcut that is exact in law — same output law as the
+    default, slower; ``dpbench bench`` times it next to the default and the tests compare the two in law.
+    """
+
+    hyper: Mapping[str, Any]
+    doc: str = ""
+    literal: bool = False
+
+
+#: ε the calibration covers when nothing is declared
+ANY_EPSILON = (0.0, math.inf)

@@ -1,0 +1,58 @@
+"""The noisy releases of information-weighted regression (spec 000 §1.3, §3.6): Priv, SymPriv, the l2-ball sampler.
+
+Calibration (the noise scales) is pure and lives in :mod:`dpbench.privacy.info_weighted`; these functions draw the
+noise, from the caller's ``rng`` only. Shared by the regression mechanisms and the bandit oracles (spec 000/001).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpbench.privacy.info_weighted import l2ball_radius
+
+
+def priv(v: np.ndarray, std: float, rng: np.random.Generator) -> np.ndarray:
+    """``Priv``: v + iid N(0, std²) on every entry (vector or matrix; no symmetry; §1.3)."""
+    v = np.asarray(v, dtype=float)
+    return v + std * rng.standard_normal(v.shape)
+
+
+def sym_gaussian(d: int, std: float, rng: np.random.Generator) -> np.ndarray:
+    """Symmetric d×d matrix Z with Z_ij = Z_ji ~ N(0, std²) iid for i ≤ j (diagonal included)."""
+    upper = np.triu(rng.standard_normal((d, d)))
+    return std * (upper + np.triu(upper, 1).T)
+
+
+def sym_priv(V: np.ndarray, std: float, rng: np.random.Generator) -> np.ndarray:
+    """``SymPriv``: V + Z with Z symmetric, upper triangle iid N(0, std²) (§1.3)."""
+    V = np.asarray(V, dtype=float)
+    return V + sym_gaussian(V.shape[0], std, rng)
+
+
+def l2ball_sample(V: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """(ε, 0)-LDP unbiased release of each row v of V (‖v‖ ≤ 1): E[Z|v] = v, E[ZZᵀ] = (M²/d)I (spec 000 §3.6).
+
+    ṽ = ±v/‖v‖ with P(+) = ½ + ‖v‖/2 (v = 0: a uniform unit vector); b ~ Bernoulli(e^ε/(e^ε+1)); Z uniform on the
+    sphere of radius M restricted to the half-space <z, ṽ> > 0 if b = 1, else <z, ṽ> ≤ 0.
+    """
+    V = np.atleast_2d(np.asarray(V, dtype=float))
+    n, d = V.shape
+    norms = np.linalg.norm(V, axis=1)
+    if np.any(norms > 1.0 + 1e-9):
+        raise ValueError(f"l2ball_sample: rows must have ‖v‖ ≤ 1, max is {norms.max():.6g}")
+    M = l2ball_radius(epsilon, d)
+    rand_dir = rng.standard_normal((n, d))
+    rand_dir /= np.linalg.norm(rand_dir, axis=1, keepdims=True)
+    safe = np.where(norms > 0, norms, 1.0)
+    direction = np.where((norms > 0)[:, None], V / safe[:, None], rand_dir)
+    sign = np.where(rng.random(n) < 0.5 + norms / 2.0, 1.0, -1.0)
+    tilde = sign[:, None] * direction
+    want_positive = rng.random(n) < math.exp(epsilon) / (math.exp(epsilon) + 1.0)
+    u = rng.standard_normal((n, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    side = np.einsum("ij,ij->i", u, tilde) > 0
+    flip = side != want_positive
+    u[flip] *= -1.0
+    return M * u

@@ -1,0 +1,94 @@
+"""``dpbench bench --suite --papers``: per-figure / per-paper wall time and per-trial cost per mechanism family
+(issue 16). Timings are measured, never asserted; these tests check the tables' shape and bookkeeping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from dpbench.bench import (
+    family_costs,
+    mechanism_family,
+    paper_config_sets,
+    paper_configs,
+    paper_totals,
+    per_trial_costs,
+    time_figures,
+)
+from dpbench.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write(tmp_path: Path, name: str, raw: dict) -> Path:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+@pytest.fixture
+def tiny_configs(tmp_path, small_config):
+    regression = write(tmp_path, "reg", {**small_config, "trials": 2})
+    bandit = write(tmp_path, "band", {
+        "name": "bt", "kind": "bandit", "seed": 3, "trials": 2, "T": 200, "epsilons": [0.5], "delta": 1e-5,
+        "environments": [{"env": "sphere", "label": "S", "options": {"d": 3, "n_arms": 4}}],
+        "algorithms": [{"algorithm": "elim_iwr_jdp", "label": "IWR"}],
+    })
+    return [("ihm", regression), ("bandits", bandit)]
+
+
+def test_every_paper_has_configs_and_all_is_their_union():
+    sets = paper_config_sets(ROOT)
+    assert {"stein", "ftrl", "info_weighted", "bandits"} <= set(sets)
+    everything = sorted((ROOT / "configs").rglob("*.yaml"))
+    assert sorted(path for paths in sets.values() for path in paths) == everything  # each config in one paper
+    assert ROOT / "configs" / "ihm_vs_adassp.yaml" in sets["ihm"]
+    assert len(paper_configs(["all"], ROOT)) == len(everything)
+    with pytest.raises(ValueError, match="neither a paper"):
+        paper_configs(["no_such_paper"], ROOT)
+
+
+def test_mechanism_families_come_from_the_package_layout():
+    assert mechanism_family("stein_glm_gauss") == "stein"
+    assert mechanism_family("iwr_ldp") == "info_weighted"
+    assert mechanism_family("dp_ftrl_identity") == "gradient"
+    assert mechanism_family("adassp") == "ssp"
+    assert mechanism_family("elim_iwr_jdp") == "bandits"  # not a regression mechanism
+
+
+def test_per_trial_costs_count_a_bandit_trial_once():
+    table = pd.DataFrame({"dataset_id": ["e"] * 4, "label": ["A"] * 4, "mechanism": ["elim_iwr_jdp"] * 4,
+                          "epsilon_index": [0] * 4, "trial": [0, 0, 1, 1], "T": [1, 2, 1, 2],
+                          "seconds": [0.5, 0.5, 0.7, 0.7]})
+    costs = per_trial_costs(table)
+    assert costs["seconds"].tolist() == [0.5, 0.7] and set(costs["family"]) == {"bandits"}
+
+
+def test_time_figures_tables(tiny_configs):
+    figures, trials = time_figures(tiny_configs, n_jobs=1, log=lambda _m: None)
+    assert figures["figure"].tolist() == ["reg", "band"]
+    # regression: 3 mechanisms × 2 ε × 2 trials; bandit: 1 algorithm × 1 ε × 2 trials
+    assert figures["trials"].tolist() == [12, 2]
+    assert (figures["wall_s"] > 0).all()
+    totals = paper_totals(figures)
+    assert totals["paper"].tolist() == ["ihm", "bandits", "total"]
+    assert totals.loc[totals["paper"] == "total", "wall_s"].item() == pytest.approx(figures["wall_s"].sum())
+    families = family_costs(trials)
+    assert set(families["family"]) == {"ssp", "sketch", "bandits"}
+    assert families["trials"].sum() == 14
+
+
+def test_cli_suite_papers_writes_the_tables(tiny_configs, tmp_path):
+    out = tmp_path / "bench"
+    result = CliRunner().invoke(app, [
+        "bench", "--no-mechanism-table", "--suite", "--papers", ",".join(str(p) for _, p in tiny_configs),
+        "--suite-jobs", "1", "--suite-output", str(out),
+    ])
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in out.iterdir()} == {"figures.csv", "papers.csv", "families.csv"}
+    bad = CliRunner().invoke(app, ["bench", "--no-mechanism-table", "--suite", "--papers", "nope"])
+    assert bad.exit_code != 0 and "neither a paper" in bad.output
