@@ -39,4 +39,4 @@ reproduce-stein-controls:
 	done
 	$(DPBENCH) analyze stein-snr -o out=results/stein_ctrl_snr/snr
 	mkdir -p docs/figures && cp results/stein_ctrl_pm1_p5/stein_ctrl_stein_err2.png docs/figures/stein_ctrl_pm1_p5.png
-	for c in $(STEIN_CTRL); do cp results/$$c/stein_*_vs_epsilon_median.png docs/figures/$$c.png; done
+	for c in $(STEIN_CTRL); do cp results/$$c/figure_stein_err*.png docs/figures/$$c.png; done
