@@ -53,7 +53,7 @@ def check_r2(r2: float | None) -> float:
 def fit_stein_glm_l2(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     public_X: np.ndarray | None = None, family: str = "logistic", r2: float | None = None,
-    calibration: str = "classical", c0: float | None = None, stats: GramStats | None = None,
+    calibration: str = "analytic", c0: float | None = None, stats: GramStats | None = None,
 ) -> FitResult:
     """Alg 2's pipeline (local noise, mixed covariance, SolveScale) with s_xx, s_xy from the ℓ2 radius r2."""
     check_family_kind(get_family(family), "glm", "stein_glm_l2")
@@ -70,23 +70,24 @@ def fit_stein_glm_l2(
     privacy_model="local", neighbour="replace_one", needs=("public_X", "population", "stats"),
     spec="003 §3.2–3.3 (issue 17 control)", style={"linestyle": "--", "color": "tab:cyan"},
     hyper={"family": family_choice("glm"), "r": Hyper(float, gt=0, doc="known ℓ1 radius of the rows"),
-           "c0": HYPER["c0"]},
+           "calibration": HYPER["calibration"], "c0": HYPER["c0"]},
     bounds=Bounds(x="r", x_norm="l1", note="|y_i| ≤ 1 assumed for GLM families; Σ from the generator"),
     audit=AuditSetup(skip="needs the generator's population (synthetic data only)"),
 )
 def fit_stein_xty_oracle_cov(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     public_X: np.ndarray | None = None, population=None, family: str = "logistic", r: float = 1.0,
-    c0: float | None = None, stats: GramStats | None = None,
+    calibration: str = "analytic", c0: float | None = None, stats: GramStats | None = None,
 ) -> FitResult:
-    """ŵ = c·Σ⁻¹(Σ_i (x_i y_i + E_{2,i}))/n with s_xy = σ(ε/2, δ/2, 2rB_y) (Alg 2's, ℓ1 radius r) and the exact Σ."""
+    """ŵ = c·Σ⁻¹(Σ_i (x_i y_i + E_{2,i}))/n with s_xy = σ(ε/2, δ/2, 2rB_y) (Alg 2's, ℓ1 radius r, same
+    ``calibration`` as Alg 2) and the exact Σ."""
     if population is None:
         raise ValueError("stein_xty_oracle_cov needs the generator's population (synthetic data only)")
     fam = get_family(family)
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
     n, p = X.shape
     public_X = check_public(public_X, p)
-    s_xy = stein_noise_scales(epsilon, delta, r, fam.y_bound(r), "classical").s_xy
+    s_xy = stein_noise_scales(epsilon, delta, r, fam.y_bound(r), calibration).s_xy
     _, xty, _ = clean_sums(X, y, r=r, clip_l2=False, y_clip=None, stats=stats)
     _, E2 = noise_sums(p, n, 0.0, s_xy, rng, "local")
     w_ols = solve_or_lstsq(np.asarray(population.cov, dtype=float), (xty + E2) / n)
