@@ -31,7 +31,7 @@ from dpbench.mechanisms.info_weighted._common import (
     prepare,
     shuffled,
 )
-from dpbench.mechanisms.info_weighted.central import AUDIT, iwr_dp_hyper, iwr_dp_stage2, spectral_dp
+from dpbench.mechanisms.info_weighted.central import AUDIT_STAGED, iwr_dp_hyper, iwr_dp_stage2, spectral_dp
 from dpbench.registry import register_mechanism
 
 WEIGHTS = ("learned", "identity")
@@ -60,7 +60,7 @@ def check_ablation(weights: str, stage2_rows: str, radius: float | None) -> None
                 stage2_rows=Choice(*STAGE2_ROWS, doc="stage 2 on D₁ (half) or on every row (all; needs W = I)"),
                 radius=Hyper(float, gt=0, none="no ball", doc="public ball radius R of the stage-2 solve")),
     check=lambda h: check_ablation(h["weights"], h["stage2_rows"], h["radius"]),
-    epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0), audit=AUDIT,
+    epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0), audit=AUDIT_STAGED,
 )
 def fit_iwr_dp_ablation(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,

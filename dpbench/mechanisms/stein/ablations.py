@@ -25,7 +25,7 @@ import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.linalg import GramStats, solve_or_lstsq
-from dpbench.mechanisms._base import FitResult, check_inputs
+from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms.stein.core import clean_sums, noise_sums, solve_scale
 from dpbench.mechanisms.stein.families import get_family
 from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, check_public, family_choice, stein_fit
@@ -87,10 +87,13 @@ def fit_stein_xty_oracle_cov(
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
     n, p = X.shape
     public_X = check_public(public_X, p)
-    s_xy = stein_noise_scales(epsilon, delta, r, fam.y_bound(r), calibration).s_xy
+    s_xy = stein_noise_scales(epsilon, delta, r, fam.y_bound(r), calibration).s_xy  # Alg 2's Xᵀy release
     _, xty, _ = clean_sums(X, y, r=r, clip_l2=False, y_clip=None, stats=stats)
     _, E2 = noise_sums(p, n, 0.0, s_xy, rng, "local")
-    w_ols = solve_or_lstsq(np.asarray(population.cov, dtype=float), (xty + E2) / n)
+    b_y = fam.y_bound(r)
+    z_sum = released("Σ ẑ_i (x y per user)", xty + E2, lambda: X * y[:, None], scale=s_xy, users=True,
+                     aggregate="sum", sensitivity=2.0 * r * b_y)
+    w_ols = solve_or_lstsq(np.asarray(population.cov, dtype=float), z_sum / n)
     sol = solve_scale(public_X @ w_ols, fam, c0)
     snr = float(np.linalg.norm(xty) / (math.sqrt(n * p) * s_xy))
     return FitResult(sol.c * w_ols, {"c_hat": sol.c, "root_status": sol.status, "s_xy": s_xy, "xty_snr": snr})
