@@ -390,7 +390,8 @@ def dimfree_jdp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
         if norm > R:
             theta *= R / norm
     std = noise_std(2.0 * (R + 1.0) / N, epsilon, delta, calibration)
-    theta = theta + std * rng.standard_normal(d)
+    theta = released("θ_K (last GD iterate)", theta + std * rng.standard_normal(d), theta, scale=std,
+                     sensitivity=2.0 * (R + 1.0) / N)
     return theta, {"K": K, "std": std}
 
 
@@ -424,9 +425,8 @@ def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
             noise = per_user_gaussian_sum(N, (d,), std, rng) / N
         else:
             noise = std / math.sqrt(N) * rng.standard_normal(d)
-        step = g + noise
-        if std > 0:
-            step = released(f"gradients batch {k + 1}", step, lambda: Phi * residual[:, None], scale=std, users=True,  # noqa: B023
-                            sensitivity=2.0 * (R + 1.0))  # fmt: skip
+        step = released(f"gradients batch {k + 1}", g + noise,
+                        lambda Phi=Phi, y=y, pred=pred: Phi * (np.clip(pred, -R, R) - y)[:, None],
+                        scale=std, users=True, sensitivity=2.0 * (R + 1.0))
         theta = theta - step
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}
