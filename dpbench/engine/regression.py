@@ -109,6 +109,11 @@ class Task:
     draw: int | None = None  # data draw (None: the config has no data_draws)
 
     @property
+    def affinity(self) -> tuple:
+        """Tasks of the same dataset draw run in one worker (one load and Gram per draw; see core.affinity_chunks)."""
+        return (self.entry.key, self.draw)
+
+    @property
     def shard_name(self) -> str:
         draw = "" if self.draw is None else f"-r{self.draw}"
         return (

@@ -1,0 +1,51 @@
+"""Speed shortcuts of issue 16 (full grids): each one equals (or is equal in law to) the path it replaces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpbench import linalg
+from dpbench.linalg import gram_stats
+
+
+def _design(n: int, d: int, decay: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * np.arange(1, d + 1) ** -decay
+    return X, X @ rng.standard_normal(d) + rng.standard_normal(n)
+
+
+def test_gram_ols_matches_the_svd_solution_on_large_well_conditioned_data():
+    X, y = _design(60_000, 40, 1.0)
+    assert X.size >= linalg.GRAM_OLS_MIN_SIZE
+    fast = gram_stats(X, y).theta_ols
+    svd = np.linalg.lstsq(X, y, rcond=None)[0]
+    np.testing.assert_allclose(fast, svd, rtol=1e-9, atol=1e-12)
+
+
+def test_small_data_keeps_the_svd_path_bit_for_bit():
+    X, y = _design(2_000, 10, 1.0)
+    np.testing.assert_array_equal(gram_stats(X, y).theta_ols, np.linalg.lstsq(X, y, rcond=None)[0])
+
+
+def test_rank_deficient_large_data_falls_back_to_the_minimum_norm_solution():
+    X, y = _design(60_000, 40, 1.0)
+    X = np.column_stack([X, X[:, :1]])  # duplicated column: XᵀX singular, the Cholesky path must not be taken
+    theta = gram_stats(X, y).theta_ols
+    np.testing.assert_allclose(theta, np.linalg.lstsq(X, y, rcond=None)[0], rtol=1e-9, atol=1e-12)
+    assert theta[0] == pytest.approx(theta[-1], rel=1e-9)  # the minimum-norm split of the duplicated column
+
+
+def test_tasks_of_one_data_draw_share_a_chunk_and_chunks_stay_balanced():
+    from types import SimpleNamespace
+
+    from dpbench.engine.core import CHUNKS_PER_WORKER, affinity_chunks
+
+    tasks = [SimpleNamespace(affinity=("ds", draw), i=i) for draw in range(10) for i in range(6)]
+    chunks = affinity_chunks(tasks, n_jobs=2)
+    assert [t for chunk in chunks for t in chunk] == tasks  # every task once, in order
+    assert all(len({t.affinity for t in chunk}) == 1 for chunk in chunks)  # never two draws in one chunk
+    assert len(chunks) == 10  # one chunk per draw (cap 8 ≥ 6)
+    one_dataset = [SimpleNamespace(affinity=("ds", None)) for _ in range(40)]
+    assert len(affinity_chunks(one_dataset, n_jobs=2)) >= CHUNKS_PER_WORKER * 2  # split: both workers busy
+    assert len(affinity_chunks([SimpleNamespace(), SimpleNamespace()], n_jobs=2)) == 2  # no affinity: one each
