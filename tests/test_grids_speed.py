@@ -49,3 +49,23 @@ def test_tasks_of_one_data_draw_share_a_chunk_and_chunks_stay_balanced():
     one_dataset = [SimpleNamespace(affinity=("ds", None)) for _ in range(40)]
     assert len(affinity_chunks(one_dataset, n_jobs=2)) >= CHUNKS_PER_WORKER * 2  # split: both workers busy
     assert len(affinity_chunks([SimpleNamespace(), SimpleNamespace()], n_jobs=2)) == 2  # no affinity: one each
+
+
+def test_a_finished_chunk_releases_its_data_draw_but_keeps_a_dataset_without_draws(monkeypatch):
+    from dpbench.engine import core, regression
+
+    cleared = []
+    monkeypatch.setattr(regression.prepare_dataset, "cache_clear", lambda: cleared.append(True))
+
+    class Drawn:
+        draw = 3
+        release = regression.Task.release
+
+    class Plain:
+        draw = None
+        release = regression.Task.release
+
+    assert core._run_chunk([Drawn(), Drawn()], None, lambda task, config: task.draw) == [3, 3]
+    assert cleared == [True]  # once, after the chunk
+    core._run_chunk([Plain()], None, lambda task, config: None)
+    assert cleared == [True]

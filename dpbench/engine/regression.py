@@ -113,6 +113,12 @@ class Task:
         """Tasks of the same dataset draw run in one worker (one load and Gram per draw; see core.affinity_chunks)."""
         return (self.entry.key, self.draw)
 
+    def release(self) -> None:
+        """After a chunk (core.affinity_chunks): a data draw is used by one chunk only, so drop the worker's cached
+        draws (frees up to n·d·16 bytes per draw); a dataset without draws stays cached for the worker's next chunk."""
+        if self.draw is not None:
+            prepare_dataset.cache_clear()
+
     @property
     def shard_name(self) -> str:
         draw = "" if self.draw is None else f"-r{self.draw}"
