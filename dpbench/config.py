@@ -358,6 +358,9 @@ def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> l
         lambda i: i.hyperparameters(),
         "hyperparameter of",
     )
+    unavailable = getattr(info.fit, "unavailable", "")  # an optional peer whose library does not import
+    if unavailable:
+        raise _fail(f"mechanisms[{index}].mechanism", f"'{info.name}' is unavailable: {unavailable}")
     hyper = _checked_hyper(info, hyper, f"{where}.hyper", cross=False)
     grid = raw.get("grid") or {}
     for key, values in grid.items():
@@ -710,4 +713,15 @@ def load_config(path: str | Path, **overrides: Any) -> Config:
         raise ConfigError(f"{path}: invalid YAML: {err}") from None
     if isinstance(raw, dict):
         raw.update({k: v for k, v in overrides.items() if v is not None})
+        resolve_data_paths(raw, path.resolve().parent)
     return parse_config(raw, source=str(path))
+
+
+def resolve_data_paths(raw: dict[str, Any], base: Path) -> None:
+    """A dataset option ``path`` (e.g. ``loader: csv``) that is relative is read from the config file's folder."""
+    for entry in raw.get("datasets") or []:
+        options = entry.get("options") if isinstance(entry, dict) else None
+        if isinstance(options, dict) and isinstance(options.get("path"), str):
+            file = Path(options["path"]).expanduser()
+            if not file.is_absolute():
+                options["path"] = str(base / file)

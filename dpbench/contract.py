@@ -242,6 +242,10 @@ def _bound(value: Any, hyper: Mapping[str, Any]) -> float | None:
     return None if value is None else float(value)
 
 
+#: a label so large that every residual clip saturates (declared audit canaries of mechanisms that clip residuals)
+SATURATING_LABEL = 1e6
+
+
 @dataclass(frozen=True)
 class AuditSetup:
     """How ``dpbench audit`` runs the mechanism: dataset shape, hyperparameters, or why it cannot (``skip``).
@@ -255,6 +259,10 @@ class AuditSetup:
     d: int = 2
     hyper: Mapping[str, Any] = field(default_factory=dict)
     skip: str | None = None
+    #: the white-box audit of the declared releases (issue 15, :mod:`dpbench.audit.settings`): ``"pair"`` — fields
+    #: of :class:`dpbench.audit.pairs.PairSpec` (n, d, bounds of the canary record, background, canary position);
+    #: ``"hyper"`` — hyperparameters added for it (e.g. ``shuffle: false`` so the canary reaches a known stage)
+    whitebox: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -294,6 +294,15 @@ def _bottom_lines(text: str, width_in: float, fontsize: float) -> list[str]:
     return [line for para in text.splitlines() for line in (textwrap.wrap(para, chars) or [""])]
 
 
+def preprocessing_notes(run: Run) -> list[str]:
+    """A note naming the datasets whose preprocessing was declared as data-dependent (``bounds: benchmark``)."""
+    benchmark = [ident for ident, info in run.datasets.items()
+                 if isinstance(info, dict) and (info.get("meta") or {}).get("bounds") == "benchmark"]
+    if not benchmark:
+        return []
+    return ["Benchmark bounds (data-dependent normalisation, NOT private): " + ", ".join(benchmark) + "."]
+
+
 def _describe_points(o: Mapping[str, Any], counts: pd.Series) -> str:
     """One line saying what a point and its band are, e.g. "median ± 95% bootstrap CI (1000 resamples), R = 20"."""
     band = {"normal": "95% normal CI (±1.96·se)", "bootstrap": f"95% bootstrap CI ({o['resamples']} resamples, "
@@ -463,6 +472,7 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
             f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))
     if sel.nan_count:
         notes.append(f"{sel.nan_count} trial(s) with NaN {o['metric']} ignored.")
+    notes += preprocessing_notes(run)
     title_lines = textwrap.wrap(title, int(fig_w * 11)) if title else []
     caption_lines = _bottom_lines(caption, fig_w - 0.4, 9) if caption else []
     note_lines = _bottom_lines("\n".join(notes), fig_w - 0.4, 8)

@@ -527,32 +527,28 @@ def get_mechanism(name: str) -> MechanismInfo:
     raise KeyError(f"unknown mechanism {name!r}; registered: {', '.join(sorted(MECHANISMS))}{import_note()}")
 
 
-def get_dataset(name: str) -> DatasetInfo:
+def _lookup(table: Mapping[str, Any], what: str, name: str) -> Any:
+    """``table[name]`` after discovery, or a KeyError naming what is registered (and what failed to import)."""
     discover()
-    if name in DATASETS:
-        return DATASETS[name]
-    raise KeyError(f"unknown dataset {name!r}; registered: {', '.join(sorted(DATASETS))}{import_note()}")
+    if name in table:
+        return table[name]
+    raise KeyError(f"unknown {what} {name!r}; registered: {', '.join(sorted(table))}{import_note()}")
+
+
+def get_dataset(name: str) -> DatasetInfo:
+    return _lookup(DATASETS, "dataset", name)
 
 
 def get_kind(name: str) -> KindInfo:
-    discover()
-    if name in KINDS:
-        return KINDS[name]
-    raise KeyError(f"unknown experiment kind {name!r}; registered: {', '.join(sorted(KINDS))}{import_note()}")
+    return _lookup(KINDS, "experiment kind", name)
 
 
 def get_analysis(name: str) -> AnalysisInfo:
-    discover()
-    if name in ANALYSES:
-        return ANALYSES[name]
-    raise KeyError(f"unknown analysis {name!r}; registered: {', '.join(sorted(ANALYSES))}{import_note()}")
+    return _lookup(ANALYSES, "analysis", name)
 
 
 def get_annotation(name: str) -> AnnotationInfo:
-    discover()
-    if name in ANNOTATIONS:
-        return ANNOTATIONS[name]
-    raise KeyError(f"unknown annotation {name!r}; registered: {', '.join(sorted(ANNOTATIONS))}{import_note()}")
+    return _lookup(ANNOTATIONS, "annotation", name)
 
 
 def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:

@@ -338,6 +338,35 @@ def config_text(run: Run) -> str:
     return yaml.safe_dump(shown, sort_keys=False, allow_unicode=True) if shown else "(no config.yaml)\n"
 
 
+def leaderboard_blocks(run: Run, files: Path) -> list[Any]:
+    """The leaderboard section (dpbench.leaderboard) at every ε, for runs with ≥ 2 datasets and ≥ 2 private methods."""
+    from dpbench.leaderboard import build_leaderboard, matrix_markdown, plot_profiles, summary_markdown
+
+    trials = run.trials
+    if "train_mse" not in trials or "epsilon" not in trials or trials[dataset_key(trials)].nunique() < 2:
+        return []
+    if len(private_labels(trials)) < 2:
+        return []
+    board = build_leaderboard([run], replicates=500)
+    blocks: list[Any] = [
+        Heading("Leaderboard across datasets"),
+        Paragraph("Normalised excess risk (train MSE − OLS) / (‖Y‖²/n − OLS): median over datasets and mean rank, "
+                  "each with a bootstrap 95% interval (trials and datasets resampled); wins/ties/losses count "
+                  "datasets where the 95% intervals separate. `dpbench leaderboard` combines several runs."),
+    ]
+    for eps in board.epsilons:
+        blocks += [Heading(f"ε = {fmt(eps)}", level=3), _markdown_table(summary_markdown(board, eps)),
+                   _markdown_table(matrix_markdown(board, eps), "Win/tie/loss: row against column.")]
+    png = [p for p in plot_profiles(board, files / "performance_profile") if p.suffix == ".png"][0]
+    return [*blocks, Image(png, "performance profiles")]
+
+
+def _markdown_table(text: str, note: str = "") -> Table:
+    """A Markdown pipe table (header, rule, rows) as a report Table."""
+    lines = [line.strip().strip("|").split(" | ") for line in text.splitlines()]
+    return Table([c.strip() for c in lines[0]], [[c.strip() for c in row] for row in lines[2:]], note=note)
+
+
 def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, heading: str) -> list[Any]:
     """One figure preset: the figure, then per panel its table (and, along ε, its own figure), then its slopes."""
     from dpbench.plot import cell_mask, render, save
@@ -426,6 +455,7 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, anal
         blocks += figure_blocks(run, stem, options, files, heading)
     if analyses:
         blocks += analysis_blocks(run)
+    blocks += leaderboard_blocks(run, files)
     timing = timing_table(run, run.label_order())
     if timing is not None:
         blocks += [Heading("Fit time per mechanism"), timing]

@@ -181,7 +181,11 @@ def test_every_config_in_the_repository_satisfies_the_contract():
     paths = sorted((ROOT / "configs").rglob("*.yaml"))
     assert len(paths) > 50
     for path in paths:
-        load_config(path)
+        try:
+            load_config(path)
+        except ConfigError as err:  # an optional peer (extra `peers`) that does not import here is named, not hidden
+            if "is unavailable: " not in str(err):
+                raise
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -273,7 +277,8 @@ def test_every_mechanism_runs_on_the_audit_data_or_declares_why_not(name):
 
 def test_only_mechanisms_that_cannot_run_on_a_neighbouring_pair_are_not_audited():
     skipped = {name for name in BUILTIN if registry.get_mechanism(name).audit.skip}
-    assert skipped == {"iwr_dp_oracle", "iwr_ldp_oracle", "stein_sklearn_logreg"}
+    unavailable = {name for name in BUILTIN if getattr(registry.get_mechanism(name).fit, "unavailable", "")}
+    assert skipped - unavailable == {"iwr_dp_oracle", "iwr_ldp_oracle", "stein_sklearn_logreg"}
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -375,8 +380,6 @@ def test_the_privacy_layer_is_pure():
 
 #: files still naming mechanisms, each with the reason and who removes it (the test fails once one is clean)
 NAMING_ALLOWED = {
-    "dpbench/audit.py": "issue 15 rewrites the audit around declared releases: its AUDIT_HYPER / AUDIT_DATA are "
-    "now declared in the mechanisms' AuditSetup (read through fit.audit_*), NOISE_PATCHES moves with the releases",
     "dpbench/bandits/calibrate.py": "'iwr_ldp' is a bandit oracle key there, not the regression mechanism",
 }
 

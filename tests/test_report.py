@@ -79,7 +79,7 @@ def test_report_files_and_sections(run_dir, written):
     assert "name: report_demo" in section(markdown, "## Config") and "fingerprint" not in markdown
     for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", markdown):
         assert (run_dir / image).is_file(), image
-    assert len(re.findall(r"!\[", markdown)) == 1 + 2  # overview + one per dataset
+    assert len(re.findall(r"!\[", markdown)) == 1 + 2 + 1  # overview + one per dataset + the leaderboard profile
 
 
 def test_tables_match_the_trials_and_mark_the_best_private_method(run_dir, written):
@@ -113,7 +113,7 @@ def test_html_is_self_contained_and_says_the_same(written):
     page = written[1].read_text()
     assert page.startswith("<!DOCTYPE html>")
     sources = re.findall(r'<img[^>]*src="([^"]+)"', page)
-    assert len(sources) == 3 and all(src.startswith("data:image/png;base64,") for src in sources)
+    assert len(sources) == 3 + 1 and all(src.startswith("data:image/png;base64,") for src in sources)
     assert not re.search(r'(href|src)="(?!data:)', page)  # nothing outside the file
     markdown = written[0].read_text()
     bold_md = re.findall(r"\*\*([^*]+)\*\*", section(markdown, "## Metric: train_mse"))

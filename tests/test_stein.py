@@ -45,9 +45,9 @@ def test_noise_scales_match_spec_vectors(n, eps, delta, lam, s1, s2r, sy):
     d = n**-1.1
     assert d == pytest.approx(delta, rel=1e-6)
     assert log_term(d) == pytest.approx(lam, abs=1e-6)
-    one = stein_noise_scales(eps, d, 1.0, 1.0)
+    one = stein_noise_scales(eps, d, 1.0, 1.0, calibration="classical")
     assert one.s_xx == pytest.approx(s1, abs=1e-6) and one.s_xy == pytest.approx(s1, abs=1e-6)
-    two = two_round_noise_scales(eps, d, 1.0, 1.0, 1.0)
+    two = two_round_noise_scales(eps, d, 1.0, 1.0, 1.0, calibration="classical")
     assert two.s_xx == pytest.approx(s2r, abs=1e-6) and two.s_xy == pytest.approx(s2r, abs=1e-6)
     assert two.s_y == pytest.approx(sy, abs=1e-6)
     # C12 composition: (ε, δ) for Alg 1–4, (ε, 1.5δ) for the 2-round baselines
@@ -58,7 +58,7 @@ def test_noise_scales_match_spec_vectors(n, eps, delta, lam, s1, s2r, sy):
 def test_noise_scales_are_gaussian_mechanism_round_trip():
     """C1: s = √(2 log(1.25/δ'))Δ/ε' with (ε/2, δ/2, 2r²), (ε/2, δ/2, 2rB_y); inverting gives back ε/2."""
     eps, delta, r, b = 7.0, 1e-6, 3.3, 2.1
-    sc = stein_noise_scales(eps, delta, r, b)
+    sc = stein_noise_scales(eps, delta, r, b, calibration="classical")
     assert sc.s_xx == pytest.approx(sigma_classical(eps / 2, delta / 2, 2 * r**2), rel=1e-12)
     assert sc.s_xy == pytest.approx(sigma_classical(eps / 2, delta / 2, 2 * r * b), rel=1e-12)
     eps_back = math.sqrt(2 * math.log(1.25 / (delta / 2))) * 2 * r**2 / sc.s_xx
@@ -78,14 +78,14 @@ def test_gaussian_example_of_spec():
     d = n**-1.1
     r = clip_radius(10, 0.25, n)
     assert r == pytest.approx(23.992630, abs=1e-6)
-    sc = stein_noise_scales(eps, d, r, 1.0)
+    sc = stein_noise_scales(eps, d, r, 1.0, calibration="classical")
     assert sc.s_xx == pytest.approx(1200.0206, abs=1e-3)
     assert sc.s_xy == pytest.approx(50.016219, abs=1e-5)
     assert math.sqrt(n) * sc.s_xx == pytest.approx(379_479.84, abs=0.05)
     assert math.sqrt(n) * sc.s_xy == pytest.approx(15_816.517, abs=1e-3)
     b_sig = FAMILIES["sigmoid"].y_bound(r, 0.05)
     assert b_sig == pytest.approx(6.548157, abs=1e-6)
-    assert stein_noise_scales(eps, d, r, b_sig).s_xy == pytest.approx(327.5141, abs=1e-3)
+    assert stein_noise_scales(eps, d, r, b_sig, calibration="classical").s_xy == pytest.approx(327.5141, abs=1e-3)
     # Bernoulli NLR bounds (§3.5): cubic 1.05, logistic-link 1 + log 2 + 0.05
     assert FAMILIES["cubic"].y_bound(1.0) == pytest.approx(1.05)
     assert FAMILIES["logistic_link"].y_bound(1.0) == pytest.approx(1.743147, abs=1e-6)
@@ -96,12 +96,13 @@ def test_regime_threshold_n_star():
     n, eps = 700_000, 10.0
     d = n**-1.1
     for p in (5, 10):
-        s = stein_noise_scales(eps, d, 1.0, 1.0).s_xx
+        s = stein_noise_scales(eps, d, 1.0, 1.0, calibration="classical").s_xx
         assert n_star(p, s, 1.0 / p**2) == pytest.approx(512 * p**5 * log_term(d) / eps**2, rel=1e-12)
-    assert n_star(5, stein_noise_scales(eps, d, 1.0, 1.0).s_xx, 1 / 25) == pytest.approx(2.5e5, rel=0.01)
+    s_classical = stein_noise_scales(eps, d, 1.0, 1.0, calibration="classical").s_xx
+    assert n_star(5, s_classical, 1 / 25) == pytest.approx(2.5e5, rel=0.01)
     p, s_cov = 10, 0.37
     r = clip_radius(p, s_cov**2, n)
-    got = n_star(p, stein_noise_scales(4.0, d, r, 1.0).s_xx, s_cov**2)
+    got = n_star(p, stein_noise_scales(4.0, d, r, 1.0, calibration="classical").s_xx, s_cov**2)
     assert got == pytest.approx(204_800 * p**3 * math.log(n) ** 2 * log_term(d) / 16.0, rel=1e-12)
     assert got > 1e10  # the paper's n ≤ 7·10⁵ is far below n* (§6.6)
 
@@ -367,7 +368,8 @@ def test_two_round_baseline_runs_and_projects():
     assert hi == pytest.approx(math.log(1 + math.e) + 0.05)
     ds = load_synth(np.random.default_rng(16), n=5000, p=3)
     f = two_round_fit(ds.X_train, ds.y_train, 10.0, 1e-4, np.random.default_rng(0), family="logistic",
-                      covariates="gaussian", r=None, sigma_op_norm=ds.population.extra["sigma_op_norm"])
+                      covariates="gaussian", r=None, sigma_op_norm=ds.population.extra["sigma_op_norm"],
+                      calibration="classical")
     assert f.info["r"] == pytest.approx(math.sqrt(10 * 3 * ds.population.extra["sigma_op_norm"] * math.log(5000)))
     assert f.info["s_y"] == pytest.approx(math.sqrt(8 * log_term(1e-4)) / 10.0)
     assert f.info["delta_spent"] == pytest.approx(1.5e-4)

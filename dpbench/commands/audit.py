@@ -1,8 +1,12 @@
-"""``dpbench audit``: empirical ε lower bounds (Clopper–Pearson) for registered mechanisms; see :mod:`dpbench.audit`.
+"""``dpbench audit``: privacy audits of registered mechanisms; see :mod:`dpbench.audit`.
 
-Exit status: 0 when every audited private mechanism has ε̂_lower ≤ claimed ε, 1 otherwise (with ``--broken``, 1
-means the miscalibrated copy was caught), 2 for user errors (unknown mechanism, bad option, a mechanism that cannot
-run on the audit dataset when audited alone).
+Mechanisms that declare their releases get the white-box audit (certified Clopper–Pearson bound, Gaussian-DP
+estimate with interval, exact ε of the releases as yardstick; ``--controls`` adds the 1.3×/3× copies); the others
+(external plug-ins) the black-box audit of θ̂ (``--mode blackbox`` forces it for every mechanism).
+
+Exit status: 0 when no honest private mechanism is flagged, 1 otherwise (with ``--broken``, 1 means the miscalibrated
+black-box copy was caught; ``--controls`` never changes it), 2 for user errors (unknown mechanism, bad option, a
+mechanism that cannot run on the audit dataset when audited alone).
 """
 
 from __future__ import annotations
@@ -61,6 +65,27 @@ def replace_doc_table(text: str, table: str, block: str = "audit") -> str:
     return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
+MODES = ("auto", "whitebox", "blackbox")
+
+
+def whitebox_task(name: str, epsilon: float, delta: float, control: str, runs: int, pilot: int, seed: int,
+                  confidence: float, hyper: dict[str, Any] | None):  # fmt: skip
+    """One white-box audit, runnable in a worker process (looks the mechanism up by name)."""
+    from dpbench.audit import audit_whitebox
+    from dpbench.audit.settings import pair_spec, whitebox_hyper
+
+    info = registry.get_mechanism(name)
+    chosen = whitebox_hyper(info, epsilon) if hyper is None else hyper
+    return audit_whitebox(
+        info, epsilon, delta, runs=runs, pilot=pilot, seed=seed, confidence=confidence, control=control,
+        hyper=chosen, spec=pair_spec(info),
+    )  # fmt: skip
+
+
+def declares_releases(result: Any) -> bool:
+    return not (result.status == "error" and "declares no releases" in result.message)
+
+
 def register(app: typer.Typer) -> None:
     from dpbench.cli import user_errors
 
@@ -75,48 +100,95 @@ def register(app: typer.Typer) -> None:
             list[float] | None, typer.Option("--epsilon", "-e", help="claimed ε (repeatable; default 0.5 and 2)")
         ] = None,
         delta: Annotated[float, typer.Option(help="claimed δ")] = 1e-5,
-        trials: Annotated[int, typer.Option(help="runs per dataset of the pair")] = 20_000,
+        mode: Annotated[str, typer.Option(help="auto | whitebox | blackbox")] = "auto",
+        runs: Annotated[int, typer.Option(help="white-box: batched runs per dataset of the pair")] = 1_000_000,
+        pilot: Annotated[int, typer.Option(help="white-box: real paired runs per dataset (noise/model checks)")] = 200,
+        controls: Annotated[
+            bool, typer.Option(help="white-box: also audit copies whose exact ε is 1.3× and 3× the claim")
+        ] = False,
+        n_jobs: Annotated[int, typer.Option(help="parallel worker processes for white-box audits")] = 1,
+        trials: Annotated[int, typer.Option(help="black-box: runs per dataset of the pair")] = 20_000,
         seed: Annotated[int, typer.Option(help="seed of the pair and the runs")] = 0,
-        n: Annotated[int | None, typer.Option(help="rows of the audit dataset (default 100)")] = None,
-        d: Annotated[int | None, typer.Option(help="columns of the audit dataset (default 2)")] = None,
+        n: Annotated[int | None, typer.Option(help="black-box: rows of the audit dataset (default 100)")] = None,
+        d: Annotated[int | None, typer.Option(help="black-box: columns of the audit dataset (default 2)")] = None,
         confidence: Annotated[float, typer.Option(help="joint confidence of the lower bound")] = 0.95,
         broken: Annotated[
-            str, typer.Option(help="negative control: none | eps_x10 | no_bound | noise_div10")
+            str, typer.Option(help="black-box negative control: none | eps_x10 | no_bound | noise_div10")
         ] = "none",
         negative_controls: Annotated[
-            bool, typer.Option(help="run every available negative control instead (reported; exit code unaffected)")
+            bool, typer.Option(help="black-box: run every available negative control instead (exit code unaffected)")
         ] = False,
         max_seconds: Annotated[
-            float | None, typer.Option(help="cap per audit: fewer runs for slow mechanisms (N is reported)")
+            float | None, typer.Option(help="black-box cap per audit: fewer runs for slow mechanisms")
         ] = None,
         hyper: Annotated[
             list[str] | None, typer.Option(help="hyperparameter key=value (repeatable; single mechanism)")
         ] = None,
-        plot: Annotated[Path | None, typer.Option(help="folder for histograms of the two outputs (PNG)")] = None,
+        plot: Annotated[Path | None, typer.Option(help="folder for histograms of the statistic (PNG)")] = None,
         write_doc: Annotated[
             Path | None, typer.Option(help="rewrite the generated audit table in this markdown file")
         ] = None,
         doc_block: Annotated[str, typer.Option(help="name of the generated block --write-doc replaces")] = "audit",
     ) -> None:
-        """Empirical privacy audit: ε̂_lower (Clopper–Pearson, Bonferroni) vs the claimed ε; exit 1 if exceeded."""
-        from dpbench import audit as audit_lib
+        """Privacy audit: white-box (releases) or black-box (θ̂); exit 1 if an honest mechanism is flagged."""
+        import time
 
+        from joblib import Parallel, delayed
+
+        from dpbench import audit as audit_lib
+        from dpbench.audit.driver import format_whitebox_table
+
+        start = time.perf_counter()
         infos = select_mechanisms(list(mechanisms or []), all_)
         doc_markers(doc_block)  # validate the block name before any work
         epsilons = list(epsilon or [0.5, 2.0])
+        if mode not in MODES:
+            raise ValueError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
         if broken not in audit_lib.BROKEN_VARIANTS:
             raise ValueError(f"--broken must be one of {', '.join(audit_lib.BROKEN_VARIANTS)}, got {broken!r}")
+        if runs < 1000 or pilot < 10:
+            raise ValueError(f"--runs must be ≥ 1000 and --pilot ≥ 10, got {runs} and {pilot}")
         hyper_values = parse_hyper(hyper) if hyper else None
         if hyper_values and len(infos) != 1:
             raise ValueError("--hyper applies to a single mechanism")
         if plot is not None:
             plot.mkdir(parents=True, exist_ok=True)
-        results = []
-        for info in infos:
-            controls = [broken]
+        blackbox_only = broken != "none" or negative_controls or mode == "blackbox"
+        white, black_infos = [], []
+        skipped = {info.name: info.audit.skip for info in infos if getattr(getattr(info, "audit", None), "skip", None)}
+        infos = [info for info in infos if info.name not in skipped or len(infos) == 1]
+        if not blackbox_only:
+            private = [info for info in infos if info.private]
+            black_infos = [info for info in infos if not info.private]
+            wb_controls = ["none", "x1.3", "x3"] if controls else ["none"]
+            tasks = [(info.name, eps, c) for info in private for eps in epsilons for c in wb_controls]
+            results = Parallel(n_jobs=n_jobs)(
+                delayed(whitebox_task)(name, eps, delta, c, runs, pilot, seed, confidence, hyper_values)
+                for name, eps, c in tasks
+            )
+            fallback = set()
+            for r in results:
+                if mode == "auto" and not declares_releases(r):
+                    fallback.add(r.mechanism)
+                    continue
+                typer.echo(
+                    f"{r.mechanism:<26} control={r.control:<5} ε={r.epsilon:<5g} ε̂_lower={r.eps_lower:.3f} "
+                    f"ε̂={r.estimate[0]:.3f} exact={r.eps_exact if r.eps_exact is None else round(r.eps_exact, 3)} "
+                    f"[{r.status}] {r.seconds:.1f}s",
+                    err=True,
+                )
+                if r.status == "error" and len(infos) == 1:
+                    raise ValueError(f"cannot audit {r.mechanism!r}: {r.message}")
+                white.append(r)
+            black_infos += [info for info in private if info.name in fallback]
+        else:
+            black_infos = list(infos)
+        black = []
+        for info in black_infos:
+            black_controls = [broken]
             if negative_controls:
-                controls = list(audit_lib.BROKEN_VARIANTS[1:]) if info.private else []
-            for control in controls:
+                black_controls = list(audit_lib.BROKEN_VARIANTS[1:]) if info.private else []
+            for control in black_controls:
                 if not audit_lib.broken_available(info, control):
                     if not negative_controls:
                         raise ValueError(f"negative control {control!r} is not available for {info.name!r}")
@@ -127,30 +199,44 @@ def register(app: typer.Typer) -> None:
                         broken=control, hyper=hyper_values, max_seconds=max_seconds,
                     )  # fmt: skip
                     typer.echo(
-                        f"{info.name:<14} control={control:<12} ε={eps:<6g} ε̂_lower={result.eps_lower:.3f} "
-                        f"[{result.status}] {result.seconds:.1f}s",
+                        f"{info.name:<26} black-box control={control:<12} ε={eps:<6g} "
+                        f"ε̂_lower={result.eps_lower:.3f} [{result.status}] {result.seconds:.1f}s",
                         err=True,
                     )
                     if result.status == "error" and len(infos) == 1:
                         raise ValueError(f"cannot audit {info.name!r}: {result.message}")
-                    results.append(result)
+                    black.append(result)
                     if plot is not None and result.s1.size:
                         tag = "" if control == "none" else f"_{control}"
                         audit_lib.plot_histograms(result, plot / f"audit_{info.name}{tag}_eps{eps:g}.png")
-        typer.echo(audit_lib.format_table(results))
-        for pair in dict.fromkeys(r.pair for r in results):
-            typer.echo(f"pair: {pair}")
+        wall = time.perf_counter() - start
+        if white:
+            typer.echo(format_whitebox_table(white))
+        if black:
+            typer.echo(("\nBlack-box audits (θ̂):\n" if white else "") + audit_lib.format_table(black))
+            for pair in dict.fromkeys(r.pair for r in black):
+                typer.echo(f"pair: {pair}")
+        for name, reason in skipped.items():
+            typer.echo(f"not audited: {name} ({reason})")
+        typer.echo(f"wall time: {wall:.0f} s")
         if write_doc is not None:
             command = "dpbench " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "dpbench audit"
-            table = (
-                f"Command: `{command}` (δ = {delta:g}, N = {trials} runs per side unless capped, n = {n or 100}, "
-                f"d = {d or 2} unless the mechanism declares otherwise, seed {seed}, "
-                f"joint confidence {confidence:g}).\n\n" + audit_lib.format_table(results, markdown=True)
-            )
+            parts = [f"Command: `{command}` (δ = {delta:g}, seed {seed}, joint confidence {confidence:g}; wall time "
+                     f"{wall:.0f} s with {n_jobs} job(s))."]  # fmt: skip
+            if white:
+                parts.append(f"White-box: {runs:,} batched runs per side, {pilot} real paired runs per side.\n\n"
+                             + format_whitebox_table(white, markdown=True))  # fmt: skip
+            if skipped:
+                parts.append("Not audited (declared in the contract): "
+                             + "; ".join(f"`{k}` — {v}" for k, v in skipped.items()) + ".")  # fmt: skip
+            if black:
+                parts.append(f"Black-box (θ̂): N = {trials} runs per side unless capped, n = {n or 100}, d = {d or 2} "
+                             "unless the mechanism declares otherwise.\n\n"
+                             + audit_lib.format_table(black, markdown=True))  # fmt: skip
             text = write_doc.read_text() if write_doc.exists() else "# Privacy\n"
-            write_doc.write_text(replace_doc_table(text, table, doc_block))
+            write_doc.write_text(replace_doc_table(text, "\n\n".join(parts), doc_block))
             typer.echo(f"wrote {write_doc}")
-        honest_fail = any(r.status == "FAIL" for r in results)
-        explicit_caught = broken != "none" and any(r.broken == broken and r.violated for r in results)
+        honest_fail = any(r.status == "FAIL" for r in white) or any(r.status == "FAIL" for r in black)
+        explicit_caught = broken != "none" and any(r.broken == broken and r.violated for r in black)
         if honest_fail or explicit_caught:
             raise typer.Exit(code=1)

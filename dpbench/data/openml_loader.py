@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from dpbench.data._base import Dataset, DataUnavailableError
-from dpbench.data.recipes import SPEC, split_r
+from dpbench.data.csv_loader import assemble, check_preprocessing, handle_missing, split_indices
+from dpbench.data.recipes import SPEC
 from dpbench.registry import register_dataset
 
 
@@ -65,7 +66,8 @@ def _is_cached(dataset_dir: Path) -> bool:
 
 @register_dataset(
     "openml",
-    summary="Any numeric OpenML regression dataset (local cache only unless allow_download), R recipe",
+    summary="Any numeric OpenML regression dataset (local cache only unless allow_download); bounds: benchmark "
+    "(R recipe, default) | declared, as for csv",
     spec="004 §8 / " + SPEC,
 )
 def load_openml(
@@ -76,9 +78,22 @@ def load_openml(
     standardize: bool = False,
     allow_download: bool = False,
     cache_dir: str | None = None,
+    missing: str = "drop",
+    test_fraction: float = 0.2,
+    split_seed: int | None = None,
+    bounds: str = "benchmark",
+    x_bound: float | None = None,
+    y_bound: float | None = None,
+    feature_ranges: dict[str, list[float]] | None = None,
+    target_range: list[float] | None = None,
 ) -> Dataset:
-    """OpenML dataset ``data_id`` (default 505 = Tecator): X = all non-target columns, y = ``target``
-    (default: the dataset's default target); rows with missing values dropped; R-type 80/20 split."""
+    """OpenML dataset ``data_id`` (default 505 = Tecator): X = all non-target columns, y = ``target`` (default: the
+    dataset's default target). The split and preprocessing options are those of ``loader: csv``
+    (:mod:`dpbench.data.csv_loader`); the defaults (incomplete rows dropped, random 80/20 split, ``bounds:
+    benchmark``) are the R recipe of spec 004 §5.3."""
+    where = f"OpenML dataset {data_id}"
+    prep = check_preprocessing(where, bounds=bounds, x_bound=x_bound, y_bound=y_bound,
+                               feature_ranges=feature_ranges, target_range=target_range, standardize=standardize)
     openml = _import_openml()
     root = openml_cache_root(cache_dir)
     dataset_dir = _configure_cache(openml, root) / "datasets" / str(int(data_id))
@@ -117,14 +132,16 @@ def load_openml(
         ) from err
     if X.ndim != 2 or X.shape[0] != y.shape[0]:
         raise ValueError(f"{where}: features {X.shape} and target {y.shape} do not line up")
-    keep = np.isfinite(X).all(axis=1) & np.isfinite(y)
+    features = [str(name) for name in names] if names is not None else [str(j) for j in range(X.shape[1])]
+    values = np.column_stack([X, y])
+    values[np.isinf(values)] = np.nan
+    keep = handle_missing(values, [*features, str(target_name)], missing, where, header=False)
+    train, test = split_indices(int(keep.sum()), rng, test_fraction, split_seed, where)
     meta = {
         "title": str(getattr(dataset, "name", f"OpenML {data_id}")),
-        "recipe": "R",
+        "recipe": "R" if prep.bounds == "benchmark" else "declared bounds",
         "file": f"openml:{int(data_id)}",
         "data_id": int(data_id),
-        "target": str(target_name),
-        "features": [str(name) for name in names] if names is not None else None,
         "rows_dropped_missing": int((~keep).sum()),
     }
-    return split_r("openml", X[keep], y[keep], rng, standardize=standardize, meta=meta)
+    return assemble("openml", X[keep], y[keep], train, test, prep, features, str(target_name), where, meta)

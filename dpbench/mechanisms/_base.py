@@ -7,6 +7,9 @@ wraps). Input checks live here, at the boundary (scikit-learn style); mechanism 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,3 +142,137 @@ def resolve_stats(X: np.ndarray, y: np.ndarray, stats: GramStats | None) -> Gram
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return a is b or (a.shape == b.shape and np.array_equal(a, b))
+
+
+def scaled_output(scale: float):
+    """A wrapper factory f ↦ (… ↦ scale·f(…)): declares the black-box audit's ``noise_div10`` patch of a calibration
+    function in a mechanism module's ``AUDIT_NOISE_DIV10`` (e.g. σ ÷ 10, or γ ÷ 100 when η ≈ √γ)."""
+
+    def make(func):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return func(*args, **kwargs) * scale
+
+        return wrapper
+
+    return make
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# releases: the privatised quantities a mechanism computes from the data (the audit's contract)
+
+RELEASE_KINDS = ("gaussian", "laplace", "wishart", "l2ball")
+
+
+@dataclass
+class Release:
+    """One privatised quantity: ``value`` (what leaves the data curator) and its noiseless ``centre``.
+
+    kind ``gaussian``: value = centre + N(0, scale²) per entry (``symmetric``: iid on the upper triangle incl. the
+    diagonal, mirrored); ``laplace``: value = centre + Lap(scale) per entry; ``wishart``: value = W·``params['unit']``
+    with W ~ Wishart(k = params['k'], centre) (the Gaussian-mixing sketch's Gram, centre = its covariance);
+    ``l2ball``: each user's report is the ε = ``scale`` ℓ2-ball sampler of centre (spec 000 §3.6).
+    ``sensitivity`` is the declared bound on ‖centre(D) − centre(D′)‖ (ℓ2 for gaussian, ℓ1 for laplace; per user
+    for local releases). ``users``: centre holds one row per user (local model); each user's report is its row plus
+    its own noise of std ``scale``, and value is their ``params['aggregate']`` ("mean" | "sum") plus the summed noise,
+    or (``"none"``) the reports themselves.
+    """
+
+    name: str
+    value: np.ndarray
+    centre: np.ndarray
+    kind: str = "gaussian"
+    scale: float = 0.0
+    sensitivity: float | None = None
+    symmetric: bool = False
+    users: bool = False
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def aggregate_centre(self) -> np.ndarray:
+        """The noiseless value: the centre, or the mean/sum of the users' rows."""
+        if not self.users:
+            return np.asarray(self.centre, dtype=float)
+        rows = np.asarray(self.centre, dtype=float)
+        how = self.params.get("aggregate", "mean")
+        return rows if how == "none" else rows.sum(axis=0) if how == "sum" else rows.mean(axis=0)
+
+
+class ReleaseRecorder:
+    """Collects the releases of one ``fit`` call (see :func:`record_releases`).
+
+    ``noise_factor`` multiplies the noise of every gaussian/laplace release (value = centre + c·noise, scale·c): the
+    audit's negative controls. ``replay`` (the releases of a run on the neighbouring dataset, same random stream)
+    forces every release to take that run's value, so the mechanism follows the same history and the recorded
+    centres are those of *this* dataset at that history (white-box audit of adaptive mechanisms).
+    """
+
+    def __init__(self, noise_factor: float = 1.0, replay: list[Release] | None = None):
+        self.noise_factor = float(noise_factor)
+        self.replay = replay
+        self.releases: list[Release] = []
+
+    def add(self, release: Release) -> np.ndarray:
+        if self.replay is not None:
+            index = len(self.releases)
+            if index >= len(self.replay) or self.replay[index].name != release.name:
+                expected = self.replay[index].name if index < len(self.replay) else "no further release"
+                raise RuntimeError(
+                    f"release sequence differs between neighbouring datasets at #{index}: {release.name!r} vs "
+                    f"{expected!r} (the sequence of releases must not depend on the data)"
+                )
+            release.value = self.replay[index].value
+            release.scale *= self.noise_factor
+        elif self.noise_factor != 1.0 and release.kind in ("gaussian", "laplace"):
+            centre = release.aggregate_centre()
+            release.value = centre + self.noise_factor * (np.asarray(release.value, dtype=float) - centre)
+            release.scale *= self.noise_factor
+        self.releases.append(release)
+        return release.value
+
+
+_RECORDER: ContextVar[ReleaseRecorder | None] = ContextVar("dpbench_release_recorder", default=None)
+
+
+@contextmanager
+def record_releases(noise_factor: float = 1.0, replay: list[Release] | None = None) -> Iterator[ReleaseRecorder]:
+    """Within the block, every :func:`released` call of a mechanism is recorded (and possibly altered, see
+    :class:`ReleaseRecorder`); outside it ``released`` is the identity and costs one context-variable lookup."""
+    recorder = ReleaseRecorder(noise_factor, replay)
+    token = _RECORDER.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _RECORDER.reset(token)
+
+
+def released(
+    name: str,
+    value: Any,
+    centre: Any,
+    *,
+    scale: float,
+    kind: str = "gaussian",
+    sensitivity: float | None = None,
+    symmetric: bool = False,
+    users: bool = False,
+    **params: Any,
+) -> Any:
+    """Declare that ``value`` (= ``centre`` + noise, already computed by the mechanism) is released; return it.
+
+    Mechanisms wrap every privatised quantity in this call: normal runs get ``value`` back unchanged (bit for bit),
+    audits (:func:`record_releases`) see the release and may replace its value. Everything computed from the
+    returned values only is post-processing. ``centre`` may be a zero-argument callable, evaluated only during an
+    audit (per-user rows of a large dataset cost nothing in normal runs).
+    """
+    recorder = _RECORDER.get()
+    if recorder is None:
+        return value
+    if callable(centre):
+        centre = centre()
+    if kind not in RELEASE_KINDS:
+        raise ValueError(f"release kind must be one of {RELEASE_KINDS}, got {kind!r}")
+    release = Release(
+        name, np.array(value, dtype=float), np.array(centre, dtype=float), kind, float(scale),
+        None if sensitivity is None else float(sensitivity), bool(symmetric), bool(users), dict(params),
+    )  # fmt: skip
+    out = recorder.add(release)
+    return float(out) if np.ndim(value) == 0 and not isinstance(value, np.ndarray) else out

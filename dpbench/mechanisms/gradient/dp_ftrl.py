@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.contract import AuditSetup, Bounds, Choice, Hyper, HyperError
+from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper, HyperError
 from dpbench.mechanisms._base import FitResult, check_inputs
 from dpbench.mechanisms.gradient.dp_ftrl_core import PSI_MODES, SPECTRA, fit_dp_ftrl
 from dpbench.privacy.tree import TREE_METHODS, TREE_NEIGHBOURS, certified, kbar, tau_tree
@@ -83,6 +83,7 @@ HYPER: dict[str, Hyper] = {
     "psi_cap": Hyper(float, gt=0, also=("C_l0",), none="no cap", doc="cap of the estimated ψ"),
     "estimating_m": Hyper(int, ge=1, doc="labelled estimating rows used by RESIDUALEST"),
     "shuffle": Hyper(bool, doc="stream the records in a uniformly random (data-independent) order"),
+    "engine": Choice("auto", "blocked", "reference", doc="blocked fast path or the literal tree loop (declares nodes)"),
 }
 
 
@@ -116,10 +117,15 @@ STYLE = {
     spec="002 §3.1",
     style=STYLE["dp_ftrl_identity"],
     hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
-                   "c_C", "C_X", "C_Y", "l0", "shuffle"),
+                   "c_C", "C_X", "C_Y", "l0", "shuffle", "engine"),
     check=poly_rule_needs_r,
     bounds=Bounds(x="C_X", y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
-    audit=AuditSetup(hyper={"C_X": 1.0, "C_Y": 1.0}),
+    # white-box audit: the literal tree loop declares its nodes; n = 2⁵ and the canary first (the first leaf is in all
+    # k̄ = 6 released nodes); a huge label saturates the clip
+    audit=AuditSetup(hyper={"C_X": 1.0, "C_Y": 1.0}, whitebox={
+        "pair": {"n": 32, "y_bound": SATURATING_LABEL, "canary_first": True},
+        "hyper": {"shuffle": False, "engine": "reference"},
+    }),
 )
 def fit_identity(
     X: np.ndarray,
@@ -143,11 +149,13 @@ def fit_identity(
     C_Y: float | None = None,
     l0: float | None = None,
     shuffle: bool = True,
+    engine: str = "auto",
 ) -> FitResult:
-    """Σ = I; C = C_X (bounded rows) or c_C·√tr(H); ψ = C·l0 (l0 = √2·C_Y for |y| ≤ C_Y)."""
+    """Σ = I; C = C_X (bounded rows) or c_C·√tr(H); ψ = C·l0 (l0 = √2·C_Y for |y| ≤ C_Y). ``engine="reference"``
+    runs the literal tree loop, whose nodes are declared releases (the white-box audit uses it)."""
     return _fit(X, y, epsilon, delta, rng, "identity", neighbour, calibration, eta=eta, eta_c1=eta_c1,
                 eta_c2=eta_c2, spectrum=spectrum, r=r, trH=trH, eta_max=eta_max, clip_C=clip_C, c_C=c_C, C_X=C_X,
-                C_Y=C_Y, l0=l0, shuffle=shuffle)
+                C_Y=C_Y, l0=l0, shuffle=shuffle, engine=engine)
 
 
 @register_mechanism(

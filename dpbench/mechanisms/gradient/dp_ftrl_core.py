@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
+from dpbench.mechanisms._base import released
 from dpbench.mechanisms.gradient.tree_noise import TreeNoise, inblock_prefix_noise, release_counts
-from dpbench.privacy.tree import kbar
+from dpbench.privacy.tree import kbar, v2
 
 SIGMA_DESIGNS = ("identity", "public", "oracle")
 PSI_MODES = ("fixed", "public_labeled", "private_split")
@@ -377,11 +378,33 @@ def run_reference(
     w = np.zeros(d)
     wsum = np.zeros(d)
     iterates = np.zeros((n + 1, d)) if keep_iterates else None
+    nodes = TreeNodes(n, d) if cov.kind == "identity" and cov.scale == 1.0 else None
     with np.errstate(over="ignore", invalid="ignore"):  # a divergent adaptive ψ_t overflows; reported, not raised
-        return _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates)
+        return _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates, nodes)
 
 
-def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates) -> EngineResult:
+class TreeNodes:
+    """Declares the tree's releases (isotropic Σ): the node completing at step s, block sum + N(0, σ²I), which is
+    the difference of the noisy prefix sums p_s − p_{s − lowbit(s)} (spec 002 §3.2; every prefix is a sum of nodes)."""
+
+    def __init__(self, n: int, d: int):
+        self.totals = np.zeros((n + 1, d))
+        self.prefixes = np.zeros((n + 1, d))
+
+    def declare(self, s: int, g: np.ndarray, noisy: np.ndarray, sigma: float, z: np.ndarray) -> np.ndarray:
+        """Record step s's node (leaf g, node noise z); return the noisy prefix (unchanged outside an audit)."""
+        self.totals[s] = self.totals[s - 1] + g
+        start = s - (s & -s)
+        block = self.totals[s] - self.totals[start]
+        node = block + z
+        out = released("tree node", node, block, scale=sigma)
+        if out is not node:  # an audit replaced the value: continue from the released node
+            noisy = self.prefixes[start] + out
+        self.prefixes[s] = noisy
+        return noisy
+
+
+def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates, nodes=None) -> EngineResult:
     """Body of :func:`run_reference` (stops early once an iterate is no longer finite)."""
     n = X.shape[0]
     psi_max = 0.0
@@ -406,6 +429,8 @@ def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates) -> 
         c = clip_coefficient(r, q[t], psi_t)
         clipped += c != r
         noisy = tree.step(c * X[t], tau * psi_max if tau > 0 else 0.0)
+        if nodes is not None and tau > 0:
+            noisy = nodes.declare(t + 1, c * X[t], noisy, tau * psi_max, tree.latest[v2(t + 1)])
         w = -eta * noisy
         if keep_iterates:
             iterates[t + 1] = w

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpbench.contract import Bounds, Choice, Hyper
-from dpbench.mechanisms._base import FitResult, check_inputs
+from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper
+from dpbench.mechanisms._base import FitResult, check_inputs, released, scaled_output
 from dpbench.privacy.zcdp import sigma_dpgd
 from dpbench.registry import register_mechanism
 
@@ -29,6 +29,10 @@ def clipped_mean_gradient(X: np.ndarray, y: np.ndarray, theta: np.ndarray, C: fl
     norms = np.abs(residual) * np.linalg.norm(X, axis=1)
     scale = np.minimum(1.0, C / np.maximum(norms, np.finfo(float).tiny))
     return -(X.T @ (residual * scale)) / X.shape[0]
+
+
+#: black-box audit control ``noise_div10``: σ ÷ 10
+AUDIT_NOISE_DIV10 = {"sigma_dpgd": scaled_output(0.1)}
 
 
 @register_mechanism(
@@ -45,6 +49,7 @@ def clipped_mean_gradient(X: np.ndarray, y: np.ndarray, theta: np.ndarray, C: fl
         "clip": Choice("residual", "per_example", doc="clip the residual (needs ‖x_i‖ ≤ 1) or x_i r_i"),
     },
     bounds=Bounds(x=lambda h: 1.0 if h["clip"] == "residual" else None),
+    audit=AuditSetup(whitebox={"pair": {"y_bound": SATURATING_LABEL}}),  # the residual clip saturates every step
 )
 def fit(
     X: np.ndarray,
@@ -63,7 +68,9 @@ def fit(
     X, y = check_inputs(X, y, epsilon, delta, x_bound=x_bound, y_bound=None)
     sigma = sigma_dpgd(epsilon, delta, X.shape[0], int(T), C)
     theta = np.zeros(X.shape[1])
-    for _ in range(int(T)):
+    for t in range(int(T)):
         gradient = clipped_mean_gradient(X, y, theta, C, clip)
-        theta = theta + learning_rate * (sigma * rng.standard_normal(X.shape[1]) - gradient)
+        step = released(f"noisy gradient {t + 1}", sigma * rng.standard_normal(X.shape[1]) - gradient, -gradient,
+                        scale=sigma, sensitivity=2.0 * C / X.shape[0])  # fmt: skip
+        theta = theta + learning_rate * step
     return FitResult(theta, {"sigma": sigma})

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Hyper
-from dpbench.mechanisms._base import FitResult
+from dpbench.mechanisms._base import FitResult, released
 from dpbench.mechanisms.info_weighted._common import (
     RULE,
     calibrated_epsilons,
@@ -59,6 +59,13 @@ CENTRAL_STYLE = {
 }
 #: the audit runs every ε it is asked for: the AGM calibration covers all of them
 AUDIT = AuditSetup(hyper={"calibration": "agm"})
+#: white-box audit (issue 15): the canary (last row, ``shuffle: false``) reaches the stage-2 releases; n = 72 gives
+#: each of K = 4 epochs ≥ 8 rows
+AUDIT_STAGED = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 72}, "hyper": {"shuffle": False}})
+AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}})
+#: Alg 16's average θ̄ = mean of θ_1..θ_T never includes the last record's step: the canary goes first
+AUDIT_SGD = AuditSetup(hyper={"calibration": "agm"},
+                       whitebox={"pair": {"n": 16, "canary_first": True}, "hyper": {"shuffle": False}})
 #: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them with ``clip: true``
 BOUNDS = Bounds(x="B", y=1.0, clips="clip")
 
@@ -110,8 +117,13 @@ def spectral_dp(
                                               calibration)
     d = Phi0.shape[1]
 
-    def noise(_k: int, H: np.ndarray) -> np.ndarray:
-        return H + sym_gaussian(d, std, rng) if std > 0 else H
+    sensitivity = 2.0 * B * central_factor(neighbour) / (gamma * N) if gamma > 0 else float("inf")
+
+    def noise(k: int, H: np.ndarray) -> np.ndarray:
+        if std <= 0:
+            return H
+        return released(f"H̃ epoch {k + 1}", H + sym_gaussian(d, std, rng), H, scale=std, symmetric=True,
+                        sensitivity=sensitivity)  # fmt: skip
 
     result = spectral_iteration([Phi0[s] for s in epochs], dp_weight(gamma), noise, [lam] * K)
     return result, std
@@ -149,6 +161,9 @@ def iwr_dp_stage2(
             s_psi, s_Psi = s_psi / 2.0, s_Psi / 2.0
     psi_t = psi + s_psi * rng.standard_normal(d)
     Psi_t = Psi + s_Psi * rng.standard_normal((d, d))
+    if not nonprivate:
+        psi_t = released("ψ̃", psi_t, psi, scale=s_psi, sensitivity=2.0 * f / (gamma * N1))
+        Psi_t = released("Ψ̃", Psi_t, Psi, scale=s_Psi, sensitivity=2.0 * B * f / (gamma * N1))
     A = Psi_t + lam * np.eye(d)
     singular = 0
     try:
@@ -170,7 +185,7 @@ def iwr_dp_stage2(
     hyper=hyper("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "K", "lam",
                 "shuffle", "paper_literal_noise", "nonprivate",
                 gamma=Hyper(float, ge=0, none=RULE, doc="weight scale γ (0 only with nonprivate: true)")),
-    check=gamma_zero_needs_noise_off, epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT,
+    check=gamma_zero_needs_noise_off, epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED,
 )
 def fit_iwr_dp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -231,6 +246,9 @@ def erm_stage2(
     weights = 1.0 / (1.0 + gamma * np.linalg.norm(Phi1 @ W, axis=1))
     H_data = (P * weights[:, None]).T @ P / N
     H_tilde = H_data + lam * np.eye(d) + (sym_gaussian(d, s_H, rng) if s_H > 0 else 0.0)
+    if s_H > 0:
+        H_tilde = released("H̃", H_tilde, H_data + lam * np.eye(d), scale=s_H, symmetric=True,
+                           sensitivity=2.0 * B * f / (gamma * N))  # fmt: skip
     Q = root @ H_tilde @ root
     if np.linalg.eigvalsh((Q + Q.T) / 2.0).min() < 0.25:
         return np.zeros(d), {"std_H": s_H, "std_w": s_w, "rejected": 1, "delta_N": delta_n}
@@ -241,6 +259,8 @@ def erm_stage2(
     theta_hat = _trust_region(A, c)
     w = W_inv @ theta_hat
     w_tilde = w + s_w * rng.standard_normal(d)
+    if s_w > 0:
+        w_tilde = released("w̃", w_tilde, w, scale=s_w, sensitivity=delta_n)
     return W @ w_tilde, {"std_H": s_H, "std_w": s_w, "rejected": 0, "delta_N": delta_n}
 
 
@@ -283,7 +303,7 @@ def iwr_dp_erm_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float, 
     privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.8", style=CENTRAL_STYLE["iwr_dp_erm"],
     hyper=hyper("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "K", "lam", "gamma",
                 "shuffle", "paper_literal_noise", "nonprivate"),
-    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT,
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED,
 )
 def fit_iwr_dp_erm(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -336,7 +356,8 @@ def fit_iwr_dp_oracle(
     W = population_info_matrix("dp", population.extra, d, lam, gamma)
     psi = iw_features(X, W, gamma).T @ y / n
     std = gaussian_std(2.0 * central_factor(neighbour) / (gamma * n), epsilon, delta, calibration)
-    theta = W @ (psi + std * rng.standard_normal(d))
+    theta = W @ released("ψ̃", psi + std * rng.standard_normal(d), psi, scale=std,
+                         sensitivity=2.0 * central_factor(neighbour) / (gamma * n))  # fmt: skip
     return FitResult(theta, {"lam": lam, "gamma": gamma, "std": std, "calibration": calibration,
                              "neighbour": neighbour, "epsilon_effective": epsilon})
 
@@ -362,7 +383,7 @@ def fit_iwr_dp_oracle_label(
     W = solve_info_matrix("dp", X, np.full(n, 1.0 / n), lam, gamma, tol=tol).X
     psi = iw_features(X, W, gamma).T @ y / n
     std = gaussian_std(2.0 / (gamma * n), epsilon, delta, calibration)
-    theta = W @ (psi + std * rng.standard_normal(d))
+    theta = W @ released("ψ̃", psi + std * rng.standard_normal(d), psi, scale=std, sensitivity=2.0 / (gamma * n))
     return FitResult(theta, {"lam": lam, "gamma": gamma, "std": std, "calibration": calibration,
                              "epsilon_effective": epsilon})
 
@@ -372,7 +393,7 @@ def fit_iwr_dp_oracle_label(
     summary="SSP-OLS baseline: noisy (1/T)XᵀX, XᵀY + ball-constrained least squares (000 §3.12)",
     privacy_model="central", neighbour=central_neighbour, spec="000 §3.12", style=CENTRAL_STYLE["ssp_ball"],
     hyper=hyper("B", "clip", "calibration", "neighbour"), epsilon_range=calibrated_epsilons, bounds=BOUNDS,
-    audit=AUDIT,
+    audit=AUDIT_SMALL,
 )
 def fit_ssp_ball(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -384,8 +405,10 @@ def fit_ssp_ball(
     n, d = X.shape
     f = central_factor(neighbour)
     s_G, s_g = release_stds([2.0 * B * B * f / n, 2.0 * B * f / n], epsilon, delta, calibration)
-    G = X.T @ X / n + sym_gaussian(d, s_G, rng)
-    g = X.T @ y / n + s_g * rng.standard_normal(d)
+    G = released("G = XᵀX/n", X.T @ X / n + sym_gaussian(d, s_G, rng), lambda: X.T @ X / n, scale=s_G, symmetric=True,
+                 sensitivity=2.0 * B * B * f / n)  # fmt: skip
+    g = released("g = XᵀY/n", X.T @ y / n + s_g * rng.standard_normal(d), lambda: X.T @ y / n, scale=s_g,
+                 sensitivity=2.0 * B * f / n)  # fmt: skip
     return FitResult(ball_lsq(G, g, 1.0), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
                                           "neighbour": neighbour, "epsilon_effective": epsilon})
 
@@ -425,7 +448,7 @@ def sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
     privacy_model="central", neighbour=central_neighbour, spec="000 §3.9", style=CENTRAL_STYLE["dp_sgd_improper"],
     hyper=hyper("calibration", "neighbour", "fail_prob", "shuffle",
                 eta=Hyper(float, gt=0, le=0.5, none="min{1/(2√T), (σ²T log(1/δ_f))^(−1/3)}", doc="SGD step size")),
-    epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT,
+    epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT_SGD,
 )
 def fit_dp_sgd_improper(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -454,7 +477,7 @@ def fit_dp_sgd_improper(
         _SGD_DATA[key] = (X, y)
         avg = _sgd_average_cached(key, float(eta))
     std = gaussian_std(4.0 * eta * f, epsilon, delta, calibration)
-    theta = avg + std * rng.standard_normal(d)
+    theta = released("θ̄", avg + std * rng.standard_normal(d), avg, scale=std, sensitivity=4.0 * eta * f)
     return FitResult(theta, {"eta": eta, "std": std, "calibration": calibration, "neighbour": neighbour,
                              "epsilon_effective": epsilon})
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Choice, Hyper
-from dpbench.mechanisms._base import FitResult
+from dpbench.mechanisms._base import FitResult, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted._common import (
     calibrated_epsilons,
@@ -57,6 +57,10 @@ LOCAL_STYLE = {
 }
 #: the audit runs every ε it is asked for: the AGM calibration covers all of them
 AUDIT = AuditSetup(hyper={"calibration": "agm"})
+#: white-box audit (issue 15): the canary user (last row, ``shuffle: false``) sends a stage-2 report; n = 72 gives
+#: each of K = 4 epochs ≥ 8 users
+AUDIT_STAGED = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 72}, "hyper": {"shuffle": False}})
+AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}, "hyper": {"shuffle": False}})
 #: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them by each user with ``clip: true``
 BOUNDS = Bounds(x="B", y=1.0, clips="clip")
 PER_USER = PER_USER_VARIANT
@@ -110,15 +114,17 @@ def spectral_ldp(
     d = Phi0.shape[1]
     N = epochs[0].stop - epochs[0].start
 
-    def noise(_k: int, H: np.ndarray) -> np.ndarray:
+    def noise(k: int, H: np.ndarray, rows) -> np.ndarray:
         if std == 0:
             return H
         if per_user:
-            return H + per_user_sym_sum(N, d, std, rng) / N
-        return H + sym_gaussian(d, std / math.sqrt(N), rng)
+            value = H + per_user_sym_sum(N, d, std, rng) / N
+        else:
+            value = H + sym_gaussian(d, std / math.sqrt(N), rng)
+        return released(f"Ṽ epoch {k + 1}", value, rows, scale=std, symmetric=True, users=True, sensitivity=2.0 * B)
 
     schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
-    result = spectral_iteration([Phi0[s] for s in epochs], ldp_weight, noise, schedule)
+    result = spectral_iteration([Phi0[s] for s in epochs], ldp_weight, noise, schedule, user_rows=True)
     return result, std
 
 
@@ -141,6 +147,10 @@ def iwr_ldp_stage2(
     else:
         psi_hat = psi_rows.mean(axis=0) + s_psi / math.sqrt(N1) * rng.standard_normal(d)
         Psi_hat = a.T @ Phi1 / N1 + s_Psi / math.sqrt(N1) * rng.standard_normal((d, d))
+    if not nonprivate:
+        psi_hat = released("ψ̂ (ψ_t = Uφy/‖Uφ‖)", psi_hat, psi_rows, scale=s_psi, users=True, sensitivity=2.0)
+        Psi_hat = released("Ψ̂ (Ψ_t = Uφφᵀ/‖Uφ‖)", Psi_hat, lambda: a[:, :, None] * Phi1[:, None, :], scale=s_Psi,
+                           users=True, sensitivity=2.0 * B)  # fmt: skip
     theta = ball_lsq(Psi_hat + lam * np.eye(d), psi_hat, 1.0)
     return theta, {"std_psi": s_psi, "std_Psi": s_Psi}
 
@@ -157,7 +167,7 @@ def _local_info(K: int, lam: float, stage1: SpectralResult, std_V: float, calibr
     privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.2–3.3", style=LOCAL_STYLE["iwr_ldp"],
     hyper=hyper("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "per_user_noise",
                 "nonprivate", "simulation"),
-    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT, variants=PER_USER,
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED, variants=PER_USER,
 )
 def fit_iwr_ldp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -182,7 +192,7 @@ def fit_iwr_ldp(
 
 
 def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float, std: float,
-                   rng: np.random.Generator) -> np.ndarray:
+                   rng: np.random.Generator, sensitivity: float = 0.0) -> np.ndarray:
     """Algorithm 11 with ν = id (μ_ν = L_ν = 1): w_1 = 0; per user g_t = unit(Uφ_t)(<Uφ_t, w_t> − y_t) + λUw_t,
     g̃_t = g_t + N(0, std²I) (noise on the data part), w_{t+1} = Proj_{‖Uw‖≤1}(w_t − η_t g̃_t), η_t = 2/t;
     returns the final iterate w (θ̂ = Uw). Run in U's eigenbasis (U = Q diag(u) Qᵀ, v = Qᵀw) where the constraint
@@ -199,6 +209,9 @@ def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float,
     for t in range(N):
         resid = C[t] @ v - y[t]
         g = A[t] * resid + lam_u * v + Z[t]
+        if std > 0:  # user t's report (its data part carries the noise; λUw_t is public)
+            g = released("user gradient", g, lambda: (A[t] * resid + lam_u * v)[None], scale=std, users=True,  # noqa: B023
+                         sensitivity=sensitivity)  # fmt: skip
         v = v - (2.0 / (t + 1)) * g
         if u2 @ (v * v) > 1.0:
             v = _proj_axis_ellipsoid(v, u2)
@@ -228,7 +241,7 @@ def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
     privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.7", style=LOCAL_STYLE["iwr_glm_ldp"],
     hyper=hyper("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "nonprivate",
                 "simulation"),
-    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT, variants=PER_USER,
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED, variants=PER_USER,
 )
 def fit_iwr_glm_ldp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -251,7 +264,7 @@ def fit_iwr_glm_ldp(
     stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
                                  calibration=calibration, nonprivate=nonprivate, per_user_noise=per_user)
     std_g = 0.0 if nonprivate else gaussian_std(2.0 * (1.0 + B), epsilon, delta, calibration)
-    w = ldp_sgd_linear(X[s1], y[s1], stage1.X, lam=lam, std=std_g, rng=rng)
+    w = ldp_sgd_linear(X[s1], y[s1], stage1.X, lam=lam, std=std_g, rng=rng, sensitivity=2.0 * (1.0 + B))
     return FitResult(stage1.X @ w, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon),
                                     "std_g": std_g})
 
@@ -264,7 +277,7 @@ def fit_iwr_glm_ldp(
                 K=Hyper(int, ge=1, none="max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋}", doc="epochs"),
                 R=Hyper(float, gt=0, doc="prediction clipping level"),
                 eta=Hyper(float, gt=0, doc="step size")),
-    epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT, variants=PER_USER,
+    epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT_SMALL, variants=PER_USER,
 )
 def fit_ldp_clipped_sgd(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -294,7 +307,9 @@ def fit_ldp_clipped_sgd(
         pred = Phi @ theta
         clipped += int(np.sum(np.abs(pred) > R))
         g = Phi * (np.clip(pred, -R, R) - yk)[:, None]
-        theta = theta - eta * noisy_mean(g, std, rng, per_user_noise)
+        step = released(f"gradients epoch {k + 1}", noisy_mean(g, std, rng, per_user_noise), g, scale=std, users=True,
+                        sensitivity=2.0 * (R + 1.0))  # fmt: skip
+        theta = theta - eta * step
     return FitResult(theta, {"K": K, "std": std, "clip_rate": clipped / (K * N), "calibration": calibration,
                              "epsilon_effective": epsilon})
 
@@ -344,7 +359,7 @@ def fit_iwr_ldp_oracle(
     summary="LDP sufficient-statistics perturbation (smooth channel of Prop 3.2) + ball-constrained LS (000 §3.12)",
     privacy_model="local", neighbour="replace_one", spec="000 §3.12", style=LOCAL_STYLE["ldp_ssp"],
     hyper=hyper("B", "clip", "calibration", "per_user_noise", "simulation"),
-    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT, variants=PER_USER,
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_SMALL, variants=PER_USER,
 )
 def fit_ldp_ssp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
@@ -364,5 +379,8 @@ def fit_ldp_ssp(
     else:
         G = X.T @ X / n + sym_gaussian(d, s_G / math.sqrt(n), rng)
         g = X.T @ y / n + s_g / math.sqrt(n) * rng.standard_normal(d)
+    G = released("Σ̂ (φφᵀ per user)", G, lambda: X[:, :, None] * X[:, None, :], scale=s_G, symmetric=True, users=True,
+                 sensitivity=2.0 * B * B)  # fmt: skip
+    g = released("ĝ (φy per user)", g, lambda: X * y[:, None], scale=s_g, users=True, sensitivity=2.0 * B)
     return FitResult(ball_lsq(G, g, 1.0), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
                                           "epsilon_effective": epsilon})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Hyper
-from dpbench.mechanisms._base import FitResult, check_inputs
+from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.privacy.info_weighted import laplace_scale
 from dpbench.registry import register_mechanism
 
@@ -27,7 +27,7 @@ def _scales(epsilon: float, paper_scale: bool) -> tuple[float, float, float]:
 CONTRACT = {
     "hyper": {"paper_scale": Hyper(bool, doc="scale 2/ε for both releases (only 1.5ε-LDP: epsilon_effective)")},
     "bounds": Bounds(x=1.0, y=1.0, d=1),
-    "audit": AuditSetup(d=1),
+    "audit": AuditSetup(d=1, whitebox={"pair": {"n": 16}}),
     "uses_delta": False,
 }
 
@@ -54,8 +54,10 @@ def fit_ldp_simple_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float
     phi, y = _check_1d(X, y, epsilon)
     b_psi, b_Psi, eps_eff = _scales(epsilon, paper_scale)
     n = phi.shape[0]
-    psi = float(np.mean(np.sign(phi) * y + rng.laplace(0.0, b_psi, n)))
-    Psi = float(np.mean(np.abs(phi) + rng.laplace(0.0, b_Psi, n)))
+    psi = float(released("ψ̂ (sign(φ)y per user)", np.mean(np.sign(phi) * y + rng.laplace(0.0, b_psi, n)),
+                         lambda: np.sign(phi) * y, kind="laplace", scale=b_psi, users=True, sensitivity=2.0))
+    Psi = float(released("Ψ̂ (|φ| per user)", np.mean(np.abs(phi) + rng.laplace(0.0, b_Psi, n)), lambda: np.abs(phi),
+                         kind="laplace", scale=b_Psi, users=True, sensitivity=1.0))  # fmt: skip
     return FitResult(np.array([_ratio(psi, Psi)]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
 
 
@@ -70,6 +72,8 @@ def fit_ldp_laplace_ssp_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: 
     phi, y = _check_1d(X, y, epsilon)
     b_psi, b_Psi, eps_eff = _scales(epsilon, paper_scale)
     n = phi.shape[0]
-    psi = float(np.mean(phi * y + rng.laplace(0.0, b_psi, n)))
-    Psi = float(np.mean(phi**2 + rng.laplace(0.0, b_Psi, n)))
+    psi = float(released("ψ̂ (φy per user)", np.mean(phi * y + rng.laplace(0.0, b_psi, n)), lambda: phi * y,
+                         kind="laplace", scale=b_psi, users=True, sensitivity=2.0))  # fmt: skip
+    Psi = float(released("Ψ̂ (φ² per user)", np.mean(phi**2 + rng.laplace(0.0, b_Psi, n)), lambda: phi**2,
+                         kind="laplace", scale=b_Psi, users=True, sensitivity=1.0))  # fmt: skip
     return FitResult(np.array([_ratio(psi, Psi)]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})

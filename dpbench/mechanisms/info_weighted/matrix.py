@@ -182,6 +182,16 @@ def epoch_statistic(Phi: np.ndarray, X: np.ndarray, weight_fn: WeightFn, root: n
     return (P * weight_fn(Phi, X)[:, None]).T @ P / Phi.shape[0]
 
 
+def _user_terms(Phi: np.ndarray, X: np.ndarray, weight_fn: WeightFn, root: np.ndarray):
+    """A zero-argument function giving the per-user terms w(φ_t) X^{1/2}φ_tφ_tᵀX^{1/2} (N, d, d) of one epoch."""
+
+    def rows() -> np.ndarray:
+        P = Phi @ root
+        return weight_fn(Phi, X)[:, None, None] * P[:, :, None] * P[:, None, :]
+
+    return rows
+
+
 @dataclass
 class SpectralResult:
     """Output of :func:`spectral_iteration`: the final matrix, floors fired and the per-epoch F_(k)."""
@@ -199,12 +209,15 @@ def spectral_iteration(
     lam_schedule: Sequence[float],
     *,
     floor: bool = True,
+    user_rows: bool = False,
 ) -> SpectralResult:
     """Private spectral iteration (spec 000 Alg 2 / Alg 4; §3.2, §3.4), one disjoint epoch per step.
 
     For k = 0..K−1 with X_(0) = I:  H_(k) = (1/N)Σ_{t∈block k} w(φ_t) X^{1/2}φ_tφ_tᵀX^{1/2};  H̃ = noise_fn(k, H);
     F_(k) = X^{1/2}(H̃ + λ_(k) I)X^{1/2} after flooring the eigenvalues of H̃ + λ_(k) I at λ_(k)/2 (post-processing);
     X_(k+1) = (X F^{-1} X)^{1/2}. Each record is used in exactly one epoch (its own block).
+    ``user_rows``: noise_fn is called as noise_fn(k, H, rows) with rows() the per-user terms whose mean is H (local
+    randomisers declare them as their users' reports).
     """
     if len(blocks) != len(lam_schedule) or not blocks:
         raise ValueError("need one λ per epoch block (K ≥ 1)")
@@ -215,7 +228,10 @@ def spectral_iteration(
     for k, (Phi, lam_k) in enumerate(zip(blocks, lam_schedule, strict=True)):
         root = msqrt(X)
         H = epoch_statistic(Phi, X, weight_fn, root)
-        S = noise_fn(k, H) + lam_k * np.eye(d)
+        if user_rows:
+            S = noise_fn(k, H, _user_terms(Phi, X, weight_fn, root)) + lam_k * np.eye(d)
+        else:
+            S = noise_fn(k, H) + lam_k * np.eye(d)
         if floor:
             S, fired = floor_psd(S, lam_k / 2.0)
             n_floor += int(fired)

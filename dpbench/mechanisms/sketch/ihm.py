@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpbench.contract import Bounds, Choice, Hyper, Variant
+from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper, Variant
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, wishart
-from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
+from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
 from dpbench.mechanisms.sketch.linmix import private_mixing_noise
 from dpbench.privacy.mixing import (
     k_ihm,
@@ -53,7 +53,8 @@ def hessian_sampler(
     """Return a function drawing H = (S X + η ξ)ᵀ(S X + η ξ)/k, by the Wishart shortcut or explicitly."""
     if sketch == "gram":
         factor = psd_factor(*stats.eigh_x, shift=eta**2)
-        return lambda: wishart(k, factor, rng) / k
+        return lambda: released("Hessian sketch", wishart(k, factor, rng) / k, lambda: factor.T @ factor,
+                                kind="wishart", scale=0.0, k=k, unit=1.0 / k)  # fmt: skip
 
     def explicit() -> np.ndarray:
         mixed = explicit_sketch(k, X, eta, rng)
@@ -81,10 +82,29 @@ def ihs_iterations(
         clipped = np.clip(residual, -C, C)
         if t >= 1 and np.any(clipped != residual):
             clipped_steps += 1
-        gradient = X.T @ clipped - eta_sq_term * theta + sigma * rng.standard_normal(X.shape[1])
+        if sigma > 0:  # a private gradient release (sensitivity C: one clipped residual times ‖x‖ ≤ 1)
+            centre = X.T @ clipped - eta_sq_term * theta
+            gradient = released("noisy gradient", centre + sigma * rng.standard_normal(X.shape[1]), centre,
+                                scale=sigma, sensitivity=C)  # fmt: skip
+        else:
+            gradient = X.T @ clipped - eta_sq_term * theta + sigma * rng.standard_normal(X.shape[1])
         theta = theta + np.linalg.solve(hessian, gradient)
     return theta, clipped_steps
 
+
+
+def _scales_div10(func):
+    """Black-box audit control: (γ/100, σ/10), so η ≈ √γ and the eigen std γ/√k shrink ≥ 10× along with σ."""
+
+    def wrapper(*args, **kwargs):
+        gamma, sigma = func(*args, **kwargs)
+        return gamma / 100.0, sigma / 10.0
+
+    return wrapper
+
+
+#: black-box audit control ``noise_div10``
+AUDIT_NOISE_DIV10 = {"ihm_noise_scales": _scales_div10}
 
 @register_mechanism(
     "ihm",
@@ -105,6 +125,7 @@ def ihs_iterations(
     },
     bounds=Bounds(x=1.0, n_ge_d=True, note="labels need no bound: residuals are clipped at C"),
     variants={"explicit": Variant({"sketch": "explicit"}, literal=True, doc="materialised S ~ N(0, I_{k×n})")},
+    audit=AuditSetup(whitebox={"pair": {"y_bound": SATURATING_LABEL}}),  # the residual clip saturates every step
 )
 def fit(
     X: np.ndarray,

@@ -18,17 +18,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpbench.contract import Bounds, Choice, Hyper, Variant
+from dpbench.contract import AuditSetup, Bounds, Choice, Hyper, Variant
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, solve_or_lstsq, wishart
-from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
+from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats, scaled_output
 from dpbench.privacy.mixing import k_linmix, linmix_eigen_noise_std, solve_gamma_linmix, tau_linmix
 from dpbench.registry import register_mechanism
 
 
-def private_mixing_noise(lam_min: float, gamma: float, eigen_std: float, tau: float, z: float) -> float:
-    """CalibrateMixingNoise (004 Alg. 2): η̃ = √max{0, γ − λ̃}, λ̃ = max{0, λ_min − eigen_std·(τ − z)}."""
-    lam_private = max(0.0, lam_min - eigen_std * (tau - z))
+def private_mixing_noise(
+    lam_min: float, gamma: float, eigen_std: float, tau: float, z: float, *, sensitivity: float = 1.0,
+    name: str = "λ_min(XᵀX)",
+) -> float:
+    """CalibrateMixingNoise (004 Alg. 2): η̃ = √max{0, γ − λ̃}, λ̃ = max{0, λ_min − eigen_std·(τ − z)}.
+
+    The release is λ_min − eigen_std·(τ − z) (Gaussian, std eigen_std, ``sensitivity`` = the true sensitivity of
+    λ_min: ‖x‖² ≤ 1 for IHM's XᵀX, C² = 2 for LinMix's [X, Y]ᵀ[X, Y])."""
+    lam_release = released(name, lam_min - eigen_std * (tau - z), lam_min - eigen_std * tau, scale=eigen_std,
+                           sensitivity=sensitivity)  # fmt: skip
+    lam_private = max(0.0, lam_release)
     return float(np.sqrt(max(0.0, gamma - lam_private)))
+
+
+#: black-box audit control ``noise_div10``: γ ÷ 100, so η ≈ √γ and the eigen std γ/√k shrink ≥ 10×
+AUDIT_NOISE_DIV10 = {"solve_gamma_linmix": scaled_output(0.01)}
 
 
 @register_mechanism(
@@ -47,6 +59,8 @@ def private_mixing_noise(lam_min: float, gamma: float, eigen_std: float, tau: fl
     },
     bounds=Bounds(x=1.0, y=1.0, n_ge_d=True),
     variants={"explicit": Variant({"sketch": "explicit"}, literal=True, doc="materialised S ~ N(0, I_{k×n})")},
+    # white-box audit: a background whose [X, Y]ᵀ[X, Y] is null exactly along (e₁, 1), so λ_min moves by C² = 2
+    audit=AuditSetup(whitebox={"pair": {"n": 64, "background": "xy_null"}}),
 )
 def fit(
     X: np.ndarray,
@@ -71,12 +85,15 @@ def fit(
     gamma = solve_gamma_linmix(epsilon, k, delta, c2=c2, strict=strict)
     eigen_std = linmix_eigen_noise_std(gamma, k, c2=c2, strict=strict)
     eta = private_mixing_noise(
-        stats.lam_min_xy, gamma, eigen_std, tau_linmix(delta, rho), rng.standard_normal()
-    )
+        stats.lam_min_xy, gamma, eigen_std, tau_linmix(delta, rho), rng.standard_normal(), sensitivity=c2,
+        name="λ_min([X, Y]ᵀ[X, Y])",
+    )  # fmt: skip
 
     if sketch == "gram":
         eigvals, eigvecs = stats.eigh_xy
-        gram = wishart(k, psd_factor(eigvals, eigvecs, eta**2), rng)
+        factor = psd_factor(eigvals, eigvecs, eta**2)
+        gram = released("sketch Gram", wishart(k, factor, rng), lambda: factor.T @ factor, kind="wishart", scale=0.0,
+                        k=k)  # fmt: skip
         theta = solve_or_lstsq(gram[:d, :d], gram[:d, d])
     else:
         mixed = explicit_sketch(k, np.column_stack([X, y]), eta, rng)

@@ -23,6 +23,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
+from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import sym_from_upper, user_chunks
 from dpbench.mechanisms.stein.families import Family
 
@@ -125,6 +126,39 @@ def clean_sums(
         xtx += Xc.T @ Xc - Xr.T @ Xr
         xty += Xc.T @ yb[rows] - Xr.T @ y[rows]
     return xtx, xty, int(changed.size)
+
+
+def declare_sums(
+    Z_sum: np.ndarray, z_sum: np.ndarray, xtx: np.ndarray | None, xty: np.ndarray | None, X: np.ndarray,
+    y: np.ndarray, *,
+    r: float, clip_l2: bool, y_clip: float | None, s_xx: float, s_xy: float, y_bound: float, aggregation: str,
+    prefix: str = "",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Declare the releases behind Σ Ẑ_i, Σ ẑ_i (:func:`dpbench.mechanisms.released`; identity outside audits).
+
+    ``local``: each user's report x̄x̄ᵀ + E₁ (sensitivity 2r², spec 003 §2.2) and x̄y + E₂ (2r·B_y), summed;
+    ``central`` (diagnostic): one release of each sum, centred on the clean sums ``xtx``, ``xty`` (only needed
+    then), with the same sensitivities (replace-one)."""
+    users = aggregation == "local"
+
+    def clipped() -> tuple[np.ndarray, np.ndarray]:
+        xb = clip_rows_l2(X, r) if clip_l2 else np.asarray(X, dtype=float)
+        yb = np.clip(y, -y_clip, y_clip) if y_clip is not None else np.asarray(y, dtype=float)
+        return xb, yb
+
+    def xx_rows() -> np.ndarray:
+        xb, _ = clipped()
+        return xb[:, :, None] * xb[:, None, :]
+
+    def xy_rows() -> np.ndarray:
+        xb, yb = clipped()
+        return xb * yb[:, None]
+
+    Z_sum = released(f"{prefix}Σ Ẑ_i (x̄x̄ᵀ per user)", Z_sum, xx_rows if users else xtx, scale=s_xx, symmetric=True,
+                     users=users, aggregate="sum", sensitivity=2.0 * r * r)  # fmt: skip
+    z_sum = released(f"{prefix}Σ ẑ_i (x̄y per user)", z_sum, xy_rows if users else xty, scale=s_xy, users=users,
+                     aggregate="sum", sensitivity=2.0 * r * y_bound)  # fmt: skip
+    return Z_sum, z_sum
 
 
 def noise_sums(

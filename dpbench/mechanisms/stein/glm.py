@@ -31,6 +31,7 @@ from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_
 from dpbench.mechanisms.stein.core import (
     COV_ESTIMATORS,
     clean_sums,
+    declare_sums,
     noise_sums,
     private_ols,
     row_norms,
@@ -130,7 +131,7 @@ def stein_fit(
     clip_y: bool | None = None,
     cov_estimator: str = "mixed",
     noise_aggregation: str = "local",
-    calibration: str = "classical",
+    calibration: str = "analytic",
     c0: float | None = None,
     newton_tol: float = 1e-12,
     newton_max_iter: int = 100,
@@ -173,9 +174,12 @@ def stein_fit(
         if noise_aggregation != "local":
             raise ValueError("simulation='per_user' is only defined for noise_aggregation='local'")
         Z_sum, z_sum = simulate_user_sums(X, y, rng, r=radius, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
+        Z_sum, z_sum = declare_sums(Z_sum, z_sum, xtx, xty, X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip, s_xx=s_xx,
+                                    s_xy=s_xy, y_bound=b_y, aggregation="local")  # fmt: skip
     elif private:
         E1, E2 = noise_sums(p, n, s_xx, s_xy, rng, noise_aggregation)
-        Z_sum, z_sum = xtx + E1, xty + E2
+        Z_sum, z_sum = declare_sums(xtx + E1, xty + E2, xtx, xty, X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip,
+                                    s_xx=s_xx, s_xy=s_xy, y_bound=b_y, aggregation=noise_aggregation)  # fmt: skip
     else:
         Z_sum, z_sum = xtx, xty
     w_ols, A = private_ols(Z_sum, z_sum, n, public_X, cov_estimator)
@@ -219,7 +223,7 @@ def _literal(kind: str, covariates: str):
         noise_c: float = 0.05,
         clip_y: bool | None = None,
         cov_estimator: str = "mixed",
-        calibration: str = "classical",
+        calibration: str = "analytic",
         c0: float | None = None,
         simulate_users: bool = False,
         stats: GramStats | None = None,
@@ -234,6 +238,15 @@ def _literal(kind: str, covariates: str):
         )
 
     return fit
+
+
+def stein_audit(kind: str, covariates: str) -> AuditSetup:
+    """White-box audit pair: Gaussian covariates are clipped to r, so a canary x = 10³·e₁ lands on the clip radius;
+    ℓ1 covariates must lie in the ℓ1 ball (no clipping); GLM labels are in [−1, 1] (the paper's B_y = 1, not
+    enforced), NLR labels are clipped at B_y, so a label of 10³ saturates the clip."""
+    pair = {"n": 32, "y_bound": 1.0 if kind == "glm" else 1e3}
+    pair.update({"x_bound": 1e3} if covariates == "gaussian" else {"x_norm": 1})
+    return AuditSetup(whitebox={"pair": pair})
 
 
 _STYLE = {"linestyle": "-"}
@@ -257,6 +270,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         },  # fmt: skip
         bounds=stein_bounds(_covariates),
         variants=SIMULATE,
+        audit=stein_audit(_kind, _covariates),
     )(_fit)
 
 
@@ -272,6 +286,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
            "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius"),
            "noise_c": HYPER["noise_c"], "c0": HYPER["c0"]},
     bounds=Bounds(note="as Alg 1–4 for the chosen covariates"),
+    audit=stein_audit("glm", "gaussian"),
 )
 def fit_central_diagnostic(
     X: np.ndarray,

@@ -20,17 +20,18 @@ import numpy as np
 from dpbench.contract import Hyper
 from dpbench.data import Population
 from dpbench.linalg import GramStats, solve_or_lstsq
-from dpbench.mechanisms._base import FitResult, check_inputs
+from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user
 from dpbench.mechanisms.stein.core import (
     clean_sums,
+    declare_sums,
     noise_sums,
     row_norms,
     simulate_user_sums,
     solve_scale,
 )
 from dpbench.mechanisms.stein.families import Family, get_family
-from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, family_choice, stein_bounds
+from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, family_choice, stein_audit, stein_bounds
 from dpbench.privacy.stein import clip_radius, two_round_noise_scales
 from dpbench.registry import register_mechanism
 
@@ -66,7 +67,7 @@ def two_round_fit(
     sigma_op_norm: float | None,
     r_const: float = 10.0,
     noise_c: float = 0.05,
-    calibration: str = "classical",
+    calibration: str = "analytic",
     stats: GramStats | None = None,
     simulation: str = "aggregate",
 ) -> FitResult:
@@ -99,9 +100,14 @@ def two_round_fit(
         xtx, xty, _ = clean_sums(X, y, r=r, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
         E1, E2 = noise_sums(p, n, scales.s_xx, scales.s_xy, rng, "local")
         Z_sum, z_sum = xtx + E1, xty + E2
+    Z_sum, z_sum = declare_sums(Z_sum, z_sum, None, None, X, y, r=r, clip_l2=clip_l2, y_clip=y_clip,
+                                s_xx=scales.s_xx, s_xy=scales.s_xy, y_bound=b_y, aggregation="local",
+                                prefix="round 1: ")  # fmt: skip
     w_ols = solve_or_lstsq(Z_sum, z_sum)
     # round 2: each user projects her own prediction (unclipped x_i) and adds her own noise
     y_tilde = np.clip(X @ w_ols, lo, hi) + scales.s_y * rng.standard_normal(n)
+    y_tilde = released("round 2: ỹ_i", y_tilde, lambda: np.clip(X @ w_ols, lo, hi), scale=scales.s_y, users=True,
+                       aggregate="none", sensitivity=hi - lo)  # fmt: skip
     sol = solve_scale(y_tilde, fam)
     info = {
         "c_hat": sol.c, "root_status": sol.status, "newton_iters": sol.iters, "r": r, "y_bound": b_y,
@@ -123,7 +129,7 @@ def _make(kind: str, covariates: str):
         r: float | None = None,
         r_const: float = 10.0,
         noise_c: float = 0.05,
-        calibration: str = "classical",
+        calibration: str = "analytic",
         population: Population | None = None,
         stats: GramStats | None = None,
         simulation: str = "aggregate",
@@ -161,4 +167,5 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         },
         bounds=stein_bounds(_covariates),
         variants=PER_USER_VARIANT,
+        audit=stein_audit(_kind, _covariates),
     )(_fit)

@@ -25,8 +25,8 @@ An audit **fails** when ε̂_lower > claimed ε: the calibration (or its impleme
 **Negative controls** (:data:`BROKEN_VARIANTS`) run deliberately miscalibrated copies under the same claim:
 ``eps_x10`` (noise calibrated for 10ε, any mechanism), ``no_bound`` (the bound check is switched off and the
 canary is 10× over the norm bounds, i.e. the sensitivity is ignored; any mechanism that uses ``check_inputs``)
-and ``noise_div10`` (noise standard deviations divided by 10, via :data:`NOISE_PATCHES` of the built-in
-mechanisms' calibration functions).
+and ``noise_div10`` (noise standard deviations divided by 10, via the ``AUDIT_NOISE_DIV10`` patches a mechanism's module
+declares for its calibration functions).
 """
 
 from __future__ import annotations
@@ -40,136 +40,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import beta
 
+from dpbench.audit.stats import THRESHOLD_LEVELS, BoundDetail, audit_ceiling, epsilon_lower_bound
 from dpbench.data._base import Population
 from dpbench.linalg import gram_stats
 from dpbench.mechanisms._base import as_fit_result
 from dpbench.privacy.validate import check_delta, check_epsilon
 from dpbench.registry import MechanismInfo
 
-#: quantile levels of the pooled pilot statistic used as thresholds (tails first: that is where ε lives)
-THRESHOLD_LEVELS = (
-    0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5,
-    0.65, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998, 0.999, 0.9995,
-)  # fmt: skip
 BROKEN_VARIANTS = ("none", "eps_x10", "no_bound", "noise_div10")
 
-#: hyperparameters the audit passes by default: declarations of the audit data's bounds (‖x‖ ≤ 1, |y| ≤ 1) for
-#: mechanisms that need them stated. A mechanism can carry its own as a ``fit.audit_hyper`` dict attribute.
-AUDIT_HYPER: dict[str, dict[str, Any]] = {
-    "dp_ftrl_identity": {"C_X": 1.0, "C_Y": 1.0},
-    "dp_ftrl_sigma_public": {"C_Y": 1.0},
-    "dp_ftrl_sigma_oracle": {"l0": math.sqrt(2.0)},
-    "sgd_avg_nonprivate": {"C_X": 1.0},
-}
-
-#: audit dataset shape overrides ({"n": .., "d": ..}) for mechanisms restricted to some shapes; a mechanism can
-#: carry its own as a ``fit.audit_data`` dict attribute.
-AUDIT_DATA: dict[str, dict[str, int]] = {
-    "ldp_laplace_ssp_1d": {"d": 1},
-    "ldp_simple_1d": {"d": 1},
-}
-
-
 def default_shape(info: MechanismInfo, n: int | None = None, d: int | None = None) -> tuple[int, int]:
-    """(n, d) of the audit dataset: explicit values, else ``fit.audit_data`` / :data:`AUDIT_DATA`, else (100, 2)."""
+    """(n, d) of the audit dataset: explicit values, else the contract's ``AuditSetup`` (or ``fit.audit_data``),
+    else (100, 2)."""
+    setup = getattr(info, "audit", None)
     declared = getattr(info.fit, "audit_data", None)
-    shape = dict(declared) if isinstance(declared, Mapping) else dict(AUDIT_DATA.get(info.name, {}))
+    shape = {"n": setup.n, "d": setup.d} if setup is not None else dict(declared or {})
     return int(n if n is not None else shape.get("n", 100)), int(d if d is not None else shape.get("d", 2))
 
 
 def default_hyper(info: MechanismInfo) -> dict[str, Any]:
-    """The audit's default hyperparameters for ``info`` (``fit.audit_hyper`` or :data:`AUDIT_HYPER`)."""
-    declared = getattr(info.fit, "audit_hyper", None)
-    hyper = dict(declared) if isinstance(declared, Mapping) else dict(AUDIT_HYPER.get(info.name, {}))
+    """The audit's default hyperparameters: the contract's ``AuditSetup.hyper`` (or ``fit.audit_hyper``)."""
+    setup = getattr(info, "audit", None)
+    declared = setup.hyper if setup is not None else getattr(info.fit, "audit_hyper", None)
+    hyper = dict(declared) if isinstance(declared, Mapping) else {}
     allowed = info.hyperparameters()
     return {k: v for k, v in hyper.items() if k in allowed}
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# statistics: Clopper–Pearson and the ε lower bound
-
-
-def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, float]:
-    """One-sided exact binomial bounds (lo, hi): P(p ≥ lo) ≥ 1 − α and P(p ≤ hi) ≥ 1 − α separately.
-
-    lo = Beta⁻¹(α; k, n − k + 1) (0 if k = 0), hi = Beta⁻¹(1 − α; k + 1, n − k) (1 if k = n).
-    """
-    if trials < 1 or not 0 <= successes <= trials:
-        raise ValueError(f"need 0 ≤ successes ≤ trials and trials ≥ 1, got {successes}/{trials}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-    lo = 0.0 if successes == 0 else float(beta.ppf(alpha, successes, trials - successes + 1))
-    hi = 1.0 if successes == trials else float(beta.ppf(1.0 - alpha, successes + 1, trials - successes))
-    return lo, hi
-
-
-def _epsilon_from(p_lower: float, q_upper: float, delta: float) -> float:
-    """log((p − δ)/q), the ε that P(S) = p, Q(S) = q forces; −inf when p ≤ δ."""
-    if p_lower <= delta:
-        return -math.inf
-    if q_upper <= 0.0:
-        return math.inf
-    return math.log((p_lower - delta) / q_upper)
-
-
-@dataclass(frozen=True)
-class BoundDetail:
-    """The test achieving ε̂_lower: event {s > t} or {s ≤ t}, which side plays P, counts and CP bounds."""
-
-    threshold: float
-    event: str  # "s > t" | "s <= t"
-    p_side: str  # "D" | "D'"  (the dataset whose probability is bounded from below)
-    p_count: int
-    q_count: int
-    p_lower: float
-    q_upper: float
-    point: float  # log((p̂ − δ)/q̂) from the raw frequencies (no confidence correction)
-
-
-def epsilon_lower_bound(
-    s1: np.ndarray, s0: np.ndarray, thresholds: np.ndarray, delta: float, confidence: float = 0.95
-) -> tuple[float, BoundDetail | None]:
-    """ε̂_lower from statistics s1 (runs on D) and s0 (runs on D') over fixed ``thresholds`` (module docstring §4).
-
-    Bonferroni over 4K one-sided Clopper–Pearson bounds (2 events × 2 samples × lower/upper per threshold),
-    each at level α = (1 − confidence)/(4K). Returns (max(0, best bound), the test achieving it or None).
-    """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-    s1 = np.asarray(s1, dtype=float)
-    s0 = np.asarray(s0, dtype=float)
-    thresholds = np.unique(np.asarray(thresholds, dtype=float))
-    alpha = (1.0 - confidence) / (4 * thresholds.size)
-    best, detail = 0.0, None
-    samples = {"D": s1, "D'": s0}
-    for t in thresholds:
-        for event in ("s > t", "s <= t"):
-            counts = {
-                side: int(np.count_nonzero(s > t if event == "s > t" else s <= t)) for side, s in samples.items()
-            }
-            bounds = {side: clopper_pearson(counts[side], samples[side].size, alpha) for side in samples}
-            for p_side, q_side in (("D", "D'"), ("D'", "D")):
-                value = _epsilon_from(bounds[p_side][0], bounds[q_side][1], delta)
-                if value > best:
-                    p_hat = counts[p_side] / samples[p_side].size
-                    q_hat = counts[q_side] / samples[q_side].size
-                    point = math.log((p_hat - delta) / q_hat) if p_hat > delta and q_hat > 0 else math.inf
-                    best = value
-                    detail = BoundDetail(
-                        float(t), event, p_side, counts[p_side], counts[q_side], bounds[p_side][0],
-                        bounds[q_side][1], point,
-                    )  # fmt: skip
-    return best, detail
-
-
-def audit_ceiling(trials: int, delta: float, confidence: float = 0.95, n_thresholds: int = len(THRESHOLD_LEVELS)):
-    """Largest ε̂_lower any audit with these settings can report (outputs perfectly separated): log((lo − δ)/hi)."""
-    alpha = (1.0 - confidence) / (4 * n_thresholds)
-    lo = clopper_pearson(trials, trials, alpha)[0]
-    hi = clopper_pearson(0, trials, alpha)[1]
-    return _epsilon_from(lo, hi, delta)
 
 
 def fisher_direction(out1: np.ndarray, out0: np.ndarray) -> np.ndarray:
@@ -286,28 +182,12 @@ def neighbouring_pair(
 # negative controls
 
 
-def _scaled_output(func: Callable[..., Any], scale: float) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **kwargs) * scale
-
-    return wrapper
-
-
-def _ihm_scales_div10(func: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> tuple[float, float]:
-        gamma, sigma = func(*args, **kwargs)
-        return gamma / 100.0, sigma / 10.0  # η ≈ √γ and the eigen std γ/√k: all noise stds ÷ ≥ 10
-
-    return wrapper
-
-
-#: mechanism → [(module attribute holding its calibration, wrapper dividing the noise std by 10)]
-NOISE_PATCHES: dict[str, list[tuple[str, Callable[[Callable[..., Any]], Callable[..., Any]]]]] = {
-    "adassp": [("sigma_agm", lambda f: _scaled_output(f, 0.1))],
-    "dpgd": [("sigma_dpgd", lambda f: _scaled_output(f, 0.1))],
-    "ihm": [("ihm_noise_scales", _ihm_scales_div10)],
-    "linmix": [("solve_gamma_linmix", lambda f: _scaled_output(f, 0.01))],  # η ≈ √γ ⇒ η ÷ 10
-}
+def noise_patches(info: MechanismInfo) -> list[tuple[str, Callable[[Callable[..., Any]], Callable[..., Any]]]]:
+    """The ``noise_div10`` patches a mechanism's module declares: ``AUDIT_NOISE_DIV10`` maps the module attribute
+    holding its calibration to a wrapper dividing every noise std by 10 (e.g. :func:`scaled_output`)."""
+    module = sys.modules.get(getattr(info.fit, "__module__", ""), None)
+    declared = getattr(module, "AUDIT_NOISE_DIV10", None)
+    return list(declared.items()) if isinstance(declared, Mapping) else []
 
 
 def _no_bound_check(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -327,7 +207,7 @@ def broken_available(info: MechanismInfo, broken: str) -> bool:
     if broken == "no_bound":
         return module is not None and hasattr(module, "check_inputs")
     if broken == "noise_div10":
-        return info.name in NOISE_PATCHES and module is not None
+        return module is not None and bool(noise_patches(info))
     raise ValueError(f"broken must be one of {BROKEN_VARIANTS}, got {broken!r}")
 
 
@@ -341,7 +221,7 @@ def broken_copy(info: MechanismInfo, broken: str) -> Iterator[None]:
     if broken == "no_bound":
         patches = [("check_inputs", _no_bound_check)]
     elif broken == "noise_div10":
-        patches = NOISE_PATCHES[info.name]
+        patches = noise_patches(info)
     saved = {attr: getattr(module, attr) for attr, _ in patches}
     try:
         for attr, make in patches:

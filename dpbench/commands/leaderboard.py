@@ -1,0 +1,42 @@
+"""``dpbench leaderboard RUN…``: rank the mechanisms of runs across all their datasets (dpbench.leaderboard)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    from dpbench.cli import user_errors
+
+    @app.command()
+    @user_errors
+    def leaderboard(
+        runs: Annotated[list[Path], typer.Argument(help="run folders (or folders holding runs) to rank together")],
+        out: Annotated[
+            Path | None, typer.Option(help="output folder (default: <first run>/leaderboard)")
+        ] = None,
+        epsilon: Annotated[
+            float | None, typer.Option("--epsilon", "-e", help="print only this ε (the nearest in the runs)")
+        ] = None,
+        bootstrap: Annotated[int, typer.Option(help="bootstrap replicates for the intervals")] = 1000,
+        seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
+    ) -> None:
+        """Normalised excess risk (train MSE − OLS)/(‖Y‖²/n − OLS) per ε: median with CI, mean rank with a bootstrap
+        CI, win/tie/loss matrix and performance profiles (PNG + PDF), written to OUT."""
+        from dpbench.leaderboard import build_leaderboard, summary_markdown, write_leaderboard
+
+        if bootstrap < 10:
+            raise ValueError(f"--bootstrap must be ≥ 10, got {bootstrap}")
+        board = build_leaderboard(runs, replicates=bootstrap, seed=seed)
+        shown = board.epsilons
+        if epsilon is not None:
+            shown = [min(board.epsilons, key=lambda e: abs(e - epsilon))]
+        for eps in shown:
+            typer.echo(summary_markdown(board, eps) + "\n")
+        for note in board.notes:
+            typer.echo(f"note: {note}")
+        for path in write_leaderboard(board, out or Path(runs[0]) / "leaderboard"):
+            typer.echo(f"wrote {path}")

@@ -1,0 +1,322 @@
+"""Leaderboard across every dataset of one or more runs (``dpbench leaderboard RUN…``; a section of ``dpbench report``).
+
+Per trial the **normalised excess risk** is
+
+    r = (train MSE − OLS train MSE) / (‖Y‖²/n − OLS train MSE)
+
+(0 = the non-private least-squares fit, 1 = releasing θ = 0), from each run's datasets.json. Per privacy level ε:
+
+* **cells** — per (dataset, mechanism): mean r over the R trials and its 95% normal interval mean ± 1.96·std/√R;
+* **summary** — per mechanism: median over datasets of the cell means with a bootstrap 95% interval, the **mean
+  rank** (1 = best; ties share the average rank; a mechanism that did not run on a dataset ranks last there) with a
+  bootstrap 95% interval, and its wins/ties/losses against all others;
+* **win/tie/loss matrix** — for each pair (A, B) the datasets where A's interval lies entirely below B's (win),
+  above it (loss) or the two overlap (tie); a mechanism that did not run loses to one that did;
+* **performance profile** (Dolan & Moré 2002) — ρ_A(τ) = fraction of datasets where A's mean r is within a factor τ
+  of the best mechanism's (never, if A did not run), plotted against τ on a log axis.
+
+The bootstrap resamples the trials of every cell and, independently, the datasets (``B`` replicates, seeded), so the
+intervals carry both the trial noise and the choice of datasets. Non-private mechanisms (``privacy_model: none``)
+are shown as a reference row and are neither ranked nor profiled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpbench.results import Run, find_runs, load_run
+
+#: floor for the performance-profile ratio (a mean normalised excess of exactly 0 would divide by zero)
+PROFILE_FLOOR = 1e-12
+Z95 = 1.96
+
+
+@dataclass
+class Leaderboard:
+    """Everything the tables and the profile plot are made of (plain DataFrames, for notebooks too).
+
+    ``cells``: epsilon, dataset, label, mean, ci95, lo, hi, count. ``summary``: epsilon, label, median, median_lo,
+    median_hi, mean_rank, rank_lo, rank_hi, wins, ties, losses, datasets. ``matrix``: epsilon, label, other, wins,
+    ties, losses. ``reference``: the non-private labels. ``notes``: what was skipped and why.
+    """
+
+    cells: pd.DataFrame
+    summary: pd.DataFrame
+    matrix: pd.DataFrame
+    labels: list[str]
+    datasets: list[str]
+    reference: list[str]
+    notes: list[str]
+
+    @property
+    def epsilons(self) -> list[float]:
+        return sorted(self.cells["epsilon"].unique())
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# trials → per-trial normalised excess
+
+
+def normalised_trials(runs: Sequence[Run]) -> tuple[pd.DataFrame, list[str], list[str], list[str]]:
+    """One frame (epsilon, dataset, label, private, r) over all runs; returns it, label order, dataset order, notes."""
+    frames, labels, datasets, notes = [], [], [], []
+    for run in runs:
+        trials = run.trials
+        for column in ("train_mse", "epsilon"):
+            if column not in trials:
+                raise ValueError(f"{run.path / 'trials.csv'}: no {column!r} column; the leaderboard needs it")
+        key = "dataset_id" if "dataset_id" in trials else "dataset"
+        floors = {}
+        for ident in pd.unique(trials[key]):
+            info = run.datasets.get(ident, {})
+            ols, zero = info.get("ols_train_mse"), info.get("zero_train_mse")
+            if ols is None or zero is None or not zero - ols > 0:
+                notes.append(f"{ident} ({run.name}): no OLS / ‖Y‖²/n reference in datasets.json, left out")
+                continue
+            floors[ident] = (float(ols), float(zero) - float(ols))
+        part = trials[trials[key].isin(list(floors))]
+        ols = part[key].map({k: v[0] for k, v in floors.items()})
+        span = part[key].map({k: v[1] for k, v in floors.items()})
+        private = part["privacy_model"].astype(str) != "none" if "privacy_model" in part else True
+        frames.append(pd.DataFrame({
+            "epsilon": part["epsilon"].astype(float).round(12), "dataset": part[key].astype(str),
+            "label": part["label"].astype(str), "private": private, "r": (part["train_mse"] - ols) / span,
+        }))
+        labels += [lab for lab in run.label_order() if lab not in labels]
+        datasets += [str(d) for d in pd.unique(part[key]) if str(d) not in datasets]
+        notes += [f"{ident} ({run.name}): skipped, {reason}" for ident, reason in run.skipped.items()]
+    seen: set[tuple[float, str, str]] = set()
+    for run, part in zip(runs, frames, strict=True):
+        pairs = set(zip(part["epsilon"], part["dataset"], part["label"], strict=True))
+        clash = sorted(pairs & seen)
+        if clash:
+            raise ValueError(f"label {clash[0][2]!r} on dataset {clash[0][1]!r} at ε = {clash[0][0]:g} appears in "
+                             f"more than one run (again in {run.path}); relabel one of them")
+        seen |= pairs
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["epsilon", "dataset", "label"])
+    return frame[frame["r"].notna()], labels, datasets, notes
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# statistics
+
+
+def cell_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Mean normalised excess per (ε, dataset, label) with its 95% normal interval."""
+    grouped = frame.groupby(["epsilon", "dataset", "label"], sort=False)["r"]
+    cells = grouped.agg(mean="mean", std=lambda v: float(np.std(v.to_numpy(), ddof=0)), count="count").reset_index()
+    cells["ci95"] = Z95 * cells["std"] / np.sqrt(cells["count"])
+    cells["lo"], cells["hi"] = cells["mean"] - cells["ci95"], cells["mean"] + cells["ci95"]
+    return cells.drop(columns="std")
+
+
+def ranks(means: np.ndarray) -> np.ndarray:
+    """Rank of every column in every row (1 = smallest; ties share the average rank; NaN = did not run → last)."""
+    filled = np.where(np.isnan(means), np.inf, means)
+    out = np.empty_like(filled)
+    for i, row in enumerate(filled):
+        out[i] = pd.Series(row).rank(method="average").to_numpy()
+    return out
+
+
+def win_tie_loss(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """(labels, labels, 3) counts over datasets: A's interval below B's (win), above (loss), overlapping (tie)."""
+    k = lo.shape[1]
+    out = np.zeros((k, k, 3), dtype=int)
+    ran = ~np.isnan(lo)
+    for a in range(k):
+        for b in range(k):
+            if a == b:
+                continue
+            both = ran[:, a] & ran[:, b]
+            win = (both & (hi[:, a] < lo[:, b])) | (ran[:, a] & ~ran[:, b])
+            loss = (both & (lo[:, a] > hi[:, b])) | (~ran[:, a] & ran[:, b])
+            tie = both & ~win & ~loss
+            out[a, b] = win.sum(), tie.sum(), loss.sum()
+    return out
+
+
+def bootstrap(
+    frame: pd.DataFrame, datasets: list[str], labels: list[str], replicates: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(replicates, labels) mean ranks and medians: trials resampled within cells, datasets resampled."""
+    n_ds, k = len(datasets), len(labels)
+    means = np.full((replicates, n_ds, k), np.nan)
+    groups = frame.groupby(["dataset", "label"])["r"]
+    d_index, l_index = {d: i for i, d in enumerate(datasets)}, {lab: j for j, lab in enumerate(labels)}
+    for (dataset, label), values in groups:
+        v = values.to_numpy()
+        draws = rng.integers(0, len(v), size=(replicates, len(v)))
+        means[:, d_index[dataset], l_index[label]] = v[draws].mean(axis=1)
+    pick = rng.integers(0, n_ds, size=(replicates, n_ds))
+    resampled = np.take_along_axis(means, pick[:, :, None], axis=1)
+    mean_ranks = np.stack([ranks(resampled[b]).mean(axis=0) for b in range(replicates)])
+    medians = np.nanmedian(np.where(np.isnan(resampled), np.inf, resampled), axis=1)
+    return mean_ranks, medians
+
+
+def build_leaderboard(
+    runs: Sequence[Run | str | Path], replicates: int = 1000, seed: int = 0
+) -> Leaderboard:
+    """Leaderboard over every dataset of ``runs`` (run folders, or folders holding runs)."""
+    loaded: list[Run] = []
+    for item in runs:
+        if isinstance(item, Run):
+            loaded.append(item)
+        else:
+            found = find_runs(item)
+            if not found:
+                raise FileNotFoundError(f"no run (a folder with trials.csv) found under {item}")
+            loaded += [load_run(path) for path in found]
+    frame, order, datasets, notes = normalised_trials(loaded)
+    if frame.empty:
+        raise ValueError("no trials with a train_mse and an OLS reference: nothing to rank")
+    reference = [lab for lab in order if lab in set(frame.loc[~frame["private"].astype(bool), "label"])]
+    labels = [lab for lab in order if lab in set(frame["label"]) and lab not in reference]
+    cells = cell_table(frame)
+    rng = np.random.default_rng(seed)
+    summary_rows, matrix_rows = [], []
+    for eps in sorted(frame["epsilon"].unique()):
+        at = cells[cells["epsilon"] == eps].set_index(["dataset", "label"])
+
+        def grid(column: str, at: pd.DataFrame = at) -> np.ndarray:
+            return np.array([[at[column].get((d, lab), np.nan) for lab in labels] for d in datasets], dtype=float)
+
+        mean, lo, hi = grid("mean"), grid("lo"), grid("hi")
+        rank = ranks(mean).mean(axis=0)
+        wtl = win_tie_loss(lo, hi)
+        sub = frame[(frame["epsilon"] == eps) & frame["label"].isin(labels)]
+        boot_ranks, boot_medians = bootstrap(sub, datasets, labels, replicates, rng)
+        for j, lab in enumerate(labels):
+            column = mean[:, j]
+            summary_rows.append({
+                "epsilon": eps, "label": lab,
+                "median": float(np.nanmedian(np.where(np.isnan(column), np.inf, column))),
+                "median_lo": float(np.quantile(boot_medians[:, j], 0.025)),
+                "median_hi": float(np.quantile(boot_medians[:, j], 0.975)),
+                "mean_rank": float(rank[j]),
+                "rank_lo": float(np.quantile(boot_ranks[:, j], 0.025)),
+                "rank_hi": float(np.quantile(boot_ranks[:, j], 0.975)),
+                "wins": int(wtl[j, :, 0].sum()), "ties": int(wtl[j, :, 1].sum()), "losses": int(wtl[j, :, 2].sum()),
+                "datasets": int((~np.isnan(column)).sum()),
+            })
+            for o, other in enumerate(labels):
+                if o != j:
+                    matrix_rows.append({"epsilon": eps, "label": lab, "other": other, "wins": int(wtl[j, o, 0]),
+                                        "ties": int(wtl[j, o, 1]), "losses": int(wtl[j, o, 2])})
+    summary = pd.DataFrame(summary_rows).sort_values(["epsilon", "mean_rank"], kind="stable").reset_index(drop=True)
+    return Leaderboard(cells, summary, pd.DataFrame(matrix_rows), labels, datasets, reference, notes)
+
+
+def performance_profile(board: Leaderboard, epsilon: float, taus: np.ndarray) -> pd.DataFrame:
+    """ρ_label(τ) at ``epsilon``: fraction of datasets with mean r ≤ τ · best mean r (columns: tau, one per label)."""
+    at = board.cells[(board.cells["epsilon"] == epsilon) & board.cells["label"].isin(board.labels)]
+    means = at.pivot(index="dataset", columns="label", values="mean").reindex(index=board.datasets,
+                                                                             columns=board.labels)
+    values = np.maximum(means.to_numpy(dtype=float), PROFILE_FLOOR)
+    ratio = values / np.nanmin(values, axis=1, keepdims=True)
+    ratio = np.where(np.isnan(ratio), np.inf, ratio)
+    data = {"tau": taus}
+    for j, lab in enumerate(board.labels):
+        data[lab] = [(ratio[:, j] <= tau).mean() for tau in taus]
+    return pd.DataFrame(data)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# rendering
+
+
+def fmt(value: float, digits: int = 3) -> str:
+    return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}g}"
+
+
+def summary_markdown(board: Leaderboard, epsilon: float) -> str:
+    """The per-ε table: mechanism, median normalised excess [95% CI], mean rank [95% CI], W/T/L, datasets."""
+    rows = board.summary[board.summary["epsilon"] == epsilon]
+    out = [
+        f"| mechanism (ε = {fmt(epsilon)}) | median normalised excess [95% CI] | mean rank [95% CI] | "
+        "wins / ties / losses | datasets |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rows.itertuples(index=False):
+        out.append(
+            f"| {row.label} | {fmt(row.median)} [{fmt(row.median_lo)}, {fmt(row.median_hi)}] | "
+            f"{row.mean_rank:.2f} [{row.rank_lo:.2f}, {row.rank_hi:.2f}] | {row.wins} / {row.ties} / {row.losses} | "
+            f"{row.datasets} / {len(board.datasets)} |"
+        )
+    return "\n".join(out)
+
+
+def matrix_markdown(board: Leaderboard, epsilon: float) -> str:
+    """Rows beat columns: 'W/T/L' datasets."""
+    at = board.matrix[board.matrix["epsilon"] == epsilon].set_index(["label", "other"])
+    out = ["| row vs column | " + " | ".join(board.labels) + " |", "|---" * (len(board.labels) + 1) + "|"]
+    for lab in board.labels:
+        cells = ["—" if lab == other else "{}/{}/{}".format(*at.loc[(lab, other), ["wins", "ties", "losses"]])
+                 for other in board.labels]
+        out.append(f"| {lab} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def plot_profiles(board: Leaderboard, path: Path, epsilons: Sequence[float] | None = None) -> list[Path]:
+    """Performance profiles, one panel per ε, as PNG + PDF at ``path`` (suffix replaced)."""
+    from matplotlib.figure import Figure
+
+    epsilons = list(epsilons or board.epsilons)
+    taus = np.logspace(0, 4, 400)
+    ncols = min(3, len(epsilons))
+    nrows = math.ceil(len(epsilons) / ncols)
+    fig = Figure(figsize=(4.2 * ncols, 3.4 * nrows + 1.2), layout=None)
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    markers = "os^Dv<>PX*"
+    for ax, eps in zip(axes, epsilons, strict=False):
+        profile = performance_profile(board, eps, taus)
+        for j, lab in enumerate(board.labels):
+            ax.step(taus, profile[lab], where="post", label=lab, marker=markers[j % len(markers)],
+                    markevery=40, markersize=4)
+        ax.set_xscale("log")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"ε = {fmt(eps)}")
+        ax.set_xlabel("τ (mean normalised excess ≤ τ × best)")
+        ax.set_ylabel("fraction of datasets")
+        ax.grid(alpha=0.3)
+    for ax in axes[len(epsilons):]:
+        ax.set_visible(False)
+    height = 3.4 * nrows + 1.2
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.suptitle(f"Performance profiles over {len(board.datasets)} datasets (Dolan–Moré; higher is better)",
+                 y=1 - 0.12 / height, fontsize=11)
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.42 / height), ncol=min(5, len(names)),
+               fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
+    written = []
+    for suffix in (".png", ".pdf"):
+        target = path.with_suffix(suffix)
+        fig.savefig(target, dpi=130)
+        written.append(target)
+    return written
+
+
+def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
+    """leaderboard.md (per-ε tables + matrices), leaderboard_cells.csv, leaderboard_summary.csv, profile PNG/PDF."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = plot_profiles(board, out_dir / "performance_profile")
+    lines = [f"# Leaderboard over {len(board.datasets)} datasets", "",
+             "Normalised excess risk r = (train MSE − OLS) / (‖Y‖²/n − OLS): 0 = non-private OLS, 1 = θ = 0.", ""]
+    for eps in board.epsilons:
+        lines += [f"## ε = {fmt(eps)}", "", summary_markdown(board, eps), "", "Win/tie/loss (rows vs columns):", "",
+                  matrix_markdown(board, eps), ""]
+    if board.reference:
+        lines += [f"Reference (not ranked): {', '.join(board.reference)}.", ""]
+    lines += [f"- {note}" for note in board.notes]
+    (out_dir / "leaderboard.md").write_text("\n".join(lines).rstrip() + "\n")
+    board.cells.to_csv(out_dir / "leaderboard_cells.csv", index=False)
+    board.summary.to_csv(out_dir / "leaderboard_summary.csv", index=False)
+    return [out_dir / "leaderboard.md", out_dir / "leaderboard_cells.csv", out_dir / "leaderboard_summary.csv",
+            *written]

@@ -1,0 +1,108 @@
+"""dpbench.leaderboard and `dpbench leaderboard`: normalised excess, ranks, win/tie/loss, profiles, report section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from dpbench.cli import app
+from dpbench.config import parse_config
+from dpbench.engine import run
+from dpbench.leaderboard import build_leaderboard, performance_profile, ranks, win_tie_loss
+from dpbench.report import build_report, write_report
+from dpbench.results import Run
+
+
+def fake_run(path: Path, cells: dict[tuple[str, str], list[float]], epsilon: float = 1.0) -> Run:
+    """A run whose train MSEs are given per (dataset, label); every dataset has OLS 1.0 and ‖Y‖²/n 3.0."""
+    rows = []
+    for (dataset, label), values in cells.items():
+        for t, value in enumerate(values):
+            rows.append({"dataset": dataset, "dataset_id": dataset, "label": label, "epsilon": epsilon, "trial": t,
+                         "privacy_model": "none" if label == "OLS" else "central", "train_mse": value})
+    datasets = {d: {"ols_train_mse": 1.0, "zero_train_mse": 3.0} for d, _ in cells}
+    return Run(path, pd.DataFrame(rows), datasets, {}, {"name": path.name}, {})
+
+
+def test_ranks_share_ties_and_put_missing_last():
+    np.testing.assert_array_equal(ranks(np.array([[0.1, 0.1, 0.5, np.nan]])), [[1.5, 1.5, 3.0, 4.0]])
+
+
+def test_win_tie_loss_uses_interval_separation():
+    lo = np.array([[0.0, 0.5, np.nan], [0.0, 0.05, 0.2]])
+    hi = np.array([[0.1, 0.6, np.nan], [0.1, 0.15, 0.3]])
+    wtl = win_tie_loss(lo, hi)
+    assert tuple(wtl[0, 1]) == (1, 1, 0)  # dataset 0: separated (win), dataset 1: overlap (tie)
+    assert tuple(wtl[0, 2]) == (2, 0, 0)  # a mechanism that did not run loses
+    assert tuple(wtl[2, 0]) == (0, 0, 2)
+
+
+def test_normalised_excess_summary_and_reference(tmp_path):
+    cells = {
+        ("a", "OLS"): [1.0, 1.0], ("b", "OLS"): [1.0, 1.0],
+        ("a", "good"): [1.2, 1.2], ("b", "good"): [1.4, 1.4],  # r = 0.1, 0.2
+        ("a", "bad"): [2.0, 2.2], ("b", "bad"): [3.0, 3.0],  # r = 0.55, 1.0
+    }
+    board = build_leaderboard([fake_run(tmp_path / "r", cells)], replicates=200)
+    assert board.reference == ["OLS"] and board.labels == ["good", "bad"]
+    got = board.cells.set_index(["dataset", "label"])["mean"]
+    assert got[("a", "good")] == pytest.approx(0.1) and got[("a", "bad")] == pytest.approx(0.55)
+    summary = board.summary.set_index("label")
+    assert summary.loc["good", "mean_rank"] == 1.0 and summary.loc["bad", "mean_rank"] == 2.0
+    assert summary.loc["good", "median"] == pytest.approx(0.15)
+    assert (summary.loc["good", "wins"], summary.loc["good", "losses"]) == (2, 0)
+    assert summary.loc["good", "rank_lo"] <= 1.0 <= summary.loc["good", "rank_hi"]
+
+
+def test_performance_profile_fractions(tmp_path):
+    cells = {("a", "x"): [1.1], ("a", "y"): [1.4], ("b", "x"): [1.8], ("b", "y"): [1.2]}  # r: a 0.05/0.2, b 0.4/0.1
+    board = build_leaderboard([fake_run(tmp_path / "r", cells)], replicates=20)
+    profile = performance_profile(board, 1.0, np.array([1.0, 3.9, 4.001, 4.1]))
+    assert profile["x"].tolist() == [0.5, 0.5, 1.0, 1.0]  # ratio 1 on a, 4 on b
+    assert profile["y"].tolist() == [0.5, 0.5, 1.0, 1.0]  # ratio 4 on a, 1 on b
+
+
+def test_the_same_label_in_two_runs_is_an_error(tmp_path):
+    cells = {("a", "x"): [1.1], ("a", "y"): [1.4]}
+    with pytest.raises(ValueError, match="label 'x' on dataset 'a' at ε = 1 appears in more than one run"):
+        build_leaderboard([fake_run(tmp_path / "r1", cells), fake_run(tmp_path / "r2", cells)], replicates=20)
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lb")
+    base = {
+        "seed": 1, "trials": 6, "trial_block": 6, "epsilons": [0.5, 4.0], "output_dir": str(root),
+        "datasets": [{"loader": "sphere_linear", "label": f"n={n}", "options": {"n": n, "d": 3}} for n in (300, 3000)],
+    }
+    first = run(parse_config({**base, "name": "main", "mechanisms": ["ols", "adassp", "tukey_em"]}), n_jobs=1,
+                progress=False, log=lambda m: None)
+    second = run(parse_config({**base, "name": "extra", "mechanisms": [{"mechanism": "dpgd", "hyper": {"T": 2}}]}),
+                 n_jobs=1, progress=False, log=lambda m: None)
+    return first, second
+
+
+def test_cli_ranks_several_runs_and_writes_the_profile(two_runs, tmp_path):
+    first, second = two_runs
+    out = tmp_path / "board"
+    result = CliRunner().invoke(app, ["leaderboard", str(first), str(second), "--out", str(out), "-e", "4",
+                                      "--bootstrap", "50"])
+    assert result.exit_code == 0, result.output
+    assert "| mechanism (ε = 4) |" in result.output and "dpgd" in result.output and "tukey_em" in result.output
+    assert "ols" not in result.output.split("wrote")[0].split("\n", 2)[2]  # the reference is not ranked
+    for name in ("leaderboard.md", "leaderboard_cells.csv", "performance_profile.png", "performance_profile.pdf"):
+        assert (out / name).stat().st_size > 0
+    assert CliRunner().invoke(app, ["leaderboard", str(tmp_path / "nothing")]).exit_code == 2
+
+
+def test_report_has_a_leaderboard_section(two_runs):
+    first, _ = two_runs
+    report = build_report(first, metrics=["train_mse"])
+    headings = [getattr(b, "text", "") for b in report.blocks]
+    assert "Leaderboard across datasets" in headings and "ε = 4" in headings
+    written = write_report(first, metrics=["train_mse"])
+    assert "performance_profile.png" in written[0].read_text()
