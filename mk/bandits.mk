@@ -50,3 +50,29 @@ reproduce-bandit-jdp-long:
 	$(call BANDIT_RUN,bandit_jdp_long,gap)
 
 reproduce-bandits: reproduce-bandit-jdp-long
+
+# Issue 17 controls (claims table of docs/bandits.md): perfect-oracle SquareCB, F8 regression error vs d, regret
+# ratios with CIs, F5 coverage, G-TwoScale elimination, LDP with AGM calibration.
+.PHONY: reproduce-bandit-controls
+reproduce-bandit-controls:
+	$(DPBENCH) run configs/bandits/bandit_ctrl_dimfree.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) analyze bandit-dimfree-control results/bandit_ctrl_dimfree
+	$(DPBENCH) run configs/bandits/bandit_ctrl_f8.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) analyze bandit-f8 results/bandit_ctrl_f8
+	$(DPBENCH) run configs/bandits/bandit_ctrl_ratios.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/bandit_ctrl_ratios
+	$(DPBENCH) report results/bandit_ctrl_ratios     # runs bandit_gap and bandit-ratios
+	$(DPBENCH) run configs/bandits/bandit_ctrl_twoscale.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/bandit_ctrl_twoscale
+	$(DPBENCH) report results/bandit_ctrl_twoscale
+	$(DPBENCH) run configs/bandits/bandit_ctrl_ldp_agm.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/bandit_ctrl_ldp_agm
+	$(DPBENCH) report results/bandit_ctrl_ldp_agm
+	$(DPBENCH) analyze bandit-coverage -o out=results/bandit_ctrl_coverage/coverage
+	mkdir -p $(BANDIT_FIGS)
+	cp results/bandit_ctrl_dimfree/dimfree_control.png $(BANDIT_FIGS)/bandit_ctrl_dimfree.png
+	cp results/bandit_ctrl_f8/f8.png $(BANDIT_FIGS)/bandit_ctrl_f8.png
+	cp results/bandit_ctrl_ratios/figure_regret_grid.png $(BANDIT_FIGS)/bandit_ctrl_ratios.png
+	cp results/bandit_ctrl_twoscale/figure_regret_grid.png $(BANDIT_FIGS)/bandit_ctrl_twoscale.png
+	cp results/bandit_ctrl_ldp_agm/figure_regret_grid.png $(BANDIT_FIGS)/bandit_ctrl_ldp_agm.png
+	cp results/bandit_ctrl_coverage/coverage.png $(BANDIT_FIGS)/bandit_ctrl_coverage.png

@@ -51,3 +51,17 @@ reproduce-ftrl-e5:
 
 test-ftrl:
 	$(FTRL_ENV) $(PYTHON) -m pytest -q tests/test_ftrl.py
+
+# Issue 17 controls (claims table of docs/ftrl.md): rule η vs η grid for every spectrum; rate slopes from 5 values of
+# N with the data redrawn per trial and bootstrap CIs.
+FTRL_CTRL := r2 r3 r5 exp
+.PHONY: reproduce-ftrl-controls
+reproduce-ftrl-controls:
+	for s in $(FTRL_CTRL); do \
+		$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_ctrl_eta_$$s.yaml --n-jobs $(N_JOBS) --no-progress || exit 1; \
+		$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_ctrl_slopes_$$s.yaml --n-jobs $(N_JOBS) --no-progress || exit 1; \
+	done
+	mkdir -p docs/figures
+	$(DPBENCH) analyze ftrl-eta-grid $(addprefix results/ftrl_ctrl_eta_,$(FTRL_CTRL)) -o out=docs/figures/ftrl_ctrl_eta_grid
+	$(DPBENCH) analyze ftrl-slopes $(addprefix results/ftrl_ctrl_slopes_,$(FTRL_CTRL)) \
+		-o out=results/ftrl_ctrl_slopes_r2/slopes_all.csv -o figure=docs/figures/ftrl_ctrl_slopes

@@ -46,3 +46,13 @@ reproduce-iwr-e7:
 
 test-iwr:
 	$(PYTHON) -m pytest -q tests/test_info_weighted.py tests/test_info_weighted_stats.py -m "slow or not slow"
+
+# Issue 17 controls: IWR-DP ablations (W learned / W = I / public ball) with θ* inside the ball, G-Pareto,
+# d ∈ {5, 20, 50}; figure + paired ratio CIs (claims table of docs/info_weighted.md).
+.PHONY: reproduce-iwr-controls
+reproduce-iwr-controls:
+	$(IWR_ENV) $(DPBENCH) run configs/info_weighted/iw_ctrl_ablation.yaml --n-jobs $(N_JOBS) --no-progress
+	$(IWR_ENV) $(DPBENCH) run configs/info_weighted/iw_ctrl_ablation_d50.yaml --n-jobs $(N_JOBS) --no-progress
+	mkdir -p $(IWR_FIG) && $(DPBENCH) analyze iw-ablation results/iw_ctrl_ablation results/iw_ctrl_ablation_d50 \
+		-o out=results/iw_ctrl_ablation/iw_ablation_all
+	cp results/iw_ctrl_ablation/iw_ablation_all.png $(IWR_FIG)/iw_ctrl_ablation.png

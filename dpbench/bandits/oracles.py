@@ -26,6 +26,7 @@ import numpy as np
 
 from dpbench.bandits.envs import link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
+from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
 from dpbench.mechanisms.info_weighted.matrix import dp_weight, ldp_weight, spectral_iteration
@@ -379,7 +380,8 @@ def dimfree_jdp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
         if norm > R:
             theta *= R / norm
     std = noise_std(2.0 * (R + 1.0) / N, epsilon, delta, calibration)
-    theta = theta + std * rng.standard_normal(d)
+    theta = released("θ_K (last GD iterate)", theta + std * rng.standard_normal(d), theta, scale=std,
+                     sensitivity=2.0 * (R + 1.0) / N)
     return theta, {"K": K, "std": std}
 
 
@@ -412,5 +414,8 @@ def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
             noise = per_user_gaussian_sum(N, (d,), std, rng) / N
         else:
             noise = std / math.sqrt(N) * rng.standard_normal(d)
-        theta = theta - (g + noise)
+        step = released(f"gradients batch {k + 1}", g + noise,
+                        lambda Phi=Phi, y=y, pred=pred: Phi * (np.clip(pred, -R, R) - y)[:, None],
+                        scale=std, users=True, sensitivity=2.0 * (R + 1.0))
+        theta = theta - step
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}

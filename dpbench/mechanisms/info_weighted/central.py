@@ -138,10 +138,11 @@ def iw_features(Phi: np.ndarray, W: np.ndarray, gamma: float) -> np.ndarray:
 def iwr_dp_stage2(
     Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, *, gamma: float, lam: float, epsilon: float, delta: float,
     rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", neighbour: str = "replace",
-    paper_literal_noise: bool = False, nonprivate: bool = False,
+    paper_literal_noise: bool = False, nonprivate: bool = False, radius: float | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 5 stage 2: ψ = mean w(φ)y, Ψ = mean w(φ)φᵀ (non-symmetric), ψ̃ = ψ + N(0, s_ψ²I),
-    Ψ̃ = Ψ + s_Ψ·G; θ̂ = (Ψ̃ + λI)^{-1}ψ̃ (lstsq fallback).
+    Ψ̃ = Ψ + s_Ψ·G; θ̂ = (Ψ̃ + λI)^{-1}ψ̃ (lstsq fallback), or, with a public ``radius`` R (the issue-17 ablation),
+    θ̂ = argmin_{‖θ‖ ≤ R} ‖(Ψ̃ + λI)θ − ψ̃‖ (post-processing of the same releases).
 
     Sensitivities (replace-one): ψ: 2/(γN₁), Ψ: 2B/(γN₁) (×½ zero-out). Paper: each at (ε/2, δ) — std 2σ/(γN₁),
     2Bσ/(γN₁) (the doubled Δ of spec 000 #1); ``paper_literal_noise`` halves them (the printed
@@ -166,6 +167,8 @@ def iwr_dp_stage2(
         Psi_t = released("Ψ̃", Psi_t, Psi, scale=s_Psi, sensitivity=2.0 * B * f / (gamma * N1))
     A = Psi_t + lam * np.eye(d)
     singular = 0
+    if radius is not None:
+        return ball_lsq(A, psi_t, radius), {"std_psi": s_psi, "std_Psi": s_Psi, "singular": singular}
     try:
         theta = np.linalg.solve(A, psi_t)
     except np.linalg.LinAlgError:
@@ -392,15 +395,19 @@ def fit_iwr_dp_oracle_label(
     "ssp_ball",
     summary="SSP-OLS baseline: noisy (1/T)XᵀX, XᵀY + ball-constrained least squares (000 §3.12)",
     privacy_model="central", neighbour=central_neighbour, spec="000 §3.12", style=CENTRAL_STYLE["ssp_ball"],
-    hyper=hyper("B", "clip", "calibration", "neighbour"), epsilon_range=calibrated_epsilons, bounds=BOUNDS,
-    audit=AUDIT_SMALL,
+    hyper=hyper("B", "clip", "calibration", "neighbour",
+                radius=Hyper(float, gt=0, doc="public ball radius R of the solve (θ̂ with ‖θ̂‖ ≤ R)")),
+    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_SMALL,
 )
 def fit_ssp_ball(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace",
+    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace", radius: float = 1.0,
 ) -> FitResult:
     """G = (1/T)Σφφᵀ, g = (1/T)Σφy; replace sensitivities 2B²/T, 2B/T (×½ zero-out); paper: SymPriv_{2B²/T},
-    Priv_{2B/T} (each (ε/2, δ)); generic: joint s = 2√(B⁴ + B²)/T. θ̂ = ball_lsq(G̃, g̃, 1)."""
+    Priv_{2B/T} (each (ε/2, δ)); generic: joint s = 2√(B⁴ + B²)/T. θ̂ = ball_lsq(G̃, g̃, R) with the public radius
+    R = ``radius`` (default 1, the spec's ‖θ*‖ ≤ 1)."""
+    if not (radius > 0 and math.isfinite(radius)):
+        raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
     X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
     f = central_factor(neighbour)
@@ -409,8 +416,8 @@ def fit_ssp_ball(
                  sensitivity=2.0 * B * B * f / n)  # fmt: skip
     g = released("g = XᵀY/n", X.T @ y / n + s_g * rng.standard_normal(d), lambda: X.T @ y / n, scale=s_g,
                  sensitivity=2.0 * B * f / n)  # fmt: skip
-    return FitResult(ball_lsq(G, g, 1.0), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
-                                          "neighbour": neighbour, "epsilon_effective": epsilon})
+    return FitResult(ball_lsq(G, g, radius), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
+                                             "neighbour": neighbour, "epsilon_effective": epsilon})
 
 
 @lru_cache(maxsize=16)

@@ -10,6 +10,13 @@ well-specified, |y| = 1); θ* ~ Unif(S^{d−1}) (d ≥ 2) or U[−1, 1] (d = 1),
 * ``iw_spike(d, rho)`` — φ = e_J w.p. ρ_J (default ρ_j = 0.4·2^{−(j−1)}), φ = 0 otherwise. Σ = diag(ρ),
   E|<φ,v>| = Σ ρ_j|v_j|.
 * ``iw_twoscale_1d(rho, s)`` — φ = ξ·c, ξ Rademacher, c as above; θ* ~ U[−1, 1]; E|φ| = ρ + (1−ρ)s.
+* ``iw_pareto(d, a, s)`` — heavy-tailed norms (issue 17 control, not in the spec): φ = r·u, u ~ Unif(S^{d−1}),
+  r = min(1, s·V^{−1/a}), V ~ U(0, 1] (Pareto tail P(r > t) = (s/t)^a on [s, 1), atom P(r = 1) = s^a).
+  E r^k = a s^a (1 − s^{k−a})/(k − a) + s^a (k ≠ a; a s^a log(1/s) + s^a at k = a); Σ = (E r²/d)·I.
+
+``theta_norm`` (``iw_twoscale``, ``iw_gauss``, ``iw_pareto``; default None = the spec's θ* ~ Unif(S^{d−1})): θ* =
+theta_norm·u with u ~ Unif(S^{d−1}) — θ* strictly inside the unit ball, so a ball-constrained estimator with the
+public radius 1 is no longer handed ‖θ*‖ (issue 17). The rng stream is the same as without it.
 
 ``Population.extra`` carries what the metrics and the oracle mechanisms need, as plain data:
 ``radial`` = (r_atoms, r_probs) for isotropic generators (a quantile rule of 400 points for G-Gauss),
@@ -54,11 +61,17 @@ def rademacher_labels(X: np.ndarray, theta: np.ndarray, rng: np.random.Generator
     return np.where(rng.random(X.shape[0]) < (1.0 + mean) / 2.0, 1.0, -1.0)
 
 
-def draw_theta(d: int, rng: np.random.Generator) -> np.ndarray:
-    """θ* ~ Unif(S^{d−1}) for d ≥ 2, U[−1, 1] for d = 1 (spec 000 §7.1)."""
+def draw_theta(d: int, rng: np.random.Generator, theta_norm: float | None = None) -> np.ndarray:
+    """θ* ~ Unif(S^{d−1}) for d ≥ 2, U[−1, 1] for d = 1 (spec 000 §7.1); ``theta_norm`` rescales the d ≥ 2 draw
+    to ‖θ*‖ = theta_norm ∈ (0, 1] (same rng use)."""
     if d == 1:
         return np.array([rng.uniform(-1.0, 1.0)])
-    return sphere_directions(1, d, rng)[0]
+    theta = sphere_directions(1, d, rng)[0]
+    if theta_norm is None:
+        return theta
+    if not 0 < theta_norm <= 1:
+        raise ValueError(f"theta_norm must lie in (0, 1] (labels need |<φ,θ*>| ≤ 1), got {theta_norm!r}")
+    return float(theta_norm) * theta
 
 
 def _check(name: str, n: int, d: int) -> None:
@@ -85,10 +98,10 @@ def twoscale_radial(rho: float, s: float) -> tuple[np.ndarray, np.ndarray]:
 @register_dataset("iw_twoscale", summary="G-TwoScale(d, ρ, s): φ = c·u, c = 1 w.p. ρ else s (spec 000 §7.1)",
                   kind="synthetic", spec="000 §7.1", shape=lambda n, d, **_: (n, d))
 def load_twoscale(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: float = 0.01,
-                  s: float = 0.1) -> Dataset:
+                  s: float = 0.1, theta_norm: float | None = None) -> Dataset:
     _check("iw_twoscale", n, d)
     r, q = twoscale_radial(rho, s)
-    theta = draw_theta(d, rng)
+    theta = draw_theta(d, rng, theta_norm)
     radius = np.where(rng.random(n) < rho, 1.0, s)
     X = sphere_directions(n, d, rng) * radius[:, None]
     second = float(q @ r**2)
@@ -117,17 +130,59 @@ def gauss_moment(d: int, s: float, power: int) -> float:
 
 @register_dataset("iw_gauss", summary="G-Gauss(d, s): φ = Proj_B(s·g/√d) (spec 000 §7.1)",
                   kind="synthetic", spec="000 §7.1", shape=lambda n, d, **_: (n, d))
-def load_gauss(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4) -> Dataset:
+def load_gauss(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4,
+               theta_norm: float | None = None) -> Dataset:
     _check("iw_gauss", n, d)
     if s <= 0:
         raise ValueError(f"iw_gauss: s must be > 0, got {s}")
-    theta = draw_theta(d, rng)
+    theta = draw_theta(d, rng, theta_norm)
     X = s * rng.standard_normal((n, d)) / math.sqrt(d)
     norms = np.linalg.norm(X, axis=1)
     X /= np.maximum(norms, 1.0)[:, None]
     m1, m2 = gauss_moment(d, s, 1), gauss_moment(d, s, 2)
     extra = {"radial": gauss_radial(d, s), "l1_iso": m1 * c_d(d), "mean_norm": m1}
     return _dataset("iw_gauss", X, theta, rng, m2 / d * np.eye(d), extra, f"G-Gauss(d={d}, s={s:g})")
+
+
+def pareto_moment(a: float, s: float, k: float) -> float:
+    """E[r^k] for r = min(1, s·V^{−1/a}), V ~ U(0, 1]: a s^a (1 − s^{k−a})/(k − a) + s^a (k ≠ a), a s^a log(1/s) + s^a
+    (k = a). The integral ∫_s^1 t^k · a s^a t^{−a−1} dt plus the atom P(r = 1) = s^a."""
+    atom = s**a
+    if math.isclose(k, a):
+        return a * atom * math.log(1.0 / s) + atom
+    return a * atom * (1.0 - s ** (k - a)) / (k - a) + atom
+
+
+def pareto_radial(a: float, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Radial description of G-Pareto: the continuous part on [s, 1) cut into ``points`` bins equally spaced in log r,
+    each with its exact mass (s/t₁)^a − (s/t₂)^a and represented by its exact conditional mean (so E r is exact and
+    E r² is off by O(bin width²)), plus the exact atom at r = 1 (mass s^a)."""
+    if not (a > 0 and 0 < s < 1):
+        raise ValueError(f"iw_pareto: need a > 0 and s ∈ (0, 1), got a={a}, s={s}")
+    edges = np.geomspace(s, 1.0, points + 1)
+    t1, t2 = edges[:-1], edges[1:]
+    mass = (s / t1) ** a - (s / t2) ** a
+    if math.isclose(a, 1.0):
+        first = a * s**a * np.log(t2 / t1)  # ∫ t · a s^a t^{−a−1} dt over each bin
+    else:
+        first = a * s**a * (t1 ** (1.0 - a) - t2 ** (1.0 - a)) / (a - 1.0)
+    return np.append(first / mass, 1.0), np.append(mass, s**a)
+
+
+@register_dataset("iw_pareto",
+                  summary="G-Pareto(d, a, s): φ = r·u, r = min(1, s·V^(−1/a)) — heavy-tailed norms (issue 17 control)",
+                  kind="synthetic", spec="000 §7.1 (added control)", shape=lambda n, d, **_: (n, d))
+def load_pareto(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, a: float = 2.0, s: float = 0.02,
+                theta_norm: float | None = None) -> Dataset:
+    """Isotropic covariates with a Pareto(a) norm tail above s, capped at the bound B = 1 (module docstring)."""
+    _check("iw_pareto", n, d)
+    radial = pareto_radial(a, s)
+    theta = draw_theta(d, rng, theta_norm)
+    radius = np.minimum(1.0, s * (1.0 - rng.random(n)) ** (-1.0 / a))
+    X = sphere_directions(n, d, rng) * radius[:, None]
+    m1, m2 = pareto_moment(a, s, 1.0), pareto_moment(a, s, 2.0)
+    extra = {"radial": radial, "l1_iso": m1 * c_d(d), "mean_norm": m1}
+    return _dataset("iw_pareto", X, theta, rng, m2 / d * np.eye(d), extra, f"G-Pareto(d={d}, a={a:g}, s={s:g})")
 
 
 def spike_probs(d: int, rho: list[float] | None) -> np.ndarray:

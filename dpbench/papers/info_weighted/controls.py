@@ -1,0 +1,127 @@
+"""``dpbench analyze iw-ablation RUN...`` — the IWR-DP ablation of issue 17 (configs/info_weighted/iw_ctrl_*.yaml).
+
+Draws the median (bootstrap 95% band) of ‖θ̂−θ*‖²_Σ vs ε, one row of panels per generator and one column per d, and
+prints/writes the paired ratios of medians with bootstrap CIs (fits paired by data draw and noise trial: common
+random numbers). Synthetic control, not a reproduction: the paper has no experiments.
+Options: ``metric`` (default param_error_sigma), ``pairs`` ("A/B;C/D" of curve labels), ``out`` (figure stem,
+default <first run>/iw_ablation), ``caption``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpbench import registry
+from dpbench.controls import fmt_ci, loglog_slope_ci, median_panels, paired_ratio_ci, save_figure
+from dpbench.results import load_run
+
+DEFAULT_PAIRS = (
+    ("IWR-DP (W learned)", "AdaSSP"),
+    ("IWR-DP (W learned)", "SSP-ball R=1 (unweighted)"),
+    ("IWR-DP (W learned)", "IWR, W = I"),
+    ("IWR-DP + ball R=1", "SSP-ball R=1 (unweighted)"),
+    ("IWR-DP (W learned)", "θ = 0"),
+    ("SSP-ball R=1 (unweighted)", "θ = 0"),
+)
+REFERENCES = ("OLS (non-private)", "θ = 0")
+CELL = ["dataset", "data.d", "epsilon"]
+PAIR_KEY = ["data_draw", "trial"]
+
+
+def load_trials(runs: list[Path]) -> pd.DataFrame:
+    return pd.concat([load_run(run).trials for run in runs], ignore_index=True)
+
+
+def parse_pairs(text: str | None) -> list[tuple[str, str]]:
+    if not text:
+        return list(DEFAULT_PAIRS)
+    pairs = []
+    for item in text.split(";"):
+        num, sep, den = item.partition("/")
+        if not sep:
+            raise ValueError(f"pairs: {item!r} is not 'numerator/denominator'")
+        pairs.append((num.strip(), den.strip()))
+    return pairs
+
+
+def ratio_table(trials: pd.DataFrame, metric: str, pairs: list[tuple[str, str]], seed: int = 0) -> pd.DataFrame:
+    """Per (generator, d, ε) and pair: ratio of medians num/den with a paired bootstrap 95% CI."""
+    rng = np.random.default_rng(seed)
+    labels = set(trials["label"])
+    missing = sorted({lab for pair in pairs for lab in pair} - labels)
+    if missing:
+        raise ValueError(f"labels not in the run(s): {missing}; available: {sorted(labels)}")
+    rows = []
+    for cell, part in trials.groupby(CELL, sort=False):
+        for num, den in pairs:
+            a = part[part["label"] == num].set_index(PAIR_KEY)[metric]
+            b = part[part["label"] == den].set_index(PAIR_KEY)[metric]
+            joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
+            ratio, lo, hi = paired_ratio_ci(joined["a"], joined["b"], rng)
+            rows.append({**dict(zip(CELL, cell, strict=True)), "numerator": num, "denominator": den,
+                         "ratio": ratio, "lo": lo, "hi": hi, "pairs": len(joined)})
+    return pd.DataFrame(rows)
+
+
+def ablation_figure(trials: pd.DataFrame, metric: str, title: str, caption: str):
+    return median_panels(trials, metric, "epsilon", rows="dataset", cols="data.d", reference_labels=REFERENCES,
+                         title=title, caption=caption, xlabel="ε", ylabel="median ‖θ̂ − θ*‖²_Σ")
+
+
+@registry.register_analysis(
+    "iw-ablation", summary="IWR-DP ablation figure + paired ratio CIs (issue 17); -o metric= pairs='A/B;C/D' out=STEM",
+)
+def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
+    unknown = set(options) - {"metric", "pairs", "out", "caption"}
+    if unknown:
+        raise ValueError(f"iw-ablation: unknown options {sorted(unknown)} (allowed: metric, pairs, out, caption)")
+    metric = options.get("metric", "param_error_sigma")
+    trials = load_trials(runs)
+    if metric not in trials:
+        raise ValueError(f"metric {metric!r} is not a column of the run(s)")
+    table = ratio_table(trials, metric, parse_pairs(options.get("pairs")))
+    stem = Path(options.get("out", str(Path(runs[0]) / "iw_ablation")))
+    table.to_csv(f"{stem}_ratios.csv", index=False)
+    shown = table.assign(ratio=[fmt_ci(r, lo, hi) for r, lo, hi in zip(table["ratio"], table["lo"], table["hi"],
+                                                                          strict=True)])
+    with pd.option_context("display.width", 250, "display.max_columns", 20, "display.max_rows", 500):
+        for (num, den), part in shown.groupby(["numerator", "denominator"], sort=False):
+            echo(f"\nratio of medians {metric}: {num} / {den} (paired bootstrap 95% CI)")
+            echo(part.pivot_table(index=["dataset", "data.d"], columns="epsilon", values="ratio", aggfunc="first",
+                                  sort=False).to_string())
+    title = f"IWR-DP ablations — {metric}"
+    fig = ablation_figure(trials, metric, title, options.get("caption", ""))
+    for path in save_figure(fig, stem):
+        echo(f"wrote {path}")
+
+
+@registry.register_analysis(
+    "iw-slopes", summary="log–log slope of the median error vs n with stratified-bootstrap CIs (E3; issue 17)",
+)
+def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
+    """Per (generator, label, ε): slope of log median(metric) vs log n over the run's n values; the fits at each n
+    (data draws × noise trials) resampled independently. Spec 000 T12 band: [−2.1, −0.9]."""
+    unknown = set(options) - {"metric", "out"}
+    if unknown:
+        raise ValueError(f"iw-slopes: unknown options {sorted(unknown)} (allowed: metric, out)")
+    metric = options.get("metric", "param_error_sigma")
+    trials = load_trials(runs)
+    rng = np.random.default_rng(0)
+    rows = []
+    for (dataset, label, eps), part in trials.groupby(["dataset", "label", "epsilon"], sort=False):
+        groups = {float(n): g[metric].to_numpy() for n, g in part.groupby("data.n")}
+        slope, lo, hi = loglog_slope_ci(groups, rng, stat=np.median)
+        rows.append({"dataset": dataset, "label": label, "epsilon": eps, "n values": len(groups),
+                     "fits per n": int(min(len(v) for v in groups.values())), "slope": slope, "lo": lo, "hi": hi})
+    table = pd.DataFrame(rows)
+    out = Path(options.get("out", str(Path(runs[0]) / f"iw_slopes_{metric}.csv")))
+    table.to_csv(out, index=False)
+    shown = table.assign(slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"],
+                                                                          strict=True)]).drop(columns=["lo", "hi"])
+    with pd.option_context("display.width", 250, "display.max_rows", 200):
+        echo(shown.to_string(index=False))
+    echo(f"wrote {out}")
