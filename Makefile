@@ -2,6 +2,8 @@ PYTHON ?= python
 DPBENCH ?= dpbench
 N_JOBS ?= 2
 
+# every paper: `make reproduce-all` (mk/all.mk)
+
 .PHONY: install test test-all lint reproduce-figure1 clean
 
 install:

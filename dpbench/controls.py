@@ -187,10 +187,14 @@ def median_panels(
 
 
 def save_figure(fig, path_stem) -> list[str]:
-    """Write ``<stem>.png`` and ``<stem>.pdf``; returns the paths."""
+    """Write ``<stem>.png`` and ``<stem>.pdf`` atomically (:func:`dpbench.plot.save_figure`); returns the paths."""
+    from pathlib import Path
+
+    from dpbench import plot
+
     out = []
     for suffix in (".png", ".pdf"):
         path = f"{path_stem}{suffix}"
-        fig.savefig(path)
+        plot.save_figure(fig, Path(path))
         out.append(path)
     return out

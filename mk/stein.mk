@@ -1,8 +1,10 @@
 # Stein-lemma NLDP GLM estimators (Wang, Hu, Zhang, Gaboardi, Xu, JMLR 2023; spec 003): Figures 1–18.
-# Reduced grids (the spec's full grids, 7 n values × 20 trials per figure, exceed ~10 min per figure on 2 shared
-# cores): error-vs-n figures use n ∈ {1, 4, 7}·10⁵, p ∈ {10, 20, 40}, ε ∈ {4, 10, 20}; every point is 2 independent
-# data draws × 3 noise trials. Even figures are split in (a) error vs p and (b,c) error vs public m; Figs 15/16 run
-# one config per dataset (ε ranges differ); Figs 17/18 one config per panel (mechanisms differ).
+# Spec grids (§6.3–6.4, issue 16): error-vs-n figures n ∈ {1,…,7}·10⁵, p ∈ {10, 20, 40}, ε ∈ {4, 5, 10, 15, 20};
+# (a) panels p ∈ {5,…,60} × n ∈ {1,3,5,7}·10⁵; (b,c) panels m ∈ {100,…,3000}; Figs 15/16 at §6.3's n/m/ε grids;
+# Fig 17 ε ∈ {4,…,20} × n ∈ {1,3,5,7}·10⁵; Fig 18 n ∈ {1,…,7}·10⁵. Every point: `data_draws` independent data draws
+# × 1 noise trial (every trial redraws the data); the draw counts per figure and the wall time are in
+# docs/deviations.md ("Full grids") and the README. Figs 15/16 run one config per dataset (ε ranges differ); Figs
+# 17/18 one config per panel (mechanisms differ).
 # `make reproduce-stein` runs everything; `make reproduce-stein_fig01` etc. one figure. `dpbench plot` draws each
 # config's preset (medians with bootstrap CIs; Fig 17 with log–log slopes); PNGs land in results/<name>/.
 STEIN_RUNS := $(basename $(notdir $(wildcard configs/stein/stein_fig*.yaml)))

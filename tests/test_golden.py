@@ -40,14 +40,15 @@ def _shrink_ihm(raw: dict[str, Any]) -> None:
 def _shrink_iw(raw: dict[str, Any]) -> None:
     raw.update(trials=2, epsilons=[0.1, 1.0], trial_block=1)
     raw.pop("large_dataset_trials", None)
+    raw.pop("data_draws", None)  # one draw, as recorded (the config's 10 draws are the full grid)
     _first_datasets(raw, "datasets")
     raw["datasets"][0]["grid"] = {"n": [3000]}
 
 
 def _shrink_stein(raw: dict[str, Any]) -> None:
-    raw.update(trials=2, epsilons=[4, 20])
+    raw.update(trials=2, epsilons=[4, 20], data_draws=2)  # 2 draws: covers the data-draw path (config: 20)
     _first_datasets(raw, "datasets")
-    raw["datasets"][0]["grid"] = {"n": [20000]}  # the config's data_draws: 2 stays (covers the data-draw path)
+    raw["datasets"][0]["grid"] = {"n": [20000]}
 
 
 def _shrink_ftrl(raw: dict[str, Any]) -> None:

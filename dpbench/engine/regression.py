@@ -16,7 +16,8 @@ Design
   declares no ``shape``; workers load each dataset draw once (in-process cache) and compute its Gram statistics
   once (O(nd²)). δ = rule(n) is resolved in the worker; the dataset's description for ``datasets.json`` travels
   back with every block (and in its shard header).
-* **Tasks.** Trials are grouped in blocks of ``trial_block``; one task = (dataset, draw, mechanism, ε, block).
+* **Tasks.** Trials are grouped in blocks of ``trial_block``; one task = (dataset, mechanism, ε, block), or with
+  ``data_draws`` (dataset, draw, block) holding every (mechanism, ε) unit of the draw (one load, one shard).
 """
 
 from __future__ import annotations
@@ -98,35 +99,67 @@ def dataset_id(entry: DatasetEntry, label: str) -> str:
 
 
 @dataclass(frozen=True)
-class Task:
-    entry: DatasetEntry
+class Unit:
+    """One (mechanism, ε) cell of the grid."""
+
     mech: MechanismEntry
     eps_index: int
     epsilon: float
+
+
+@dataclass(frozen=True)
+class Task:
+    """Trials [trial_start, trial_stop) of every unit on one dataset (draw).
+
+    Without ``data_draws`` a task holds one unit (one (mechanism, ε) cell: the historical shard layout). With
+    ``data_draws`` one task holds every (mechanism, ε) unit of its draw: the draw is loaded once, and a run with
+    one trial per draw writes one shard per draw instead of one per (draw, mechanism, ε) — the per-shard cost
+    (atomic write, fsync, verified read-back) dominated such runs (issue 16).
+    """
+
+    entry: DatasetEntry
+    units: tuple[Unit, ...]
     trial_start: int
     trial_stop: int
     trials: int  # trials planned for this dataset (checked against its real shape in the worker)
     draw: int | None = None  # data draw (None: the config has no data_draws)
 
     @property
+    def affinity(self) -> tuple:
+        """Tasks of the same dataset draw run in one worker (one load and Gram per draw; see core.affinity_chunks)."""
+        return (self.entry.key, self.draw)
+
+    def release(self) -> None:
+        """After a chunk (core.affinity_chunks): a data draw is used by one chunk only, so drop the worker's cached
+        draws (frees up to n·d·16 bytes per draw); a dataset without draws stays cached for the worker's next chunk."""
+        if self.draw is not None:
+            prepare_dataset.cache_clear()
+
+    @property
     def shard_name(self) -> str:
         draw = "" if self.draw is None else f"-r{self.draw}"
-        return (
-            f"d{stable_hash(self.entry.key):08x}{draw}-m{stable_hash(self.mech.key):08x}"
-            f"-e{self.eps_index}-t{self.trial_start}-{self.trial_stop}.csv"
-        )
+        if len(self.units) == 1:
+            unit = self.units[0]
+            cell = f"-m{stable_hash(unit.mech.key):08x}-e{unit.eps_index}"
+        else:
+            cell = f"-u{stable_hash(repr([(u.mech.key, u.eps_index) for u in self.units])):08x}"
+        return f"d{stable_hash(self.entry.key):08x}{draw}{cell}-t{self.trial_start}-{self.trial_stop}.csv"
 
     def planned_keys(self) -> list[tuple]:
         draw = () if self.draw is None else (self.draw,)
-        return [(self.entry.loader, self.mech.label, self.eps_index, t, *draw)
-                for t in range(self.trial_start, self.trial_stop)]
+        return [(self.entry.loader, unit.mech.label, unit.eps_index, t, *draw)
+                for unit in self.units for t in range(self.trial_start, self.trial_stop)]
 
     def describe(self) -> str:
         data = self.entry.label or self.entry.loader
         options = ", ".join(f"{k}={v}" for k, v in self.entry.options)
         draw = "" if self.draw is None else f", data draw {self.draw}"
-        return (f"dataset {data}{f' ({options})' if options else ''}{draw}, mechanism {self.mech.label}, "
-                f"ε = {self.epsilon:g}, trials {self.trial_start}–{self.trial_stop - 1}")
+        if len(self.units) == 1:
+            cell = f"mechanism {self.units[0].mech.label}, ε = {self.units[0].epsilon:g}"
+        else:
+            cell = f"{len(self.units)} (mechanism, ε) cells"
+        return (f"dataset {data}{f' ({options})' if options else ''}{draw}, {cell}, "
+                f"trials {self.trial_start}–{self.trial_stop - 1}")
 
 
 def characteristics(stats: GramStats) -> dict[str, float]:
@@ -183,20 +216,31 @@ def check_planned_size(task: Task, config: Config, stats: GramStats) -> None:
 
 
 def run_block(task: Task, config: Config) -> TaskResult:
-    """Run the trials of one task; pure function of (task, config) up to the timing column."""
+    """Run the trials of one task (every unit); pure function of (task, config) up to the timing column."""
     registry.discover()
     try:
         dataset, stats = prepare_dataset(task.entry, config.seed, task.draw)
     except DataUnavailableError as err:
         return TaskResult([], skipped={dataset_id(task.entry, display_label(task.entry, None)): str(err)})
     check_planned_size(task, config, stats)
-    mech = registry.get_mechanism(task.mech.mechanism)
-    inputs = fit_inputs(mech, dataset, stats)
-    hyper = dict(task.mech.hyper)
-    delta = config.delta_for(stats.n)
-    metrics = [(name, get_metric(name)) for name in config.metrics]
     label = display_label(task.entry, dataset)
     ident = dataset_id(task.entry, label)
+    rows: list[dict[str, Any]] = []
+    with threadpool_limits(limits=1):  # parallelism is across trials; one BLAS thread keeps arithmetic layout-free
+        for unit in task.units:
+            rows += unit_rows(task, unit, config, dataset, stats, label, ident)
+    return TaskResult(rows, described={ident: description(task, config, dataset, stats, label)})
+
+
+def unit_rows(
+    task: Task, unit: Unit, config: Config, dataset: Dataset, stats: GramStats, label: str, ident: str
+) -> list[dict[str, Any]]:
+    """The rows of one (mechanism, ε) unit's trials [trial_start, trial_stop) on the task's data."""
+    mech = registry.get_mechanism(unit.mech.mechanism)
+    inputs = fit_inputs(mech, dataset, stats)
+    hyper = dict(unit.mech.hyper)
+    delta = config.delta_for(stats.n)
+    metrics = [(name, get_metric(name)) for name in config.metrics]
     privacy = mech.privacy(hyper)  # as declared for these hyperparameters (e.g. none when nonprivate: true)
     base = {
         "dataset": label,
@@ -206,32 +250,31 @@ def run_block(task: Task, config: Config) -> TaskResult:
         "n": stats.n,
         "d": stats.d,
         "mechanism": mech.name,
-        "label": task.mech.label,
+        "label": unit.mech.label,
         "privacy_model": privacy.model,
         "neighbour": privacy.neighbour,
-        **{f"hp.{k}": v for k, v in task.mech.hyper},
-        "epsilon_index": task.eps_index,
-        "epsilon": task.epsilon,
+        **{f"hp.{k}": v for k, v in unit.mech.hyper},
+        "epsilon_index": unit.eps_index,
+        "epsilon": unit.epsilon,
         "delta": delta,
         **({} if task.draw is None else {"data_draw": task.draw}),
     }
     rows = []
-    with threadpool_limits(limits=1):  # parallelism is across trials; one BLAS thread keeps arithmetic layout-free
-        for trial in range(task.trial_start, task.trial_stop):
-            seed = trial_seed(
-                config.seed, task.entry, task.mech, task.eps_index, trial, config.common_random_numbers, task.draw
-            )
-            rng = np.random.default_rng(seed)
-            start = time.perf_counter()
-            result = as_fit_result(mech.fit(stats.X, stats.y, task.epsilon, delta, rng, **inputs, **hyper))
-            seconds = time.perf_counter() - start
-            coords = TrialCoordinates(task.epsilon, delta, hyper, trial, task.draw, mech.name)
-            row = {**base, "trial": trial}
-            row.update({name: metric(result.theta, dataset, stats, coords) for name, metric in metrics})
-            row["seconds"] = seconds
-            row.update(info_columns(result.info))
-            rows.append(row)
-    return TaskResult(rows, described={ident: description(task, config, dataset, stats, label)})
+    for trial in range(task.trial_start, task.trial_stop):
+        seed = trial_seed(
+            config.seed, task.entry, unit.mech, unit.eps_index, trial, config.common_random_numbers, task.draw
+        )
+        rng = np.random.default_rng(seed)
+        start = time.perf_counter()
+        result = as_fit_result(mech.fit(stats.X, stats.y, unit.epsilon, delta, rng, **inputs, **hyper))
+        seconds = time.perf_counter() - start
+        coords = TrialCoordinates(unit.epsilon, delta, hyper, trial, task.draw, mech.name)
+        row = {**base, "trial": trial}
+        row.update({name: metric(result.theta, dataset, stats, coords) for name, metric in metrics})
+        row["seconds"] = seconds
+        row.update(info_columns(result.info))
+        rows.append(row)
+    return rows
 
 
 def planned_shape(entry: DatasetEntry, seed: int) -> tuple[int, int]:
@@ -246,7 +289,7 @@ def planned_shape(entry: DatasetEntry, seed: int) -> tuple[int, int]:
 
 
 def plan_tasks(config: Config, log=print) -> Plan:
-    """Every (dataset, draw, mechanism, ε, block) task, without loading data (see the module docstring)."""
+    """Every task (see ``Task``), without loading data (see the module docstring)."""
     counts: list[tuple[DatasetEntry, int, int | None]] = []
     skipped: dict[str, str] = {}
     for entry in config.datasets:
@@ -263,14 +306,16 @@ def plan_tasks(config: Config, log=print) -> Plan:
         counts.append((entry, config.trials_for(n, d), config.draws_for(n, d)))
     per_grid = len(config.mechanisms) * len(config.epsilons)
     check_plan_size(sum(trials * (draws or 1) * per_grid for _, trials, draws in counts), "trials")
+    units = [Unit(mech, eps_index, epsilon) for mech in config.mechanisms
+             for eps_index, epsilon in enumerate(config.epsilons)]
     tasks: list[Task] = []
     for entry, trials, draws in counts:
-        for draw in [None] if draws is None else range(draws):
-            for mech in config.mechanisms:
-                for eps_index, epsilon in enumerate(config.epsilons):
-                    for start in range(0, trials, config.trial_block):
-                        stop = min(trials, start + config.trial_block)
-                        tasks.append(Task(entry, mech, eps_index, epsilon, start, stop, trials, draw))
+        blocks = [(start, min(trials, start + config.trial_block)) for start in range(0, trials, config.trial_block)]
+        if draws is None:  # one task per (mechanism, ε, block)
+            tasks += [Task(entry, (unit,), start, stop, trials) for unit in units for start, stop in blocks]
+        else:  # one task per (draw, block), holding every (mechanism, ε) unit of the draw
+            tasks += [Task(entry, tuple(units), start, stop, trials, draw)
+                      for draw in range(draws) for start, stop in blocks]
     draw_column = () if config.data_draws is None else ("data_draw",)
     return Plan(tasks, {}, skipped, KEY_COLUMNS + draw_column, COORDINATES + draw_column)
 

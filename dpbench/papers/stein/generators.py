@@ -54,7 +54,10 @@ def sample_covariates(kind: str, rows: int, sigma_sqrt: np.ndarray, rng: np.rand
     if kind == "bernoulli":
         return (2.0 * rng.integers(0, 2, size=(rows, p)) - 1.0) / p
     Z = rng.standard_normal((rows, p))
-    return Z * sigma_sqrt[0, 0] if kind == "gauss_diag" else Z @ sigma_sqrt
+    if kind == "gauss_diag":
+        Z *= sigma_sqrt[0, 0]  # in place: the same numbers as Z·s without a second n×p array
+        return Z
+    return Z @ sigma_sqrt
 
 
 def sample_responses(

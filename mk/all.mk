@@ -1,0 +1,25 @@
+# Every paper in one command (issue 16): `make reproduce-all` runs the five papers' reproduce targets one after the
+# other (each run on N_JOBS workers) and writes results/walltime/papers.csv (wall seconds per paper, measured here)
+# and results/walltime/figures.csv (wall seconds per figure, from each run's meta.json). Start from a clean
+# results/ (`make clean`): a finished run folder is resumed, not recomputed, and would time as ≈ 0 s.
+# `make bench-all` times the same configs without keeping their results (`dpbench bench --suite --papers all`).
+REPRODUCE_PAPERS := ihm-paper stein ftrl iwr bandits
+WALLTIME := results/walltime
+
+.PHONY: reproduce-all bench-all walltime-table
+
+reproduce-all:
+	mkdir -p $(WALLTIME) && echo "paper,wall_s" > $(WALLTIME)/papers.csv
+	@set -e; for paper in $(REPRODUCE_PAPERS); do \
+		start=$$(date +%s.%N); \
+		$(MAKE) --no-print-directory reproduce-$$paper; \
+		echo "$$paper,$$(echo "$$(date +%s.%N) - $$start" | bc)" >> $(WALLTIME)/papers.csv; \
+	done
+	$(MAKE) --no-print-directory walltime-table
+
+walltime-table:  ## per-figure wall time of every finished run in results/ → results/walltime/figures.csv
+	$(PYTHON) scripts/walltime_table.py results $(WALLTIME)/figures.csv
+
+bench-all:
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(DPBENCH) bench --suite --papers all \
+		--suite-jobs $(N_JOBS) --no-mechanism-table --suite-output results/bench_all
