@@ -128,9 +128,8 @@ STYLE = {
                    "c_C", "C_X", "C_Y", "l0", "shuffle", "engine"),
     check=poly_rule_needs_r,
     bounds=Bounds(x="C_X", y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
-    # white-box audit: the literal tree loop declares its nodes; n = 2⁵ and the canary first (the first leaf is in all
-    # k̄ = 6 released nodes); a huge label saturates the clip
-    # white-box audit: the literal tree loop declares its nodes (TREE_WHITEBOX)
+    # white-box audit: the literal tree loop declares its nodes (TREE_WHITEBOX: n = 2⁵, the canary first — the first
+    # leaf is in all k̄ = 6 released nodes); a huge label saturates the clip
     audit=AuditSetup(hyper={"C_X": 1.0, "C_Y": 1.0}, whitebox=TREE_WHITEBOX),
 )
 def fit_identity(
