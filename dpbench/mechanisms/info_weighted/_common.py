@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.contract import Choice, Hyper, HyperError
+from dpbench.contract import AuditSetup, Choice, Hyper, HyperError
 from dpbench.mechanisms._base import check_inputs
 from dpbench.mechanisms._simulation import SIMULATION
 from dpbench.privacy.info_weighted import (
@@ -24,6 +24,12 @@ from dpbench.privacy.info_weighted import (
     gaussian_std,
     neighbour_factor,
 )
+
+#: audit setups shared by the central and local families: every ε is audited under the AGM calibration (it covers all
+#: of them); ``AUDIT_STAGED``: the canary (last row, ``shuffle: false``) reaches the stage-2 releases and n = 72 gives
+#: each of K = 4 epochs ≥ 8 rows (white-box audit, issue 15)
+AUDIT = AuditSetup(hyper={"calibration": "agm"})
+AUDIT_STAGED = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 72}, "hyper": {"shuffle": False}})
 
 PRESETS = ("calibrated", "theory")
 

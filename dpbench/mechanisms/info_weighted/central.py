@@ -22,6 +22,8 @@ import numpy as np
 from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, released
 from dpbench.mechanisms.info_weighted._common import (
+    AUDIT,
+    AUDIT_STAGED,
     RULE,
     calibrated_epsilons,
     central_factor,
@@ -57,11 +59,6 @@ CENTRAL_STYLE = {
     "dp_sgd_improper": {"color": "tab:purple", "marker": "v", "linestyle": "-"},
     "iw_zero": {"color": "gray", "marker": "", "linestyle": "-."},
 }
-#: the audit runs every ε it is asked for: the AGM calibration covers all of them
-AUDIT = AuditSetup(hyper={"calibration": "agm"})
-#: white-box audit (issue 15): the canary (last row, ``shuffle: false``) reaches the stage-2 releases; n = 72 gives
-#: each of K = 4 epochs ≥ 8 rows
-AUDIT_STAGED = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 72}, "hyper": {"shuffle": False}})
 AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}})
 #: Alg 16's average θ̄ = mean of θ_1..θ_T never includes the last record's step: the canary goes first
 AUDIT_SGD = AuditSetup(hyper={"calibration": "agm"},

@@ -24,6 +24,7 @@ from dpbench.contract import AuditSetup, Bounds, Choice, Hyper
 from dpbench.mechanisms._base import FitResult, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted._common import (
+    AUDIT_STAGED,
     calibrated_epsilons,
     check_preset,
     epoch_slices,
@@ -55,11 +56,6 @@ LOCAL_STYLE = {
     "iwr_ldp_oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},
     "ldp_ssp": {"color": "tab:green", "marker": "^", "linestyle": "-"},
 }
-#: the audit runs every ε it is asked for: the AGM calibration covers all of them
-AUDIT = AuditSetup(hyper={"calibration": "agm"})
-#: white-box audit (issue 15): the canary user (last row, ``shuffle: false``) sends a stage-2 report; n = 72 gives
-#: each of K = 4 epochs ≥ 8 users
-AUDIT_STAGED = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 72}, "hyper": {"shuffle": False}})
 AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}, "hyper": {"shuffle": False}})
 #: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them by each user with ``clip: true``
 BOUNDS = Bounds(x="B", y=1.0, clips="clip")
