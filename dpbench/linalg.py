@@ -9,11 +9,16 @@ materialises a k×n (or k×d) matrix.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, wraps
+from typing import TypeVar
 
 import numpy as np
 import scipy.linalg
+from threadpoolctl import threadpool_limits
+
+T = TypeVar("T")
 
 
 def sym_eigh(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -71,6 +76,19 @@ def solve_or_lstsq(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
+def one_blas_thread(method: Callable[..., T]) -> Callable[..., T]:
+    """Run ``method`` with one BLAS thread: a statistic computed lazily, in whatever thread-pool context first asks
+    for it, has the same bits as one computed eagerly in a single-threaded worker (a multi-threaded BLAS splits
+    reductions such as ``yᵀy`` differently by thread count)."""
+
+    @wraps(method)
+    def single_threaded(*args, **kwargs) -> T:
+        with threadpool_limits(limits=1):
+            return method(*args, **kwargs)
+
+    return single_threaded
+
+
 #: θ_OLS from the Gram (Cholesky) only above this n·d and reciprocal condition number (see GramStats.theta_ols)
 GRAM_OLS_MIN_SIZE = 2_000_000
 GRAM_OLS_MIN_RCOND = 1e-9
@@ -78,27 +96,34 @@ GRAM_OLS_MIN_RCOND = 1e-9
 
 @dataclass(frozen=True)
 class GramStats:
-    """Per-dataset sufficient statistics, computed once (O(n d²)) and shared by every trial.
+    """Per-dataset sufficient statistics, each computed once, on first use (O(n d²) for the Gram, O(d³) for an
+    eigendecomposition), with one BLAS thread, and shared by every trial of the dataset.
 
-    ``X`` and ``y`` are kept (read-only) for mechanisms that need O(n d) passes (IHM's gradient, DP-GD).
+    Lazy, so a run whose mechanisms and metrics never read the Gram (one-pass DP-FTRL at d = 1024, the local-DP
+    simulations) does not pay for it on every data draw. ``X`` and ``y`` are kept (read-only) for mechanisms that
+    need O(n d) passes (IHM's gradient, DP-GD).
     """
 
     X: np.ndarray = field(repr=False)
     y: np.ndarray = field(repr=False)
 
     @cached_property
+    @one_blas_thread
     def xtx(self) -> np.ndarray:
         return self.X.T @ self.X
 
     @cached_property
+    @one_blas_thread
     def xty(self) -> np.ndarray:
         return self.X.T @ self.y
 
     @cached_property
+    @one_blas_thread
     def yty(self) -> float:
         return float(self.y @ self.y)
 
     @cached_property
+    @one_blas_thread
     def gram_xy(self) -> np.ndarray:
         """M_XY = [X, Y]ᵀ[X, Y], the (d+1)×(d+1) Gram of the concatenation."""
         top = np.column_stack([self.xtx, self.xty])
@@ -106,10 +131,12 @@ class GramStats:
         return np.vstack([top, bottom])
 
     @cached_property
+    @one_blas_thread
     def eigh_x(self) -> tuple[np.ndarray, np.ndarray]:
         return sym_eigh(self.xtx)
 
     @cached_property
+    @one_blas_thread
     def eigh_xy(self) -> tuple[np.ndarray, np.ndarray]:
         return sym_eigh(self.gram_xy)
 
@@ -127,6 +154,7 @@ class GramStats:
         return max(float(self.eigh_xy[0][0]), 0.0)
 
     @cached_property
+    @one_blas_thread
     def theta_ols(self) -> np.ndarray:
         """Minimum-norm least-squares solution θ* (004 §1.1).
 
@@ -156,6 +184,7 @@ class GramStats:
         return max(value, 0.0)
 
     @cached_property
+    @one_blas_thread
     def ols_loss(self) -> float:
         residual = self.y - self.X @ self.theta_ols
         return float(residual @ residual)

@@ -218,6 +218,16 @@ def test_gram_statistics_do_not_depend_on_the_blas_thread_count():
     assert wide.yty == narrow.yty and np.array_equal(wide.eigh_xy[1], narrow.eigh_xy[1])
 
 
+def test_gram_statistics_are_computed_only_when_read():
+    from dpbench.config import DatasetEntry
+    from dpbench.engine.regression import prepare_dataset
+
+    prepare_dataset.cache_clear()
+    _, stats = prepare_dataset(DatasetEntry("pol", "Pol"), 50)
+    assert not {"xtx", "eigh_x", "eigh_xy", "theta_ols"} & set(vars(stats))
+    assert stats.lam_min_x >= 0 and {"xtx", "eigh_x"} <= set(vars(stats)) and "eigh_xy" not in vars(stats)
+
+
 # ------------------------------------------------------------------------------------------------------------
 # issue 14 runner debts: lazy data, data_draws, metrics with coordinates
 
@@ -263,6 +273,8 @@ def test_data_draws_redraw_the_data_and_draw_zero_is_the_single_draw(small_confi
     (entry,) = described.values()
     assert entry["data_draws"] == 3 and sorted(entry["draws"]) == ["0", "1", "2"]
     assert entry["draws"]["0"]["ols_train_mse"] == entry["ols_train_mse"]
+    # the other draws record only the O(n) characteristics: no draw computes a Gram its trials did not need
+    assert set(entry["draws"]["1"]) == {"n", "d", "delta", "zero_train_mse"}
 
 
 def test_data_draws_are_identical_for_any_n_jobs(small_config, tmp_path):

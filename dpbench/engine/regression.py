@@ -9,9 +9,14 @@ Design
   every mechanism and ε. Trial t of (dataset, mechanism, ε_i) on draw r draws all its noise from
   ``SeedSequence([seed, H(dataset), H(mechanism), i, t] + ([r] if r else []))`` (H = a stable CRC32 of the entry's
   key; with ``common_random_numbers`` the mechanism part is 0). Nothing depends on n_jobs, block size or task order.
-* **Arithmetic.** Loading, the Gram statistics and every trial run with one BLAS thread (``threadpool_limits``),
-  and the statistics are computed eagerly when a dataset is prepared: a multi-threaded BLAS splits reductions such
-  as ``yᵀy`` differently by thread count, which made the main process (n_jobs = 1) and the workers differ at 1e-13.
+* **Arithmetic.** Loading, the Gram statistics and every trial run with one BLAS thread (``threadpool_limits``;
+  each lazy statistic of :class:`~dpbench.linalg.GramStats` sets it itself): a multi-threaded BLAS splits
+  reductions such as ``yᵀy`` differently by thread count, which made the main process (n_jobs = 1) and the workers
+  differ at 1e-13.
+* **Lazy statistics.** XᵀX, its eigendecompositions and θ_OLS are computed when first read (by a mechanism, a
+  metric or the description below), never for a data draw nobody asks them of: with ``data_draws``, the Gram-based
+  characteristics of ``datasets.json`` (OLS floor, spectrum) describe draw 0; the other draws record n, d, δ and
+  ‖Y‖²/n (an O(n d²) Gram plus two O(d³) eigendecompositions per draw dominated one-pass DP-FTRL at d = 1024).
 * **Lazy data.** The plan never loads a dataset unless its trial/draw counts depend on its size and the loader
   declares no ``shape``; workers load each dataset draw once (in-process cache) and compute its Gram statistics
   once (O(nd²)). δ = rule(n) is resolved in the worker; the dataset's description for ``datasets.json`` travels
@@ -57,19 +62,13 @@ def trial_seed(
     return np.random.SeedSequence(words + ([draw] if draw else []))
 
 
-def warm(stats: GramStats) -> GramStats:
-    """Compute every cached Gram statistic now (under the caller's thread limit), never later in another context."""
-    for name in ("xtx", "xty", "yty", "gram_xy", "eigh_x", "eigh_xy", "theta_ols", "ols_loss"):
-        getattr(stats, name)
-    return stats
-
-
 @functools.lru_cache(maxsize=4)
 def prepare_dataset(entry: DatasetEntry, seed: int, draw: int | None = None) -> tuple[Dataset, GramStats]:
-    """Load (deterministically) data draw ``draw`` and precompute its Gram statistics; cached per process.
+    """Load (deterministically) data draw ``draw`` with its (lazy) Gram statistics; cached per process.
 
-    Everything runs with one BLAS thread, so the statistics are bitwise the same in every process whatever its
-    thread pool (see the module docstring).
+    Loading and every statistic run with one BLAS thread, so they are bitwise the same in every process whatever its
+    thread pool (see the module docstring); a statistic is computed the first time a mechanism, a metric or the
+    dataset's description asks for it.
     """
     info = registry.get_dataset(entry.loader)
     with threadpool_limits(limits=1):
@@ -78,7 +77,7 @@ def prepare_dataset(entry: DatasetEntry, seed: int, draw: int | None = None) -> 
         if draw is not None and "data_draw" in info.options():
             options["data_draw"] = draw
         dataset = info.load(rng, **options)
-        return dataset, warm(gram_stats(dataset.X_train, dataset.y_train))
+        return dataset, gram_stats(dataset.X_train, dataset.y_train)
 
 
 def display_label(entry: DatasetEntry, dataset: Dataset | None) -> str:
@@ -177,17 +176,23 @@ def characteristics(stats: GramStats) -> dict[str, float]:
 
 
 def description(task: Task, config: Config, dataset: Dataset, stats: GramStats, label: str) -> dict[str, Any]:
-    """The dataset's entry in datasets.json (with data draws: draw 0 at the top, every draw under ``draws``)."""
+    """The dataset's entry in datasets.json (with data draws: draw 0 at the top, every draw under ``draws``).
+
+    Draw 0 (or the only draw) gets every :func:`characteristics`; the other draws only the O(n) ones (n, d, δ,
+    ‖Y‖²/n), so no draw pays for a Gram that its trials did not need (module docstring, "Lazy statistics").
+    """
     delta = config.delta_for(stats.n)
-    chars = characteristics(stats)
     meta = {k: v for k, v in dataset.meta.items() if isinstance(v, (int, float, str, bool))}
     head = {"label": label, "loader": task.entry.loader, "options": dict(task.entry.options), "delta": delta,
             "trials": task.trials}
     if task.draw is None:
-        return {**head, **chars, "meta": meta}
+        return {**head, **characteristics(stats), "meta": meta}
     head["data_draws"] = config.draws_for(stats.n, stats.d)
     if task.draw == 0:
+        chars = characteristics(stats)
         head.update({**chars, "meta": meta})
+    else:
+        chars = {"n": stats.n, "d": stats.d, "zero_train_mse": stats.yty / stats.n}
     return {**head, "draws": {str(task.draw): {**chars, "delta": delta}}}
 
 
@@ -229,7 +234,8 @@ def run_block(task: Task, config: Config) -> TaskResult:
     with threadpool_limits(limits=1):  # parallelism is across trials; one BLAS thread keeps arithmetic layout-free
         for unit in task.units:
             rows += unit_rows(task, unit, config, dataset, stats, label, ident)
-    return TaskResult(rows, described={ident: description(task, config, dataset, stats, label)})
+        described = {ident: description(task, config, dataset, stats, label)}
+    return TaskResult(rows, described=described)
 
 
 def unit_rows(
