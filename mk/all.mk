@@ -3,7 +3,11 @@
 # and results/walltime/figures.csv (wall seconds per figure, from each run's meta.json). Start from a clean
 # results/ (`make clean`): a finished run folder is resumed, not recomputed, and would time as ≈ 0 s.
 # `make bench-all` times the same configs without keeping their results (`dpbench bench --suite --papers all`).
+# Within a paper, REPRODUCE_JOBS figure targets run at once (make -j; each run on N_JOBS workers): the single-process
+# phases of a figure (start-up, assembly, plot, report) then overlap with another figure's trials instead of leaving
+# a core idle. Results do not depend on it (every trial is seeded by its coordinates).
 REPRODUCE_PAPERS := ihm-paper stein ftrl iwr bandits
+REPRODUCE_JOBS ?= 2
 WALLTIME := results/walltime
 
 .PHONY: reproduce-all bench-all walltime-table
@@ -12,7 +16,7 @@ reproduce-all:
 	mkdir -p $(WALLTIME) && echo "paper,wall_s" > $(WALLTIME)/papers.csv
 	@set -e; for paper in $(REPRODUCE_PAPERS); do \
 		start=$$(date +%s.%N); \
-		$(MAKE) --no-print-directory reproduce-$$paper; \
+		$(MAKE) --no-print-directory -j$(REPRODUCE_JOBS) --output-sync=target reproduce-$$paper; \
 		echo "$$paper,$$(echo "$$(date +%s.%N) - $$start" | bc)" >> $(WALLTIME)/papers.csv; \
 	done
 	$(MAKE) --no-print-directory walltime-table
