@@ -155,8 +155,9 @@ def suite_wall_time(configs: Iterable[str], n_jobs: int, trials: int | None = No
 # ----------------------------------------------------------------------------------------------------------------
 # per-paper / per-figure wall time and per-trial cost per mechanism family (issue 16)
 
-#: columns that identify one trial in a run's trials.csv (a bandit trial has one row per checkpoint T)
-TRIAL_KEYS = ("dataset_id", "label", "epsilon_index", "trial")
+#: columns that identify one trial in a run's trials.csv (a bandit trial has one row per checkpoint T; with
+#: ``data_draws`` every draw numbers its trials from 0)
+TRIAL_KEYS = ("dataset_id", "label", "epsilon_index", "data_draw", "trial")
 
 
 def paper_config_sets(root: Path = Path(".")) -> dict[str, list[Path]]:

@@ -1,4 +1,5 @@
-"""Per-figure wall time of the finished runs under a results folder (from each run's meta.json) → CSV + Markdown.
+"""Per-figure wall time of the finished runs under a results folder (from each run's meta.json) → CSV, and the
+per-trial cost of each mechanism family over those runs (their trials.csv ``seconds``) → families.csv beside it.
 
 Usage: python scripts/walltime_table.py RESULTS_DIR OUT.csv
 """
@@ -11,7 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpbench.bench import paper_config_sets
+from dpbench import registry
+from dpbench.bench import family_costs, paper_config_sets, per_trial_costs
 
 
 def figure_paper() -> dict[str, str]:
@@ -30,12 +32,26 @@ def table(results: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["paper", "figure", "n_jobs", "rows", "wall_s"]).sort_values(["paper", "figure"])
 
 
+def trial_costs(results: Path) -> pd.DataFrame:
+    """Per-trial seconds of every finished run (paper, figure, mechanism, family, n, seconds)."""
+    owner = figure_paper()
+    registry.discover()
+    frames = [per_trial_costs(pd.read_csv(path)).assign(paper=owner.get(path.parent.name, "-"), figure=path.parent.name)
+              for path in sorted(results.glob("*/trials.csv")) if (path.parent / "meta.json").is_file()]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def main(results: str, out: str) -> None:
     frame = table(Path(results))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out, index=False)
     print(frame.to_string(index=False) if len(frame) else "no finished runs")
     print(frame.groupby("paper")["wall_s"].sum().to_string())
+    costs = trial_costs(Path(results))
+    if len(costs):
+        families = family_costs(costs)
+        families.to_csv(Path(out).parent / "families.csv", index=False)
+        print(families.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
 
 
 if __name__ == "__main__":

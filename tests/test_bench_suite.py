@@ -68,6 +68,13 @@ def test_per_trial_costs_count_a_bandit_trial_once():
     assert costs["seconds"].tolist() == [0.5, 0.7] and set(costs["family"]) == {"bandits"}
 
 
+def test_per_trial_costs_count_every_data_draw():
+    table = pd.DataFrame({"dataset_id": ["s"] * 3, "label": ["A"] * 3, "mechanism": ["stein_glm_gauss"] * 3,
+                          "epsilon_index": [0] * 3, "data_draw": [0, 1, 2], "trial": [0, 0, 0],
+                          "seconds": [0.1, 0.2, 0.3]})
+    assert per_trial_costs(table)["seconds"].tolist() == [0.1, 0.2, 0.3]
+
+
 def test_time_figures_tables(tiny_configs):
     figures, trials = time_figures(tiny_configs, n_jobs=1, log=lambda _m: None)
     assert figures["figure"].tolist() == ["reg", "band"]
