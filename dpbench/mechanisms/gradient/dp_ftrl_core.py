@@ -32,7 +32,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from dpbench.mechanisms._base import recording, released
-from dpbench.mechanisms.gradient.tree_noise import TreeNoise, inblock_prefix_noise, release_counts
+from dpbench.mechanisms.gradient.tree_noise import BlockedTreeNoise, TreeNoise, blocked_tree_noise
 from dpbench.privacy.tree import kbar, v2
 
 SIGMA_DESIGNS = ("identity", "public", "oracle")
@@ -81,8 +81,12 @@ class NoiseCovariance:
         return cls("dense", matrix.shape[0], chol=np.linalg.cholesky((matrix + matrix.T) / 2.0))
 
     @classmethod
-    def from_public(cls, P: np.ndarray, lam: float, lowrank: bool | None = None) -> NoiseCovariance:
-        """Σ = (λI + PᵀP)/M from M public rows P (uncentred, spec 002 Eq. 3.2); low-rank path when d > M."""
+    def from_public(
+        cls, P: np.ndarray, lam: float, lowrank: bool | None = None, gram: np.ndarray | None = None
+    ) -> NoiseCovariance:
+        """Σ = (λI + PᵀP)/M from M public rows P (uncentred, spec 002 Eq. 3.2); low-rank path when d > M.
+
+        ``gram`` = PᵀP if already computed (it does not depend on λ; see ``_cached_public_cov``)."""
         P = np.asarray(P, dtype=float)
         M, d = P.shape
         if not lam > 0:
@@ -90,7 +94,7 @@ class NoiseCovariance:
         if lowrank is None:
             lowrank = d > M
         if not lowrank:
-            sigma = P.T @ P
+            sigma = P.T @ P if gram is None else gram.copy()
             sigma[np.diag_indices(d)] += lam
             return cls.dense(sigma / M)
         inner = P @ P.T
@@ -280,6 +284,34 @@ def clip_coefficient(r: float, q: float, psi: float) -> float:
     return r if norm <= psi else r * psi / norm
 
 
+def block_grams(X: np.ndarray, block: int) -> list[np.ndarray]:
+    """X_b X_bᵀ of every block of ``block`` consecutive rows (the in-block inner products x_tᵀx_i)."""
+    return [X[t0:t0 + block] @ X[t0:t0 + block].T for t0 in range(0, X.shape[0], block)]
+
+
+def block_coefficients(
+    base: np.ndarray, gram: np.ndarray, y: np.ndarray, q: np.ndarray, eta: float, psi: float
+) -> tuple[np.ndarray, int]:
+    """The block's scalar recursion: c_u = CLIP coefficient of r_u = −η(base_u + Σ_{v<u} gram_{uv} c_v) − y_u.
+
+    ``base_u`` = x_uᵀ(G_{t0} + σFν_u(t0+u)) holds everything fixed before the block; returns (c, #clipped).
+    Scalars are Python floats (the same IEEE doubles as numpy scalars, several times cheaper per operation).
+    """
+    b = base.shape[0]
+    cb = np.zeros(b)
+    clipped = 0
+    base_l, y_l, q_l = base.tolist(), y.tolist(), q.tolist()
+    for u in range(b):
+        r = -eta * (base_l[u] + float(gram[u, :u] @ cb[:u])) - y_l[u]
+        norm = abs(r) * q_l[u]
+        if norm > psi:
+            cb[u] = r * psi / norm
+            clipped += 1
+        else:
+            cb[u] = r
+    return cb, clipped
+
+
 def run_blocked(
     X: np.ndarray,
     y: np.ndarray,
@@ -291,68 +323,46 @@ def run_blocked(
     rng: np.random.Generator,
     block: int = 128,
     XF: np.ndarray | None = None,
+    grams: list[np.ndarray] | None = None,
+    noise: BlockedTreeNoise | None = None,
 ) -> EngineResult:
     """Algorithm 1 with fixed ψ and node std σ = τψ, blocked as described in the module docstring.
 
     The noise is kept in the standard-normal coordinates u of z = F u: the iterates only need x_tᵀν(t) =
     (Fᵀx_t)ᵀν_u(t) and the weighted sum Σ m_s z_s = F Σ m_s u_s, so a dense Σ costs O(Nd) per trial once
-    ``XF`` = X F (``cov.transpose_apply(X)``, cacheable across trials) is known.
+    ``XF`` = X F (``cov.transpose_apply(X)``, cacheable across trials) is known. ``grams`` (:func:`block_grams`)
+    and ``noise`` (:func:`~dpbench.mechanisms.gradient.tree_noise.blocked_tree_noise` of this rng) may be passed
+    precomputed: they depend only on the stream and the rng, not on Σ, σ, ψ or η.
     """
     n, d = X.shape
     if block < 1 or block & (block - 1):
         raise ValueError(f"block must be a power of 2, got {block}")
-    k = cov.noise_dim
-    if sigma > 0 and XF is None:
-        XF = cov.transpose_apply(X)
+    if sigma > 0:
+        if XF is None:
+            XF = cov.transpose_apply(X)
+        if noise is None:
+            noise = blocked_tree_noise(rng, n, cov.noise_dim, block)
+    if grams is None:
+        grams = block_grams(X, block)
     G = np.zeros(d)  # Σ_{i<t0} g_i
-    nu_start = np.zeros(k)  # ν_u(t0)
-    nu_at = {0: nu_start}
-    noise_sum = np.zeros(k)  # Σ_s m_s u_s
-    weights = release_counts(n)
     coef = np.empty(n)
     clipped = 0
-    nu_end = nu_start
-    for t0 in range(0, n, block):
+    for index, t0 in enumerate(range(0, n, block)):
         b = min(block, n - t0)
         Xb = X[t0:t0 + b]
         if sigma > 0:
-            draws = rng.standard_normal((b, k))  # u of steps s = t0+1 .. t0+b
-            u_block = np.zeros((block, k))
-            rows = min(b, block - 1)
-            u_block[1:rows + 1] = draws[:rows]
-            nu_in = inblock_prefix_noise(u_block)
             XFb = XF[t0:t0 + b]
-            a = sigma * (XFb @ nu_start + np.einsum("ij,ij->i", XFb, nu_in[:b]))
-            noise_sum += weights[t0:t0 + b] @ draws
+            a = sigma * (XFb @ noise.starts[index] + np.einsum("ij,ij->i", XFb, noise.inblock[t0:t0 + b]))
         else:
             a = np.zeros(b)
-        base = Xb @ G + a
-        gram = Xb @ Xb.T
-        cb = np.zeros(b)
-        yb = y[t0:t0 + b]
-        qb = q[t0:t0 + b]
-        for u in range(b):
-            r = -eta * (base[u] + gram[u, :u] @ cb[:u]) - yb[u]
-            norm = abs(r) * qb[u]
-            if norm > psi:
-                cb[u] = r * psi / norm
-                clipped += 1
-            else:
-                cb[u] = r
+        cb, clips = block_coefficients(Xb @ G + a, grams[index], y[t0:t0 + b], q[t0:t0 + b], eta, psi)
+        clipped += clips
         coef[t0:t0 + b] = cb
         G = G + Xb.T @ cb
-        if sigma > 0:
-            s = t0 + b
-            if b == block:
-                nu_end = nu_at[s - (s & -s)] + draws[b - 1]
-                nu_at[s] = nu_end
-                nu_start = nu_end
-            else:
-                nu_end = nu_start + nu_in[b]
     steps_left = (n - 1 - np.arange(n)).astype(float)
-    noise_avg = sigma * cov.apply_factor(noise_sum) if sigma > 0 else 0.0
+    noise_avg = sigma * cov.apply_factor(noise.total) if sigma > 0 else 0.0
     theta = -(eta / n) * (X.T @ (steps_left * coef) + noise_avg)
-    w_last = -eta * (G + (sigma * cov.apply_factor(nu_end) if sigma > 0 else 0.0))
+    w_last = -eta * (G + (sigma * cov.apply_factor(noise.end) if sigma > 0 else 0.0))
     return EngineResult(theta, w_last, clipped / n, psi)
 
 
@@ -452,6 +462,11 @@ def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates, nod
 
 _CACHE: dict[tuple, Any] = {}
 _CACHE_SIZE = 6
+#: PᵀP of the current public rows (the public Σ design's only O(Md²) step that λ, i.e. ε, does not change)
+_PUBLIC_GRAMS: dict[tuple, np.ndarray] = {}
+#: per-stream arrays shared by the mechanisms of one data draw and trial rng (block Grams, tree noise), bounded in bytes
+_STREAMS: dict[tuple, Any] = {}
+_STREAM_BYTES = 2 * 2**30
 
 
 def _fingerprint(A: np.ndarray) -> tuple:
@@ -461,6 +476,11 @@ def _fingerprint(A: np.ndarray) -> tuple:
     return (address, A.shape, A.strides, float(flat[:: max(1, flat.size // 997)].sum()))
 
 
+def _rng_key(rng: np.random.Generator) -> str:
+    """The generator's exact state: two generators in the same state draw the same numbers."""
+    return repr(rng.bit_generator.state)
+
+
 def _remember(key: tuple, value: Any) -> Any:
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
@@ -468,11 +488,58 @@ def _remember(key: tuple, value: Any) -> Any:
     return value
 
 
+def _remember_stream(key: tuple, value: Any, nbytes: int) -> Any:
+    """Keep ``value`` while the stream store holds at most _STREAM_BYTES (oldest entries dropped first)."""
+    while _STREAMS and sum(size for _, size in _STREAMS.values()) + nbytes > _STREAM_BYTES:
+        _STREAMS.pop(next(iter(_STREAMS)))
+    if nbytes <= _STREAM_BYTES:
+        _STREAMS[key] = (value, nbytes)
+    return value
+
+
+def _frozen(A: np.ndarray) -> bool:
+    """Read-only and owning its memory (the runner's data arrays): its contents cannot change while we hold it."""
+    return not A.flags.writeable and A.base is None
+
+
+def _cached_grams(X_original: np.ndarray, order: str | None, X: np.ndarray, block: int) -> list[np.ndarray]:
+    """Block Grams (:func:`block_grams`) of the stream X = X_original in the order drawn from a generator in state
+    ``order`` (None: unshuffled). Every mechanism given the same data and the same trial rng (common random numbers)
+    streams the same order, whatever its Σ, ψ or η. Cached only for frozen arrays, matched by identity (the entry
+    holds the array, so its address cannot be reused by other data)."""
+    if not _frozen(X_original):
+        return block_grams(X, block)
+    key = ("grams", id(X_original), order, X.shape[0], block)
+    if key in _STREAMS and _STREAMS[key][0][0] is X_original:
+        return _STREAMS[key][0][1]
+    grams = block_grams(X, block)
+    _remember_stream(key, (X_original, grams), sum(g.nbytes for g in grams))
+    return grams
+
+
+def _cached_tree_noise(rng: np.random.Generator, n: int, k: int, block: int) -> BlockedTreeNoise:
+    """The trial's standard-normal tree draws (:func:`blocked_tree_noise`), keyed by the rng's exact state: a
+    mechanism handed a generator in the same state as an earlier one reads the draws it would make (the rng itself
+    is not advanced; nothing reads it after the run)."""
+    key = ("noise", _rng_key(rng), n, k, block)
+    if key in _STREAMS:
+        return _STREAMS[key][0]
+    noise = blocked_tree_noise(rng, n, k, block)
+    return _remember_stream(key, noise, noise.nbytes)
+
+
 def _cached_public_cov(P: np.ndarray, lam: float) -> NoiseCovariance:
     """Σ = (λI + PᵀP)/M is deterministic given the public rows and λ: build it once per process (trials reuse)."""
     key = ("cov", _fingerprint(P), float(lam))
     if key not in _CACHE:
-        cov = NoiseCovariance.from_public(P, lam)
+        gram = None
+        if P.shape[1] <= P.shape[0]:  # dense design: PᵀP (O(Md²)) is shared by every λ, i.e. every ε and N·η
+            gram_key = _fingerprint(P)
+            if gram_key not in _PUBLIC_GRAMS:
+                _PUBLIC_GRAMS.clear()  # one public set at a time (a data draw's)
+                _PUBLIC_GRAMS[gram_key] = P.T @ P
+            gram = _PUBLIC_GRAMS[gram_key]
+        cov = NoiseCovariance.from_public(P, lam, gram=gram)
         cov.cache_key = key
         _remember(key, cov)
     return _CACHE[key]
@@ -547,6 +614,7 @@ def fit_dp_ftrl(
     if engine not in ("auto", "blocked", "reference"):
         raise ValueError(f"engine must be 'auto', 'blocked' or 'reference', got {engine!r}")
     # 1. stream order (data-independent permutation from the trial rng)
+    order = _rng_key(rng) if shuffle else None
     perm = rng.permutation(n) if shuffle else np.arange(n)
     X_original = X
     X, y = X[perm], y[perm]
@@ -646,7 +714,9 @@ def fit_dp_ftrl(
     # 7. run
     failures = 0
     if psi_mode == "fixed" and engine != "reference":
-        result = run_blocked(X, y, q, psi, tau * psi if tau > 0 else 0.0, eta_value, cov, rng, block=block, XF=XF)
+        noise = _cached_tree_noise(rng, n, cov.noise_dim, block) if tau > 0 else None
+        result = run_blocked(X, y, q, psi, tau * psi if tau > 0 else 0.0, eta_value, cov, rng, block=block, XF=XF,
+                             grams=_cached_grams(X_original, order, X, block), noise=noise)
     else:
         psi_fn = None
         if psi_mode == "public_labeled":
