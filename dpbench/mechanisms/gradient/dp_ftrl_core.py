@@ -36,6 +36,8 @@ from dpbench.mechanisms.gradient.tree_noise import BlockedTreeNoise, TreeNoise, 
 from dpbench.privacy.tree import kbar, v2
 
 SIGMA_DESIGNS = ("identity", "public", "oracle")
+#: square root F (FFᵀ = Σ) of a dense public Σ: eigenbasis (default; XV shared by every ε) or Cholesky
+SIGMA_FACTORS = ("eigh", "cholesky")
 PSI_MODES = ("fixed", "public_labeled", "private_split")
 SPECTRA = ("poly", "exp", "unknown")
 #: ‖w̄_N‖ above this (or non-finite) counts as divergence; the estimate is then reported as NaN (info.diverged)
@@ -51,6 +53,7 @@ class NoiseCovariance:
     """Σ ≻ 0 with a cheap sampler of N(0, Σ) rows and cheap Σ⁻¹-norms.
 
     kind: ``identity`` (Σ = sI), ``diag`` (Σ = diag(v)), ``dense`` (Σ = L Lᵀ, L lower Cholesky),
+    ``eigen`` (Σ = V diag(v) Vᵀ, V orthogonal: factor F = V diag(√v), and rows in the basis, XV, serve every v),
     ``lowrank`` (Σ = s(λI + PᵀP)/M, exact O(d(M+1)) draws and Woodbury norms).
     """
 
@@ -62,6 +65,7 @@ class NoiseCovariance:
     P: np.ndarray | None = None
     lam: float = 0.0
     inner: Any = field(default=None, repr=False)  # cho_factor of λI_M + PPᵀ
+    basis: np.ndarray | None = field(default=None, repr=False)  # V of the eigen design
     cache_key: tuple | None = field(default=None, repr=False)  # set when the per-process cache owns it
 
     @classmethod
@@ -86,7 +90,8 @@ class NoiseCovariance:
     ) -> NoiseCovariance:
         """Σ = (λI + PᵀP)/M from M public rows P (uncentred, spec 002 Eq. 3.2); low-rank path when d > M.
 
-        ``gram`` = PᵀP if already computed (it does not depend on λ; see ``_cached_public_cov``)."""
+        ``gram`` = PᵀP if already computed (it does not depend on λ; see ``_cached_public_cov``). For the eigen
+        factor of the same Σ see :meth:`from_public_eigh`."""
         P = np.asarray(P, dtype=float)
         M, d = P.shape
         if not lam > 0:
@@ -101,10 +106,21 @@ class NoiseCovariance:
         inner[np.diag_indices(M)] += lam
         return cls("lowrank", d, P=P, lam=float(lam), inner=cho_factor(inner, lower=True))
 
+    @classmethod
+    def from_public_eigh(cls, eigh: tuple[np.ndarray, np.ndarray], M: int, lam: float) -> NoiseCovariance:
+        """Σ = (λI + PᵀP)/M = V diag((μ + λ)/M) Vᵀ from the eigendecomposition (μ, V) of PᵀP (computed once for all λ).
+
+        Same Σ as :meth:`from_public`, other square root: F = V diag(√((μ+λ)/M)) instead of the Cholesky factor, so
+        z = F u has the same law N(0, Σ) (issue 16: x ↦ xᵀV is then shared by every λ, i.e. every ε)."""
+        if not lam > 0:
+            raise ValueError(f"lam must be > 0, got {lam}")
+        mu, V = eigh
+        return cls("eigen", V.shape[0], diag=(np.maximum(mu, 0.0) + lam) / M, basis=V)
+
     def scaled(self, c: float) -> NoiseCovariance:
         """cΣ with the factor √c·F (draws from the same u are exactly √c times; spec 002 T4)."""
-        out = NoiseCovariance(self.kind, self.d, self.scale * c, self.diag, self.chol, self.P, self.lam, self.inner)
-        return out
+        return NoiseCovariance(self.kind, self.d, self.scale * c, self.diag, self.chol, self.P, self.lam, self.inner,
+                               self.basis)
 
     @property
     def n_public(self) -> int:
@@ -124,6 +140,8 @@ class NoiseCovariance:
             return U * (root * np.sqrt(self.diag))
         if self.kind == "dense":
             return root * (U @ self.chol.T)
+        if self.kind == "eigen":
+            return (U * (root * np.sqrt(self.diag))) @ self.basis.T
         M = self.n_public
         return root * (math.sqrt(self.lam / M) * U[..., : self.d] + (U[..., self.d:] @ self.P) / math.sqrt(M))
 
@@ -136,6 +154,8 @@ class NoiseCovariance:
             return X * (root * np.sqrt(self.diag))
         if self.kind == "dense":
             return root * (X @ self.chol)
+        if self.kind == "eigen":
+            return self.rotated_factor(X @ self.basis)
         M = self.n_public
         return root * np.hstack([math.sqrt(self.lam / M) * X, (X @ self.P.T) / math.sqrt(M)])
 
@@ -153,12 +173,22 @@ class NoiseCovariance:
         elif self.kind == "dense":
             solved = solve_triangular(self.chol, X.T, lower=True)
             out = np.einsum("ij,ij->j", solved, solved)
+        elif self.kind == "eigen":
+            return self.rotated_inv_sq_norms(X @ self.basis)
         else:
             M = self.n_public
             b = X @ self.P.T
             inner = np.einsum("ij,ij->i", b, cho_solve(self.inner, b.T).T)
             out = (M / self.lam) * (np.einsum("ij,ij->i", X, X) - inner)
         return out / self.scale
+
+    def rotated_factor(self, XV: np.ndarray) -> np.ndarray:
+        """Fᵀx = diag(√(s·v)) Vᵀx of the eigen design from the rows in its basis, XV (O(Nd))."""
+        return XV * np.sqrt(self.scale * self.diag)
+
+    def rotated_inv_sq_norms(self, XV: np.ndarray) -> np.ndarray:
+        """‖x‖²_{Σ⁻¹} = Σ_j (Vᵀx)_j²/(s·v_j) of the eigen design from the rows in its basis, XV (O(Nd))."""
+        return np.einsum("ij,ij->i", XV, XV / (self.scale * self.diag))
 
     def matrix(self) -> np.ndarray:
         """Σ as a dense matrix (tests only)."""
@@ -168,6 +198,8 @@ class NoiseCovariance:
             return self.scale * np.diag(self.diag)
         if self.kind == "dense":
             return self.scale * self.chol @ self.chol.T
+        if self.kind == "eigen":
+            return self.scale * (self.basis * self.diag) @ self.basis.T
         return self.scale * (self.lam * np.eye(self.d) + self.P.T @ self.P) / self.n_public
 
 
@@ -462,8 +494,8 @@ def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates, nod
 
 _CACHE: dict[tuple, Any] = {}
 _CACHE_SIZE = 6
-#: PᵀP of the current public rows (the public Σ design's only O(Md²) step that λ, i.e. ε, does not change)
-_PUBLIC_GRAMS: dict[tuple, np.ndarray] = {}
+#: PᵀP (and its eigendecomposition) of the current public rows: the public Σ's O(Md²) work that λ does not change
+_PUBLIC: dict[tuple, dict[str, Any]] = {}
 #: per-stream arrays shared by the mechanisms of one data draw and trial rng (block Grams, tree noise), bounded in bytes
 _STREAMS: dict[tuple, Any] = {}
 _STREAM_BYTES = 2 * 2**30
@@ -528,25 +560,56 @@ def _cached_tree_noise(rng: np.random.Generator, n: int, k: int, block: int) -> 
     return _remember_stream(key, noise, noise.nbytes)
 
 
-def _cached_public_cov(P: np.ndarray, lam: float) -> NoiseCovariance:
-    """Σ = (λI + PᵀP)/M is deterministic given the public rows and λ: build it once per process (trials reuse)."""
-    key = ("cov", _fingerprint(P), float(lam))
+def _public_design(P: np.ndarray) -> dict[str, Any]:
+    """PᵀP (O(Md²)) and, once asked for, its eigendecomposition: shared by every λ, i.e. every ε and N·η."""
+    key = _fingerprint(P)
+    if key not in _PUBLIC:
+        _PUBLIC.clear()  # one public set at a time (a data draw's)
+        _PUBLIC[key] = {"gram": P.T @ P}
+    return _PUBLIC[key]
+
+
+def _cached_public_cov(P: np.ndarray, lam: float, factor: str = "eigh") -> NoiseCovariance:
+    """Σ = (λI + PᵀP)/M is deterministic given the public rows and λ: build it once per process (trials reuse).
+
+    Dense (d ≤ M) with ``factor="eigh"``: the eigen design (:meth:`NoiseCovariance.from_public_eigh`); with
+    ``"cholesky"``: the Cholesky factor (:meth:`NoiseCovariance.from_public`). Same Σ, same law of the noise."""
+    if factor not in SIGMA_FACTORS:
+        raise ValueError(f"sigma_factor must be one of {SIGMA_FACTORS}, got {factor!r}")
+    M, d = P.shape
+    key = ("cov", _fingerprint(P), float(lam), factor if d <= M else "lowrank")
     if key not in _CACHE:
-        gram = None
-        if P.shape[1] <= P.shape[0]:  # dense design: PᵀP (O(Md²)) is shared by every λ, i.e. every ε and N·η
-            gram_key = _fingerprint(P)
-            if gram_key not in _PUBLIC_GRAMS:
-                _PUBLIC_GRAMS.clear()  # one public set at a time (a data draw's)
-                _PUBLIC_GRAMS[gram_key] = P.T @ P
-            gram = _PUBLIC_GRAMS[gram_key]
-        cov = NoiseCovariance.from_public(P, lam, gram=gram)
+        if d > M:
+            cov = NoiseCovariance.from_public(P, lam)
+        elif factor == "eigh":
+            design = _public_design(P)
+            if "eigh" not in design:
+                design["eigh"] = np.linalg.eigh(design["gram"])
+            cov = NoiseCovariance.from_public_eigh(design["eigh"], M, lam)
+        else:
+            cov = NoiseCovariance.from_public(P, lam, gram=_public_design(P)["gram"])
         cov.cache_key = key
         _remember(key, cov)
     return _CACHE[key]
 
 
+def _rotated_rows(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
+    """XV (O(Nd²)) of the eigen design: the same for every λ of the same public rows, so computed once per data draw
+    (cached for the runner's frozen arrays, matched by identity)."""
+    if not _frozen(X):
+        return X @ cov.basis
+    key = ("xv", id(X), id(cov.basis))
+    if key in _STREAMS and _STREAMS[key][0][0] is X and _STREAMS[key][0][1] is cov.basis:
+        return _STREAMS[key][0][2]
+    XV = X @ cov.basis
+    _remember_stream(key, (X, cov.basis, XV), XV.nbytes)
+    return XV
+
+
 def _cached_xf(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     """X F (the rows in the noise coordinates, O(Nd²) for a dense Σ); cached per (Σ, X)."""
+    if cov.kind == "eigen":
+        return cov.rotated_factor(_rotated_rows(cov, X))
     if cov.cache_key is None:
         return cov.transpose_apply(X)
     key = ("xf", cov.cache_key, _fingerprint(X))
@@ -555,6 +618,8 @@ def _cached_xf(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
 
 def _cached_norms(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     """‖x_i‖_{Σ⁻¹} of the (unpermuted) training rows; cached for dense/low-rank Σ (O(Nd²) each)."""
+    if cov.kind == "eigen":
+        return np.sqrt(cov.rotated_inv_sq_norms(_rotated_rows(cov, X)))
     if cov.kind in ("identity", "diag") or cov.cache_key is None:
         return np.sqrt(cov.inv_sq_norms(X))
     key = ("q", cov.cache_key, _fingerprint(X))
@@ -603,6 +668,7 @@ def fit_dp_ftrl(
     shuffle: bool = True,
     block: int = 128,
     engine: str = "auto",
+    sigma_factor: str = "eigh",
     nonprivate: bool = False,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Steps 1–7 of spec 002 §3.7 for a given τ (τ = 0 and ``nonprivate`` ⇒ ψ = ∞: averaged SGD)."""
@@ -675,7 +741,7 @@ def fit_dp_ftrl(
             cov = NoiseCovariance.dense(population.cov + lam * np.eye(d))
     else:
         lam = lam_mult * len(P_sigma) / (n * eta_value)
-        cov = _cached_public_cov(P_sigma, lam)
+        cov = _cached_public_cov(P_sigma, lam, sigma_factor)
     # 5. clipping constant C
     tr_sh = math.nan
     if nonprivate:
@@ -710,7 +776,7 @@ def fit_dp_ftrl(
             l0 = math.sqrt(2.0) * C_Y
         psi = C * float(l0)
     q = _cached_norms(cov, X_original)[perm] if math.isfinite(psi) else np.zeros(n)
-    XF = _cached_xf(cov, X_original)[perm] if tau > 0 and cov.kind in ("dense", "lowrank") else None
+    XF = _cached_xf(cov, X_original)[perm] if tau > 0 and cov.kind in ("dense", "eigen", "lowrank") else None
     # 7. run
     failures = 0
     if psi_mode == "fixed" and engine != "reference":
