@@ -145,37 +145,39 @@ def blocked_tree_noise(rng: np.random.Generator, n: int, k: int, block: int) -> 
 
     Row u of a block's draw is the node completing at step t0 + u + 1; the node completing at the block's end
     (level ≥ log2 B) is read only by later blocks: ν_u(t0 + B) = ν_u(t0 + B − lowbit(t0 + B)) + u_{t0+B}.
-    The rng is consumed exactly as one (n, k) standard-normal draw in row order.
+    The rng is consumed exactly as one (n, k) standard-normal draw in row order. The draws of steps t0+1..t0+b are
+    written straight into rows t0+1..t0+b of the output and turned into ν_in in place (:func:`inblock_prefix_noise`
+    with ``out`` = its input: row u only reads rows of higher level, finished before it).
     """
     if block < 1 or block & (block - 1):
         raise ValueError(f"block must be a power of 2, got {block}")
     starts = np.empty(((n + block - 1) // block, k))
-    inblock = np.empty((n, k))
+    inblock = np.empty((n + 1, k))  # row n: the last draw, read before it is overwritten
     weights = release_counts(n)
     total = np.zeros(k)
     nu_start = np.zeros(k)
     nu_at = {0: nu_start}
-    u_block = np.zeros((block, k))
-    nu_in = np.empty((block, k))
     nu_end = nu_start
     for index, t0 in enumerate(range(0, n, block)):
         b = min(block, n - t0)
-        draws = rng.standard_normal((b, k))  # u of steps s = t0+1 .. t0+b
-        rows = min(b, block - 1)
-        u_block[1:rows + 1] = draws[:rows]
-        u_block[rows + 1:] = 0.0
-        inblock_prefix_noise(u_block, out=nu_in)
-        starts[index] = nu_start
-        inblock[t0:t0 + b] = nu_in[:b]
+        draws = inblock[t0 + 1:t0 + b + 1]
+        rng.standard_normal(out=draws)  # u of steps s = t0+1 .. t0+b
         total += weights[t0:t0 + b] @ draws
+        starts[index] = nu_start
         s = t0 + b
         if b == block:
             nu_end = nu_at[s - (s & -s)] + draws[b - 1]
             nu_at[s] = nu_end
             nu_start = nu_end
+            rows = inblock[t0:t0 + block]
+            inblock_prefix_noise(rows, out=rows)
         else:
+            padded = np.zeros((block, k))
+            padded[1:b + 1] = draws
+            nu_in = inblock_prefix_noise(padded)
+            inblock[t0:t0 + b] = nu_in[:b]
             nu_end = nu_start + nu_in[b]
-    return BlockedTreeNoise(starts, inblock, total, nu_end)
+    return BlockedTreeNoise(starts, inblock[:n], total, nu_end)
 
 
 def release_counts(n: int) -> np.ndarray:
