@@ -362,7 +362,8 @@ def run_blocked(
 
     The noise is kept in the standard-normal coordinates u of z = F u: the iterates only need x_tᵀν(t) =
     (Fᵀx_t)ᵀν_u(t) and the weighted sum Σ m_s z_s = F Σ m_s u_s, so a dense Σ costs O(Nd) per trial once
-    ``XF`` = X F (``cov.transpose_apply(X)``, cacheable across trials) is known. ``grams`` (:func:`block_grams`)
+    ``XF`` = X F (``cov.transpose_apply(X)``, cacheable across trials) is known (identity/diagonal Σ: computed per
+    block). ``grams`` (:func:`block_grams`)
     and ``noise`` (:func:`~dpbench.mechanisms.gradient.tree_noise.blocked_tree_noise` of this rng) may be passed
     precomputed: they depend only on the stream and the rng, not on Σ, σ, ψ or η.
     """
@@ -370,7 +371,7 @@ def run_blocked(
     if block < 1 or block & (block - 1):
         raise ValueError(f"block must be a power of 2, got {block}")
     if sigma > 0:
-        if XF is None:
+        if XF is None and cov.kind not in ("identity", "diag"):
             XF = cov.transpose_apply(X)
         if noise is None:
             noise = blocked_tree_noise(rng, n, cov.noise_dim, block)
@@ -383,7 +384,7 @@ def run_blocked(
         b = min(block, n - t0)
         Xb = X[t0:t0 + b]
         if sigma > 0:
-            XFb = XF[t0:t0 + b]
+            XFb = cov.transpose_apply(Xb) if XF is None else XF[t0:t0 + b]  # elementwise Σ: per block, no (N, d) copy
             a = sigma * (XFb @ noise.starts[index] + np.einsum("ij,ij->i", XFb, noise.inblock[t0:t0 + b]))
         else:
             a = np.zeros(b)
@@ -616,6 +617,15 @@ def _cached_xf(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     return _CACHE[key] if key in _CACHE else _remember(key, cov.transpose_apply(X))
 
 
+def _stream_xf(cov: NoiseCovariance, X: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """X F in stream order (rows perm); the eigen design gathers XV's rows and scales them in place (one copy)."""
+    if cov.kind != "eigen":
+        return _cached_xf(cov, X)[perm]
+    XF = _rotated_rows(cov, X)[perm]
+    XF *= np.sqrt(cov.scale * cov.diag)
+    return XF
+
+
 def _cached_norms(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     """‖x_i‖_{Σ⁻¹} of the (unpermuted) training rows; cached for dense/low-rank Σ (O(Nd²) each)."""
     if cov.kind == "eigen":
@@ -776,7 +786,7 @@ def fit_dp_ftrl(
             l0 = math.sqrt(2.0) * C_Y
         psi = C * float(l0)
     q = _cached_norms(cov, X_original)[perm] if math.isfinite(psi) else np.zeros(n)
-    XF = _cached_xf(cov, X_original)[perm] if tau > 0 and cov.kind in ("dense", "eigen", "lowrank") else None
+    XF = _stream_xf(cov, X_original, perm) if tau > 0 and cov.kind in ("dense", "eigen", "lowrank") else None
     # 7. run
     failures = 0
     if psi_mode == "fixed" and engine != "reference":
