@@ -208,11 +208,16 @@ def test_release_counts():
 # ------------------------------------------------------------------------------------------------ Σ designs
 
 
+def _eigen_public(P: np.ndarray, lam: float) -> NoiseCovariance:
+    return NoiseCovariance.from_public_eigh(np.linalg.eigh(P.T @ P), P.shape[0], lam)
+
+
 def _covariances(d: int, rng: np.random.Generator) -> list[NoiseCovariance]:
     return [
         NoiseCovariance.identity(d),
         NoiseCovariance.diagonal(rng.uniform(0.3, 2.0, d)),
         NoiseCovariance.from_public(rng.standard_normal((3 * d, d)), 2.0),  # dense Cholesky
+        _eigen_public(rng.standard_normal((3 * d, d)), 2.0),  # dense, eigenbasis factor
         NoiseCovariance.from_public(rng.standard_normal((d // 2, d)), 2.0),  # low-rank + ridge
     ]
 
@@ -390,8 +395,14 @@ def test_mechanisms_beat_zero_and_record_info(small_problem):
                              population=ds.population, calibration="paper", neighbour="replace_one")
     out_s = fit_sgd_avg(ds.X_train, ds.y_train, None, None, np.random.default_rng(1), **{
         k: v for k, v in _design(ds).items() if k != "l0"})
-    for out in (out_i, out_p, out_o, out_s):
+    for out in (out_i, out_o, out_s):
         assert excess_pop_paper(out.theta, ds) < 0.5 * zero
+    # one draw of the public design's noise exceeds zero/2 with probability ≈ 0.1 (eigen and Cholesky factor alike,
+    # tests/test_ftrl_speed.py): the median of five trials does not
+    public_excess = [excess_pop_paper(fit_sigma_public(ds.X_train, ds.y_train, 2.0, 1e-6, np.random.default_rng(seed),
+                                                       public_X=ds.X_public, public_C_rows=200, **_design(ds)).theta,
+                                      ds) for seed in range(1, 6)]
+    assert np.median(public_excess) < 0.5 * zero
     assert excess_pop_paper(out_s.theta, ds) < excess_pop_paper(out_i.theta, ds)
     assert out_i.info["tau"] == pytest.approx(tau_tree(2.0, 1e-6, 512, "replace_one", "agm"))
     assert out_p.info["tau"] == pytest.approx(tau_tree(2.0, 1e-6, 512, "zero_out", "agm"))

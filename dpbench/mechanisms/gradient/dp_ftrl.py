@@ -25,7 +25,7 @@ import numpy as np
 
 from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper, HyperError
 from dpbench.mechanisms._base import FitResult, check_inputs
-from dpbench.mechanisms.gradient.dp_ftrl_core import PSI_MODES, SPECTRA, fit_dp_ftrl
+from dpbench.mechanisms.gradient.dp_ftrl_core import PSI_MODES, SIGMA_FACTORS, SPECTRA, fit_dp_ftrl
 from dpbench.privacy.tree import TREE_METHODS, TREE_NEIGHBOURS, certified, kbar, tau_tree
 from dpbench.registry import register_mechanism
 
@@ -84,6 +84,8 @@ HYPER: dict[str, Hyper] = {
     "estimating_m": Hyper(int, ge=1, doc="labelled estimating rows used by RESIDUALEST"),
     "shuffle": Hyper(bool, doc="stream the records in a uniformly random (data-independent) order"),
     "engine": Choice("auto", "blocked", "reference", doc="blocked fast path or the literal tree loop (declares nodes)"),
+    "sigma_factor": Choice(*SIGMA_FACTORS, doc="square root of a dense public Σ: eigenbasis (XV shared by every ε) or "
+                           "Cholesky; same Σ, same law"),
 }
 
 
@@ -172,7 +174,8 @@ def fit_identity(
     spec="002 §3.4",
     style=STYLE["dp_ftrl_sigma_public"],
     hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
-                   "c_C", "C_Y", "l0", "lam_mult", "public_C_fraction", "public_C_rows", "shuffle", "engine"),
+                   "c_C", "C_Y", "l0", "lam_mult", "public_C_fraction", "public_C_rows", "shuffle", "engine",
+                   "sigma_factor"),
     check=poly_rule_needs_r,
     bounds=Bounds(y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
     # white-box audit: the literal loop declares its nodes whitened by Σ (noise N(0, σ²I)); a saturated clip moves
@@ -204,13 +207,19 @@ def fit_sigma_public(
     public_C_rows: int | None = None,
     shuffle: bool = True,
     engine: str = "auto",
+    sigma_factor: str = "eigh",
     public_X: np.ndarray | None = None,
 ) -> FitResult:
-    """Σ from the first rows of ``public_X``; C = c_C·√(mean ‖x̃‖²_{Σ⁻¹}) on the held-out public rows."""
+    """Σ from the first rows of ``public_X``; C = c_C·√(mean ‖x̃‖²_{Σ⁻¹}) on the held-out public rows.
+
+    ``sigma_factor``: the noise z = F u uses F = V diag(√((μ+λ)/M)) from the eigendecomposition PᵀP = V diag(μ) Vᵀ
+    (``eigh``, default: the rows' XV is computed once per data draw and serves every ε) or the Cholesky factor of Σ
+    (``cholesky``, the earlier engine). Both satisfy FFᵀ = Σ, so the output law is the same (tests/test_ftrl_speed.py).
+    """
     return _fit(X, y, epsilon, delta, rng, "public", neighbour, calibration, public_X=public_X, eta=eta,
                 eta_c1=eta_c1, eta_c2=eta_c2, spectrum=spectrum, r=r, trH=trH, eta_max=eta_max, clip_C=clip_C,
                 c_C=c_C, C_Y=C_Y, l0=l0, lam_mult=lam_mult, public_C_fraction=public_C_fraction,
-                public_C_rows=public_C_rows, shuffle=shuffle, engine=engine)
+                public_C_rows=public_C_rows, shuffle=shuffle, engine=engine, sigma_factor=sigma_factor)
 
 
 @register_mechanism(

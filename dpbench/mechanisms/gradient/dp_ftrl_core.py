@@ -32,10 +32,12 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from dpbench.mechanisms._base import recording, released
-from dpbench.mechanisms.gradient.tree_noise import TreeNoise, inblock_prefix_noise, release_counts
+from dpbench.mechanisms.gradient.tree_noise import BlockedTreeNoise, TreeNoise, blocked_tree_noise
 from dpbench.privacy.tree import kbar, v2
 
 SIGMA_DESIGNS = ("identity", "public", "oracle")
+#: square root F (FFᵀ = Σ) of a dense public Σ: eigenbasis (default; XV shared by every ε) or Cholesky
+SIGMA_FACTORS = ("eigh", "cholesky")
 PSI_MODES = ("fixed", "public_labeled", "private_split")
 SPECTRA = ("poly", "exp", "unknown")
 #: ‖w̄_N‖ above this (or non-finite) counts as divergence; the estimate is then reported as NaN (info.diverged)
@@ -51,6 +53,7 @@ class NoiseCovariance:
     """Σ ≻ 0 with a cheap sampler of N(0, Σ) rows and cheap Σ⁻¹-norms.
 
     kind: ``identity`` (Σ = sI), ``diag`` (Σ = diag(v)), ``dense`` (Σ = L Lᵀ, L lower Cholesky),
+    ``eigen`` (Σ = V diag(v) Vᵀ, V orthogonal: factor F = V diag(√v), and rows in the basis, XV, serve every v),
     ``lowrank`` (Σ = s(λI + PᵀP)/M, exact O(d(M+1)) draws and Woodbury norms).
     """
 
@@ -62,6 +65,7 @@ class NoiseCovariance:
     P: np.ndarray | None = None
     lam: float = 0.0
     inner: Any = field(default=None, repr=False)  # cho_factor of λI_M + PPᵀ
+    basis: np.ndarray | None = field(default=None, repr=False)  # V of the eigen design
     cache_key: tuple | None = field(default=None, repr=False)  # set when the per-process cache owns it
 
     @classmethod
@@ -81,8 +85,13 @@ class NoiseCovariance:
         return cls("dense", matrix.shape[0], chol=np.linalg.cholesky((matrix + matrix.T) / 2.0))
 
     @classmethod
-    def from_public(cls, P: np.ndarray, lam: float, lowrank: bool | None = None) -> NoiseCovariance:
-        """Σ = (λI + PᵀP)/M from M public rows P (uncentred, spec 002 Eq. 3.2); low-rank path when d > M."""
+    def from_public(
+        cls, P: np.ndarray, lam: float, lowrank: bool | None = None, gram: np.ndarray | None = None
+    ) -> NoiseCovariance:
+        """Σ = (λI + PᵀP)/M from M public rows P (uncentred, spec 002 Eq. 3.2); low-rank path when d > M.
+
+        ``gram`` = PᵀP if already computed (it does not depend on λ; see ``_cached_public_cov``). For the eigen
+        factor of the same Σ see :meth:`from_public_eigh`."""
         P = np.asarray(P, dtype=float)
         M, d = P.shape
         if not lam > 0:
@@ -90,17 +99,28 @@ class NoiseCovariance:
         if lowrank is None:
             lowrank = d > M
         if not lowrank:
-            sigma = P.T @ P
+            sigma = P.T @ P if gram is None else gram.copy()
             sigma[np.diag_indices(d)] += lam
             return cls.dense(sigma / M)
         inner = P @ P.T
         inner[np.diag_indices(M)] += lam
         return cls("lowrank", d, P=P, lam=float(lam), inner=cho_factor(inner, lower=True))
 
+    @classmethod
+    def from_public_eigh(cls, eigh: tuple[np.ndarray, np.ndarray], M: int, lam: float) -> NoiseCovariance:
+        """Σ = (λI + PᵀP)/M = V diag((μ + λ)/M) Vᵀ from the eigendecomposition (μ, V) of PᵀP (computed once for all λ).
+
+        Same Σ as :meth:`from_public`, other square root: F = V diag(√((μ+λ)/M)) instead of the Cholesky factor, so
+        z = F u has the same law N(0, Σ) (issue 16: x ↦ xᵀV is then shared by every λ, i.e. every ε)."""
+        if not lam > 0:
+            raise ValueError(f"lam must be > 0, got {lam}")
+        mu, V = eigh
+        return cls("eigen", V.shape[0], diag=(np.maximum(mu, 0.0) + lam) / M, basis=V)
+
     def scaled(self, c: float) -> NoiseCovariance:
         """cΣ with the factor √c·F (draws from the same u are exactly √c times; spec 002 T4)."""
-        out = NoiseCovariance(self.kind, self.d, self.scale * c, self.diag, self.chol, self.P, self.lam, self.inner)
-        return out
+        return NoiseCovariance(self.kind, self.d, self.scale * c, self.diag, self.chol, self.P, self.lam, self.inner,
+                               self.basis)
 
     @property
     def n_public(self) -> int:
@@ -120,6 +140,8 @@ class NoiseCovariance:
             return U * (root * np.sqrt(self.diag))
         if self.kind == "dense":
             return root * (U @ self.chol.T)
+        if self.kind == "eigen":
+            return (U * (root * np.sqrt(self.diag))) @ self.basis.T
         M = self.n_public
         return root * (math.sqrt(self.lam / M) * U[..., : self.d] + (U[..., self.d:] @ self.P) / math.sqrt(M))
 
@@ -132,6 +154,8 @@ class NoiseCovariance:
             return X * (root * np.sqrt(self.diag))
         if self.kind == "dense":
             return root * (X @ self.chol)
+        if self.kind == "eigen":
+            return self.rotated_factor(X @ self.basis)
         M = self.n_public
         return root * np.hstack([math.sqrt(self.lam / M) * X, (X @ self.P.T) / math.sqrt(M)])
 
@@ -149,12 +173,22 @@ class NoiseCovariance:
         elif self.kind == "dense":
             solved = solve_triangular(self.chol, X.T, lower=True)
             out = np.einsum("ij,ij->j", solved, solved)
+        elif self.kind == "eigen":
+            return self.rotated_inv_sq_norms(X @ self.basis)
         else:
             M = self.n_public
             b = X @ self.P.T
             inner = np.einsum("ij,ij->i", b, cho_solve(self.inner, b.T).T)
             out = (M / self.lam) * (np.einsum("ij,ij->i", X, X) - inner)
         return out / self.scale
+
+    def rotated_factor(self, XV: np.ndarray) -> np.ndarray:
+        """Fᵀx = diag(√(s·v)) Vᵀx of the eigen design from the rows in its basis, XV (O(Nd))."""
+        return XV * np.sqrt(self.scale * self.diag)
+
+    def rotated_inv_sq_norms(self, XV: np.ndarray) -> np.ndarray:
+        """‖x‖²_{Σ⁻¹} = Σ_j (Vᵀx)_j²/(s·v_j) of the eigen design from the rows in its basis, XV (O(Nd))."""
+        return np.einsum("ij,ij->i", XV, XV / (self.scale * self.diag))
 
     def matrix(self) -> np.ndarray:
         """Σ as a dense matrix (tests only)."""
@@ -164,6 +198,8 @@ class NoiseCovariance:
             return self.scale * np.diag(self.diag)
         if self.kind == "dense":
             return self.scale * self.chol @ self.chol.T
+        if self.kind == "eigen":
+            return self.scale * (self.basis * self.diag) @ self.basis.T
         return self.scale * (self.lam * np.eye(self.d) + self.P.T @ self.P) / self.n_public
 
 
@@ -280,6 +316,34 @@ def clip_coefficient(r: float, q: float, psi: float) -> float:
     return r if norm <= psi else r * psi / norm
 
 
+def block_grams(X: np.ndarray, block: int) -> list[np.ndarray]:
+    """X_b X_bᵀ of every block of ``block`` consecutive rows (the in-block inner products x_tᵀx_i)."""
+    return [X[t0:t0 + block] @ X[t0:t0 + block].T for t0 in range(0, X.shape[0], block)]
+
+
+def block_coefficients(
+    base: np.ndarray, gram: np.ndarray, y: np.ndarray, q: np.ndarray, eta: float, psi: float
+) -> tuple[np.ndarray, int]:
+    """The block's scalar recursion: c_u = CLIP coefficient of r_u = −η(base_u + Σ_{v<u} gram_{uv} c_v) − y_u.
+
+    ``base_u`` = x_uᵀ(G_{t0} + σFν_u(t0+u)) holds everything fixed before the block; returns (c, #clipped).
+    Scalars are Python floats (the same IEEE doubles as numpy scalars, several times cheaper per operation).
+    """
+    b = base.shape[0]
+    cb = np.zeros(b)
+    clipped = 0
+    base_l, y_l, q_l = base.tolist(), y.tolist(), q.tolist()
+    for u in range(b):
+        r = -eta * (base_l[u] + float(gram[u, :u] @ cb[:u])) - y_l[u]
+        norm = abs(r) * q_l[u]
+        if norm > psi:
+            cb[u] = r * psi / norm
+            clipped += 1
+        else:
+            cb[u] = r
+    return cb, clipped
+
+
 def run_blocked(
     X: np.ndarray,
     y: np.ndarray,
@@ -291,68 +355,47 @@ def run_blocked(
     rng: np.random.Generator,
     block: int = 128,
     XF: np.ndarray | None = None,
+    grams: list[np.ndarray] | None = None,
+    noise: BlockedTreeNoise | None = None,
 ) -> EngineResult:
     """Algorithm 1 with fixed ψ and node std σ = τψ, blocked as described in the module docstring.
 
     The noise is kept in the standard-normal coordinates u of z = F u: the iterates only need x_tᵀν(t) =
     (Fᵀx_t)ᵀν_u(t) and the weighted sum Σ m_s z_s = F Σ m_s u_s, so a dense Σ costs O(Nd) per trial once
-    ``XF`` = X F (``cov.transpose_apply(X)``, cacheable across trials) is known.
+    ``XF`` = X F (``cov.transpose_apply(X)``, cacheable across trials) is known (identity/diagonal Σ: computed per
+    block). ``grams`` (:func:`block_grams`)
+    and ``noise`` (:func:`~dpbench.mechanisms.gradient.tree_noise.blocked_tree_noise` of this rng) may be passed
+    precomputed: they depend only on the stream and the rng, not on Σ, σ, ψ or η.
     """
     n, d = X.shape
     if block < 1 or block & (block - 1):
         raise ValueError(f"block must be a power of 2, got {block}")
-    k = cov.noise_dim
-    if sigma > 0 and XF is None:
-        XF = cov.transpose_apply(X)
+    if sigma > 0:
+        if XF is None and cov.kind not in ("identity", "diag"):
+            XF = cov.transpose_apply(X)
+        if noise is None:
+            noise = blocked_tree_noise(rng, n, cov.noise_dim, block)
+    if grams is None:
+        grams = block_grams(X, block)
     G = np.zeros(d)  # Σ_{i<t0} g_i
-    nu_start = np.zeros(k)  # ν_u(t0)
-    nu_at = {0: nu_start}
-    noise_sum = np.zeros(k)  # Σ_s m_s u_s
-    weights = release_counts(n)
     coef = np.empty(n)
     clipped = 0
-    nu_end = nu_start
-    for t0 in range(0, n, block):
+    for index, t0 in enumerate(range(0, n, block)):
         b = min(block, n - t0)
         Xb = X[t0:t0 + b]
         if sigma > 0:
-            draws = rng.standard_normal((b, k))  # u of steps s = t0+1 .. t0+b
-            u_block = np.zeros((block, k))
-            rows = min(b, block - 1)
-            u_block[1:rows + 1] = draws[:rows]
-            nu_in = inblock_prefix_noise(u_block)
-            XFb = XF[t0:t0 + b]
-            a = sigma * (XFb @ nu_start + np.einsum("ij,ij->i", XFb, nu_in[:b]))
-            noise_sum += weights[t0:t0 + b] @ draws
+            XFb = cov.transpose_apply(Xb) if XF is None else XF[t0:t0 + b]  # elementwise Σ: per block, no (N, d) copy
+            a = sigma * (XFb @ noise.starts[index] + np.einsum("ij,ij->i", XFb, noise.inblock[t0:t0 + b]))
         else:
             a = np.zeros(b)
-        base = Xb @ G + a
-        gram = Xb @ Xb.T
-        cb = np.zeros(b)
-        yb = y[t0:t0 + b]
-        qb = q[t0:t0 + b]
-        for u in range(b):
-            r = -eta * (base[u] + gram[u, :u] @ cb[:u]) - yb[u]
-            norm = abs(r) * qb[u]
-            if norm > psi:
-                cb[u] = r * psi / norm
-                clipped += 1
-            else:
-                cb[u] = r
+        cb, clips = block_coefficients(Xb @ G + a, grams[index], y[t0:t0 + b], q[t0:t0 + b], eta, psi)
+        clipped += clips
         coef[t0:t0 + b] = cb
         G = G + Xb.T @ cb
-        if sigma > 0:
-            s = t0 + b
-            if b == block:
-                nu_end = nu_at[s - (s & -s)] + draws[b - 1]
-                nu_at[s] = nu_end
-                nu_start = nu_end
-            else:
-                nu_end = nu_start + nu_in[b]
     steps_left = (n - 1 - np.arange(n)).astype(float)
-    noise_avg = sigma * cov.apply_factor(noise_sum) if sigma > 0 else 0.0
+    noise_avg = sigma * cov.apply_factor(noise.total) if sigma > 0 else 0.0
     theta = -(eta / n) * (X.T @ (steps_left * coef) + noise_avg)
-    w_last = -eta * (G + (sigma * cov.apply_factor(nu_end) if sigma > 0 else 0.0))
+    w_last = -eta * (G + (sigma * cov.apply_factor(noise.end) if sigma > 0 else 0.0))
     return EngineResult(theta, w_last, clipped / n, psi)
 
 
@@ -452,6 +495,11 @@ def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates, nod
 
 _CACHE: dict[tuple, Any] = {}
 _CACHE_SIZE = 6
+#: PᵀP (and its eigendecomposition) of the current public rows: the public Σ's O(Md²) work that λ does not change
+_PUBLIC: dict[tuple, dict[str, Any]] = {}
+#: per-stream arrays shared by the mechanisms of one data draw and trial rng (block Grams, tree noise), bounded in bytes
+_STREAMS: dict[tuple, Any] = {}
+_STREAM_BYTES = 2 * 2**30
 
 
 def _fingerprint(A: np.ndarray) -> tuple:
@@ -461,6 +509,11 @@ def _fingerprint(A: np.ndarray) -> tuple:
     return (address, A.shape, A.strides, float(flat[:: max(1, flat.size // 997)].sum()))
 
 
+def _rng_key(rng: np.random.Generator) -> str:
+    """The generator's exact state: two generators in the same state draw the same numbers."""
+    return repr(rng.bit_generator.state)
+
+
 def _remember(key: tuple, value: Any) -> Any:
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
@@ -468,26 +521,115 @@ def _remember(key: tuple, value: Any) -> Any:
     return value
 
 
-def _cached_public_cov(P: np.ndarray, lam: float) -> NoiseCovariance:
-    """Σ = (λI + PᵀP)/M is deterministic given the public rows and λ: build it once per process (trials reuse)."""
-    key = ("cov", _fingerprint(P), float(lam))
+def _remember_stream(key: tuple, value: Any, nbytes: int) -> Any:
+    """Keep ``value`` while the stream store holds at most _STREAM_BYTES (oldest entries dropped first)."""
+    while _STREAMS and sum(size for _, size in _STREAMS.values()) + nbytes > _STREAM_BYTES:
+        _STREAMS.pop(next(iter(_STREAMS)))
+    if nbytes <= _STREAM_BYTES:
+        _STREAMS[key] = (value, nbytes)
+    return value
+
+
+def _frozen(A: np.ndarray) -> bool:
+    """Read-only and owning its memory (the runner's data arrays): its contents cannot change while we hold it."""
+    return not A.flags.writeable and A.base is None
+
+
+def _cached_grams(X_original: np.ndarray, order: str | None, X: np.ndarray, block: int) -> list[np.ndarray]:
+    """Block Grams (:func:`block_grams`) of the stream X = X_original in the order drawn from a generator in state
+    ``order`` (None: unshuffled). Every mechanism given the same data and the same trial rng (common random numbers)
+    streams the same order, whatever its Σ, ψ or η. Cached only for frozen arrays, matched by identity (the entry
+    holds the array, so its address cannot be reused by other data)."""
+    if not _frozen(X_original):
+        return block_grams(X, block)
+    key = ("grams", id(X_original), order, X.shape[0], block)
+    if key in _STREAMS and _STREAMS[key][0][0] is X_original:
+        return _STREAMS[key][0][1]
+    grams = block_grams(X, block)
+    _remember_stream(key, (X_original, grams), sum(g.nbytes for g in grams))
+    return grams
+
+
+def _cached_tree_noise(rng: np.random.Generator, n: int, k: int, block: int) -> BlockedTreeNoise:
+    """The trial's standard-normal tree draws (:func:`blocked_tree_noise`), keyed by the rng's exact state: a
+    mechanism handed a generator in the same state as an earlier one reads the draws it would make (the rng itself
+    is not advanced; nothing reads it after the run)."""
+    key = ("noise", _rng_key(rng), n, k, block)
+    if key in _STREAMS:
+        return _STREAMS[key][0]
+    noise = blocked_tree_noise(rng, n, k, block)
+    return _remember_stream(key, noise, noise.nbytes)
+
+
+def _public_design(P: np.ndarray) -> dict[str, Any]:
+    """PᵀP (O(Md²)) and, once asked for, its eigendecomposition: shared by every λ, i.e. every ε and N·η."""
+    key = _fingerprint(P)
+    if key not in _PUBLIC:
+        _PUBLIC.clear()  # one public set at a time (a data draw's)
+        _PUBLIC[key] = {"gram": P.T @ P}
+    return _PUBLIC[key]
+
+
+def _cached_public_cov(P: np.ndarray, lam: float, factor: str = "eigh") -> NoiseCovariance:
+    """Σ = (λI + PᵀP)/M is deterministic given the public rows and λ: build it once per process (trials reuse).
+
+    Dense (d ≤ M) with ``factor="eigh"``: the eigen design (:meth:`NoiseCovariance.from_public_eigh`); with
+    ``"cholesky"``: the Cholesky factor (:meth:`NoiseCovariance.from_public`). Same Σ, same law of the noise."""
+    if factor not in SIGMA_FACTORS:
+        raise ValueError(f"sigma_factor must be one of {SIGMA_FACTORS}, got {factor!r}")
+    M, d = P.shape
+    key = ("cov", _fingerprint(P), float(lam), factor if d <= M else "lowrank")
     if key not in _CACHE:
-        cov = NoiseCovariance.from_public(P, lam)
+        if d > M:
+            cov = NoiseCovariance.from_public(P, lam)
+        elif factor == "eigh":
+            design = _public_design(P)
+            if "eigh" not in design:
+                design["eigh"] = np.linalg.eigh(design["gram"])
+            cov = NoiseCovariance.from_public_eigh(design["eigh"], M, lam)
+        else:
+            cov = NoiseCovariance.from_public(P, lam, gram=_public_design(P)["gram"])
         cov.cache_key = key
         _remember(key, cov)
     return _CACHE[key]
 
 
+def _rotated_rows(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
+    """XV (O(Nd²)) of the eigen design: the same for every λ of the same public rows, so computed once per data draw
+    (cached for the runner's frozen arrays, matched by identity)."""
+    if not _frozen(X):
+        return X @ cov.basis
+    key = ("xv", id(X), id(cov.basis))
+    if key in _STREAMS and _STREAMS[key][0][0] is X and _STREAMS[key][0][1] is cov.basis:
+        return _STREAMS[key][0][2]
+    XV = X @ cov.basis
+    _remember_stream(key, (X, cov.basis, XV), XV.nbytes)
+    return XV
+
+
 def _cached_xf(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     """X F (the rows in the noise coordinates, O(Nd²) for a dense Σ); cached per (Σ, X)."""
+    if cov.kind == "eigen":
+        return cov.rotated_factor(_rotated_rows(cov, X))
     if cov.cache_key is None:
         return cov.transpose_apply(X)
     key = ("xf", cov.cache_key, _fingerprint(X))
     return _CACHE[key] if key in _CACHE else _remember(key, cov.transpose_apply(X))
 
 
+def _stream_xf(cov: NoiseCovariance, X: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """X F in stream order (rows perm); the eigen design gathers XV's rows and scales them in place (one copy)."""
+    if cov.kind != "eigen":
+        return _cached_xf(cov, X)[perm]
+    XF = _rotated_rows(cov, X)[perm]
+    XF *= np.sqrt(cov.scale * cov.diag)
+    return XF
+
+
 def _cached_norms(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     """‖x_i‖_{Σ⁻¹} of the (unpermuted) training rows; cached for dense/low-rank Σ (O(Nd²) each)."""
+    if cov.kind == "eigen":
+        return np.sqrt(cov.rotated_inv_sq_norms(_rotated_rows(cov, X)))
     if cov.kind in ("identity", "diag") or cov.cache_key is None:
         return np.sqrt(cov.inv_sq_norms(X))
     key = ("q", cov.cache_key, _fingerprint(X))
@@ -536,6 +678,7 @@ def fit_dp_ftrl(
     shuffle: bool = True,
     block: int = 128,
     engine: str = "auto",
+    sigma_factor: str = "eigh",
     nonprivate: bool = False,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Steps 1–7 of spec 002 §3.7 for a given τ (τ = 0 and ``nonprivate`` ⇒ ψ = ∞: averaged SGD)."""
@@ -547,6 +690,7 @@ def fit_dp_ftrl(
     if engine not in ("auto", "blocked", "reference"):
         raise ValueError(f"engine must be 'auto', 'blocked' or 'reference', got {engine!r}")
     # 1. stream order (data-independent permutation from the trial rng)
+    order = _rng_key(rng) if shuffle else None
     perm = rng.permutation(n) if shuffle else np.arange(n)
     X_original = X
     X, y = X[perm], y[perm]
@@ -607,7 +751,7 @@ def fit_dp_ftrl(
             cov = NoiseCovariance.dense(population.cov + lam * np.eye(d))
     else:
         lam = lam_mult * len(P_sigma) / (n * eta_value)
-        cov = _cached_public_cov(P_sigma, lam)
+        cov = _cached_public_cov(P_sigma, lam, sigma_factor)
     # 5. clipping constant C
     tr_sh = math.nan
     if nonprivate:
@@ -642,11 +786,13 @@ def fit_dp_ftrl(
             l0 = math.sqrt(2.0) * C_Y
         psi = C * float(l0)
     q = _cached_norms(cov, X_original)[perm] if math.isfinite(psi) else np.zeros(n)
-    XF = _cached_xf(cov, X_original)[perm] if tau > 0 and cov.kind in ("dense", "lowrank") else None
+    XF = _stream_xf(cov, X_original, perm) if tau > 0 and cov.kind in ("dense", "eigen", "lowrank") else None
     # 7. run
     failures = 0
     if psi_mode == "fixed" and engine != "reference":
-        result = run_blocked(X, y, q, psi, tau * psi if tau > 0 else 0.0, eta_value, cov, rng, block=block, XF=XF)
+        noise = _cached_tree_noise(rng, n, cov.noise_dim, block) if tau > 0 else None
+        result = run_blocked(X, y, q, psi, tau * psi if tau > 0 else 0.0, eta_value, cov, rng, block=block, XF=XF,
+                             grams=_cached_grams(X_original, order, X, block), noise=noise)
     else:
         psi_fn = None
         if psi_mode == "public_labeled":

@@ -9,6 +9,7 @@ sums the blocks of the set bits of s, so only the block completing at s (level v
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -97,22 +98,86 @@ class ReferenceTreeAggregator:
 # batched helpers for the blocked DP-FTRL engine (same draws, same law as TreeNoise)
 
 
-def inblock_prefix_noise(z_block: np.ndarray) -> np.ndarray:
+def inblock_prefix_noise(z_block: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """ν_in(u) for u = 0..B−1 of a block of B = 2^b steps starting at a multiple of B.
 
     ``z_block[u]`` is the draw made at step s = t0 + u (row 0 unused: it belongs to the previous block's boundary).
     For 0 < u < B, ν(t0 + u) = ν(t0) + ν_in(u) with ν_in(u) = ν_in(u − lowbit(u)) + z_block[u], ν_in(0) = 0.
-    Computed level by level (u with more trailing zeros first), O(B·d).
+    Computed level by level (u with more trailing zeros first) on strided views — rows u = (2m+1)2^j read rows
+    2m·2^j — so O(B·d) with one vectorised add per level. ``out`` (shape of ``z_block``) is overwritten if given.
     """
     size = z_block.shape[0]
     if size & (size - 1):
         raise ValueError(f"block size must be a power of 2, got {size}")
-    out = np.zeros_like(z_block)
+    if out is None:
+        out = np.zeros_like(z_block)
+    else:
+        out[0] = 0.0
     bits = size.bit_length() - 1
     for j in range(bits - 1, -1, -1):
-        u = np.arange(1 << j, size, 1 << (j + 1))  # v2(u) = j
-        out[u] = out[u - (1 << j)] + z_block[u]
+        step = 1 << j
+        pairs = (size >> (j + 1), 2 * step) + z_block.shape[1:]
+        levels, draws = out.reshape(pairs), z_block.reshape(pairs)
+        np.add(levels[:, 0], draws[:, step], out=levels[:, step])
     return out
+
+
+@dataclass(frozen=True)
+class BlockedTreeNoise:
+    """The standard-normal tree draws u of a stream of n steps, arranged for blocks of B steps (u-coordinates).
+
+    ``starts[i]`` = ν_u(t0) at block i's first step t0 = iB; ``inblock[t]`` = ν_u(t) − ν_u(t0) (the in-block part,
+    :func:`inblock_prefix_noise`); ``total`` = Σ_s m_s u_s (:func:`release_counts`, for w̄_N); ``end`` = ν_u(n).
+    """
+
+    starts: np.ndarray
+    inblock: np.ndarray
+    total: np.ndarray
+    end: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return self.starts.nbytes + self.inblock.nbytes
+
+
+def blocked_tree_noise(rng: np.random.Generator, n: int, k: int, block: int) -> BlockedTreeNoise:
+    """Draw the N(0, I_k) node noise of an n-step tree, block by block: one (b, k) draw per block of b steps.
+
+    Row u of a block's draw is the node completing at step t0 + u + 1; the node completing at the block's end
+    (level ≥ log2 B) is read only by later blocks: ν_u(t0 + B) = ν_u(t0 + B − lowbit(t0 + B)) + u_{t0+B}.
+    The rng is consumed exactly as one (n, k) standard-normal draw in row order. The draws of steps t0+1..t0+b are
+    written straight into rows t0+1..t0+b of the output and turned into ν_in in place (:func:`inblock_prefix_noise`
+    with ``out`` = its input: row u only reads rows of higher level, finished before it).
+    """
+    if block < 1 or block & (block - 1):
+        raise ValueError(f"block must be a power of 2, got {block}")
+    starts = np.empty(((n + block - 1) // block, k))
+    inblock = np.empty((n + 1, k))  # row n: the last draw, read before it is overwritten
+    weights = release_counts(n)
+    total = np.zeros(k)
+    nu_start = np.zeros(k)
+    nu_at = {0: nu_start}
+    nu_end = nu_start
+    for index, t0 in enumerate(range(0, n, block)):
+        b = min(block, n - t0)
+        draws = inblock[t0 + 1:t0 + b + 1]
+        rng.standard_normal(out=draws)  # u of steps s = t0+1 .. t0+b
+        total += weights[t0:t0 + b] @ draws
+        starts[index] = nu_start
+        s = t0 + b
+        if b == block:
+            nu_end = nu_at[s - (s & -s)] + draws[b - 1]
+            nu_at[s] = nu_end
+            nu_start = nu_end
+            rows = inblock[t0:t0 + block]
+            inblock_prefix_noise(rows, out=rows)
+        else:
+            padded = np.zeros((block, k))
+            padded[1:b + 1] = draws
+            nu_in = inblock_prefix_noise(padded)
+            inblock[t0:t0 + b] = nu_in[:b]
+            nu_end = nu_start + nu_in[b]
+    return BlockedTreeNoise(starts, inblock[:n], total, nu_end)
 
 
 def release_counts(n: int) -> np.ndarray:

@@ -57,7 +57,10 @@ def design_constants(h: np.ndarray, wstar: np.ndarray, sigma_noise: float) -> di
 
 
 def sample_rows(h: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    return rng.standard_normal((n, h.size)) * np.sqrt(h)
+    """n rows x = H^{1/2} z, z ~ N(0, I_d) (scaled in place: no second (n, d) array)."""
+    rows = rng.standard_normal((n, h.size))
+    rows *= np.sqrt(h)
+    return rows
 
 
 @register_dataset(
