@@ -15,7 +15,6 @@ Each record is used in exactly one release stage (D₀ → W, D₁ → θ̂; epo
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 
@@ -48,6 +47,7 @@ from dpbench.mechanisms.info_weighted.matrix import (
     spectral_iteration,
 )
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
+from dpbench.mechanisms.info_weighted.sgd import cached_sgd_average, sgd_average
 from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
@@ -417,35 +417,6 @@ def fit_ssp_ball(
                                              "neighbour": neighbour, "epsilon_effective": epsilon})
 
 
-@lru_cache(maxsize=16)
-def _sgd_average_cached(key: tuple, eta: float) -> np.ndarray:  # pragma: no cover - thin cache wrapper
-    X, y = _SGD_DATA[key]
-    return sgd_average(X, y, eta)
-
-
-_SGD_DATA: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
-    """θ̄ = (1/T)Σ_{t=1}^T θ_t of single-pass projected SGD on B^d(1) from θ_1 = 0 (Alg 16; θ_{T+1} excluded)."""
-    n, d = X.shape
-    rows = X.tolist()
-    labels = y.tolist()
-    th = [0.0] * d
-    tot = [0.0] * d
-    for t in range(n):
-        for j in range(d):
-            tot[j] += th[j]
-        phi = rows[t]
-        resid = sum(p * q for p, q in zip(phi, th, strict=True)) - labels[t]
-        th = [q - eta * resid * p for p, q in zip(phi, th, strict=True)]
-        norm2 = sum(q * q for q in th)
-        if norm2 > 1.0:
-            inv = 1.0 / math.sqrt(norm2)
-            th = [q * inv for q in th]
-    return np.asarray(tot) / n
-
-
 @register_mechanism(
     "dp_sgd_improper",
     summary="Dimension-free DP-SGD: one-pass projected SGD, averaged iterate + Gaussian output noise (Alg 16)",
@@ -463,7 +434,8 @@ def fit_dp_sgd_improper(
     (non-expansive projected GD map, per-record gradient norm ≤ 2; ×½ zero-out); paper: std 2ησ.
 
     ``shuffle=False`` processes the rows in the given order (valid for i.i.d. synthetic data); θ̄ is then a
-    deterministic function of (data, η) and is cached across trials (the pure-Python pass costs ~1 s per 10⁵ rows).
+    deterministic function of (data, η) and is cached across trials and ε values (``sgd.cached_sgd_average``; the
+    scalar pass costs ≈ 0.1 s per 10⁵ rows at d = 5).
     """
     X, y = prepare(X, y, epsilon, delta, B=1.0, clip=False, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
@@ -477,9 +449,7 @@ def fit_dp_sgd_improper(
         order = rng.permutation(n)
         avg = sgd_average(X[order], y[order], eta)
     else:
-        key = (X.shape, float(X[:64].sum()), float(X[-64:].sum()), float(y.sum()), float(X.sum()))
-        _SGD_DATA[key] = (X, y)
-        avg = _sgd_average_cached(key, float(eta))
+        avg = cached_sgd_average(X, y, eta)
     std = gaussian_std(4.0 * eta * f, epsilon, delta, calibration)
     theta = released("θ̄", avg + std * rng.standard_normal(d), avg, scale=std, sensitivity=4.0 * eta * f)
     return FitResult(theta, {"eta": eta, "std": std, "calibration": calibration, "neighbour": neighbour,
