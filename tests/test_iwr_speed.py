@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from dpbench.mechanisms.info_weighted import sgd
+from dpbench.mechanisms.info_weighted.linalg import row_norms
 
 
 def reference_sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
@@ -73,3 +74,14 @@ def test_sgd_cache_does_not_keep_data_alive():
     del X, y
     gc.collect()
     assert ref() is None
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 5, 7, 8, 20])
+def test_row_norms_are_bit_identical_to_numpy(d):
+    rng = np.random.default_rng(d)
+    M = rng.standard_normal((5000, d)) * rng.random((5000, 1)) ** 4  # norms over several orders of magnitude
+    M[:3] = -0.0
+    fast, ref = row_norms(M), np.linalg.norm(M, axis=1)
+    assert np.array_equal(fast, ref) and np.array_equal(np.signbit(fast), np.signbit(ref))
+    stacked = M.reshape(50, 100, d)
+    assert np.array_equal(row_norms(stacked), np.linalg.norm(stacked, axis=-1))

@@ -38,7 +38,7 @@ from dpbench.mechanisms.info_weighted._common import (
     shuffled,
     unit_sigma,
 )
-from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt
+from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, row_norms
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
     dp_weight,
@@ -129,7 +129,7 @@ def spectral_dp(
 def iw_features(Phi: np.ndarray, W: np.ndarray, gamma: float) -> np.ndarray:
     """Rows w(φ) = Wφ/(1 + γ‖Wφ‖) (‖w(φ)‖ < 1/γ; spec 000 §3.5)."""
     P = Phi @ W
-    return P / (1.0 + gamma * np.linalg.norm(P, axis=1))[:, None]
+    return P / (1.0 + gamma * row_norms(P))[:, None]
 
 
 def iwr_dp_stage2(
@@ -243,7 +243,7 @@ def erm_stage2(
             s_w *= 2.0
     root = msqrt(W)
     P = Phi1 @ root
-    weights = 1.0 / (1.0 + gamma * np.linalg.norm(Phi1 @ W, axis=1))
+    weights = 1.0 / (1.0 + gamma * row_norms(Phi1 @ W))
     H_data = (P * weights[:, None]).T @ P / N
     H_tilde = H_data + lam * np.eye(d) + (sym_gaussian(d, s_H, rng) if s_H > 0 else 0.0)
     if s_H > 0:
