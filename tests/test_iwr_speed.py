@@ -9,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from dpbench.mechanisms.info_weighted import sgd
+from dpbench import registry
+from dpbench.mechanisms.info_weighted import _memo, sgd
 from dpbench.mechanisms.info_weighted.linalg import row_norms
 
 
@@ -69,8 +70,8 @@ def test_sgd_cache_does_not_keep_data_alive():
     X, y = _data(200, 2, seed=2)
     X.flags.writeable = y.flags.writeable = False
     sgd.cached_sgd_average(X, y, 0.1)
-    key = next(k for k in sgd._CACHE if k[0] == id(X))
-    ref = sgd._CACHE[key][0]
+    key = next(k for k in _memo._MEMO if k[0] == id(X))
+    ref = _memo._MEMO[key][0]
     del X, y
     gc.collect()
     assert ref() is None
@@ -85,3 +86,28 @@ def test_row_norms_are_bit_identical_to_numpy(d):
     assert np.array_equal(fast, ref) and np.array_equal(np.signbit(fast), np.signbit(ref))
     stacked = M.reshape(50, 100, d)
     assert np.array_equal(row_norms(stacked), np.linalg.norm(stacked, axis=-1))
+
+
+def _frozen_draw(loader: str, n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    ds = registry.get_dataset(loader).load(np.random.default_rng(11), n=n, d=d)
+    X, y = ds.X_train.copy(), ds.y_train.copy()
+    X.flags.writeable = y.flags.writeable = False
+    return X, y
+
+
+@pytest.mark.parametrize("name, hyper", [
+    ("ssp_ball", {}),
+    ("iwr_dp_ablation", {"weights": "identity", "shuffle": False}),
+    ("iwr_dp_ablation", {"weights": "identity", "stage2_rows": "all", "shuffle": False}),
+    ("dp_sgd_improper", {"shuffle": False}),
+])
+def test_memoised_mechanisms_give_the_same_numbers(name, hyper):
+    """Memo on (read-only arrays, repeated trials) vs no memo (writeable copies): bit-identical estimates."""
+    X, y = _frozen_draw("iw_twoscale", 4000, 3)
+    fit = registry.get_mechanism(name).fit
+    kw = {"calibration": "agm", "neighbour": "zero_out", **hyper}
+    for eps in (0.5, 1.0):
+        memo = [fit(X, y, eps, 1e-5, np.random.default_rng(t), **kw).theta for t in range(3)]
+        plain = [fit(X.copy(), y.copy(), eps, 1e-5, np.random.default_rng(t), **kw).theta for t in range(3)]
+        assert np.array_equal(np.array(memo), np.array(plain))
+    assert any(key[0] == id(X) for key in _memo._MEMO)  # the read-only draw was memoised

@@ -38,6 +38,7 @@ from dpbench.mechanisms.info_weighted._common import (
     shuffled,
     unit_sigma,
 )
+from dpbench.mechanisms.info_weighted._memo import data_memo
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, row_norms
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
@@ -132,10 +133,18 @@ def iw_features(Phi: np.ndarray, W: np.ndarray, gamma: float) -> np.ndarray:
     return P / (1.0 + gamma * row_norms(P))[:, None]
 
 
+def stage2_moments(Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Alg 5's noiseless statistics ψ = (1/N₁)Σ w(φ)y and Ψ = (1/N₁)Σ w(φ)φᵀ, w(φ) = Wφ/(1 + γ‖Wφ‖)."""
+    N1 = Phi1.shape[0]
+    wf = iw_features(Phi1, W, gamma)
+    return wf.T @ y1 / N1, wf.T @ Phi1 / N1
+
+
 def iwr_dp_stage2(
     Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, *, gamma: float, lam: float, epsilon: float, delta: float,
     rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", neighbour: str = "replace",
     paper_literal_noise: bool = False, nonprivate: bool = False, radius: float | None = None,
+    moments: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 5 stage 2: ψ = mean w(φ)y, Ψ = mean w(φ)φᵀ (non-symmetric), ψ̃ = ψ + N(0, s_ψ²I),
     Ψ̃ = Ψ + s_Ψ·G; θ̂ = (Ψ̃ + λI)^{-1}ψ̃ (lstsq fallback), or, with a public ``radius`` R (the issue-17 ablation),
@@ -144,12 +153,11 @@ def iwr_dp_stage2(
     Sensitivities (replace-one): ψ: 2/(γN₁), Ψ: 2B/(γN₁) (×½ zero-out). Paper: each at (ε/2, δ) — std 2σ/(γN₁),
     2Bσ/(γN₁) (the doubled Δ of spec 000 #1); ``paper_literal_noise`` halves them (the printed
     Priv_{2/(γT)}: ε_effective = 2ε). Generic: joint release, s = 2√(1+B²)/(γN₁) at (ε, δ).
+    ``moments``: (ψ, Ψ) = ``stage2_moments(Phi1, y1, W, gamma)`` when the caller already has them (a memo).
     """
     N1, d = Phi1.shape
     f = central_factor(neighbour)
-    wf = iw_features(Phi1, W, gamma)
-    psi = wf.T @ y1 / N1
-    Psi = wf.T @ Phi1 / N1
+    psi, Psi = stage2_moments(Phi1, y1, W, gamma) if moments is None else moments
     if nonprivate:
         s_psi = s_Psi = 0.0
     else:
@@ -409,10 +417,10 @@ def fit_ssp_ball(
     n, d = X.shape
     f = central_factor(neighbour)
     s_G, s_g = release_stds([2.0 * B * B * f / n, 2.0 * B * f / n], epsilon, delta, calibration)
-    G = released("G = XᵀX/n", X.T @ X / n + sym_gaussian(d, s_G, rng), lambda: X.T @ X / n, scale=s_G, symmetric=True,
+    G0, g0 = data_memo(X, y, "ssp_moments", lambda: (X.T @ X / n, X.T @ y / n))  # data only: once per draw
+    G = released("G = XᵀX/n", G0 + sym_gaussian(d, s_G, rng), G0, scale=s_G, symmetric=True,
                  sensitivity=2.0 * B * B * f / n)  # fmt: skip
-    g = released("g = XᵀY/n", X.T @ y / n + s_g * rng.standard_normal(d), lambda: X.T @ y / n, scale=s_g,
-                 sensitivity=2.0 * B * f / n)  # fmt: skip
+    g = released("g = XᵀY/n", g0 + s_g * rng.standard_normal(d), g0, scale=s_g, sensitivity=2.0 * B * f / n)
     return FitResult(ball_lsq(G, g, radius), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
                                              "neighbour": neighbour, "epsilon_effective": epsilon})
 

@@ -7,26 +7,19 @@ scalars in local variables instead of lists) and performs the same IEEE operatio
 loop it replaces — <φ, θ> = ((p₀t₀ + p₁t₁) + …), c = η·(<φ, θ> − y), θⱼ − c·pⱼ, ‖θ‖² summed left to right,
 θⱼ·(1/√‖θ‖²), Σ_t θ_t accumulated left to right (``tests/test_iwr_speed.py`` checks equality with that list loop).
 
-``cached_sgd_average`` memoises θ̄ per (data, η) for the runner's read-only arrays (identity-checked through weak
-references, so a cache entry never keeps a data draw alive): every ε of a draw whose step-size rule gives the same η,
-and every noise trial, reuses one pass.
+``cached_sgd_average`` memoises θ̄ per (data, η) for the runner's read-only arrays (``_memo.data_memo``): every ε of
+a draw whose step-size rule gives the same η, and every noise trial, reuses one pass.
 """
 
 from __future__ import annotations
 
 import math
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable
 from functools import cache
 
 import numpy as np
 
-from dpbench.mechanisms._base import _frozen
-
-#: how many (data, η) averages are memoised (a data draw has one η per distinct step-size value of its ε grid)
-CACHE_SIZE = 16
-_CACHE: OrderedDict[tuple, tuple[weakref.ref, weakref.ref, np.ndarray]] = OrderedDict()
+from dpbench.mechanisms.info_weighted._memo import data_memo
 
 
 def _kernel_source(d: int) -> str:
@@ -69,16 +62,5 @@ def sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
 
 
 def cached_sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
-    """``sgd_average`` memoised for read-only arrays (module docstring); other arrays are always recomputed."""
-    if not (_frozen(X) and _frozen(y)):
-        return sgd_average(X, y, eta)
-    key = (id(X), id(y), float(eta))
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0]() is X and hit[1]() is y:
-        _CACHE.move_to_end(key)
-        return hit[2].copy()
-    avg = sgd_average(X, y, eta)
-    _CACHE[key] = (weakref.ref(X), weakref.ref(y), avg.copy())
-    while len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return avg
+    """``sgd_average`` memoised per read-only data draw and η (module docstring)."""
+    return data_memo(X, y, ("alg16_sgd_average", float(eta)), lambda: sgd_average(X, y, eta))
