@@ -12,6 +12,8 @@ import pytest
 from dpbench import registry
 from dpbench.mechanisms.info_weighted import _memo, sgd
 from dpbench.mechanisms.info_weighted.linalg import row_norms
+from dpbench.mechanisms.info_weighted.noise import l2ball_sample
+from dpbench.privacy.info_weighted import l2ball_radius
 
 
 def reference_sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
@@ -111,3 +113,31 @@ def test_memoised_mechanisms_give_the_same_numbers(name, hyper):
         plain = [fit(X.copy(), y.copy(), eps, 1e-5, np.random.default_rng(t), **kw).theta for t in range(3)]
         assert np.array_equal(np.array(memo), np.array(plain))
     assert any(key[0] == id(X) for key in _memo._MEMO)  # the read-only draw was memoised
+
+
+def reference_l2ball_sample(V: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """The l2-ball sampler before issue 16 (spec 000 §3.6), verbatim: every random direction normalised."""
+    n, d = V.shape
+    norms = np.linalg.norm(V, axis=1)
+    M = l2ball_radius(epsilon, d)
+    rand_dir = rng.standard_normal((n, d))
+    rand_dir /= np.linalg.norm(rand_dir, axis=1, keepdims=True)
+    safe = np.where(norms > 0, norms, 1.0)
+    direction = np.where((norms > 0)[:, None], V / safe[:, None], rand_dir)
+    sign = np.where(rng.random(n) < 0.5 + norms / 2.0, 1.0, -1.0)
+    tilde = sign[:, None] * direction
+    want_positive = rng.random(n) < math.exp(epsilon) / (math.exp(epsilon) + 1.0)
+    u = rng.standard_normal((n, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    flip = (np.einsum("ij,ij->i", u, tilde) > 0) != want_positive
+    u[flip] *= -1.0
+    return M * u
+
+
+@pytest.mark.parametrize("d", [1, 2, 5])
+def test_l2ball_sampler_is_bit_identical_to_the_reference(d):
+    rng = np.random.default_rng(d)
+    V = rng.standard_normal((2000, d)) * rng.random((2000, 1)) / np.sqrt(d) / 3.0
+    V[::7] = 0.0  # rows v = 0 take a uniform random direction
+    fast = l2ball_sample(V, 0.7, np.random.default_rng(5))
+    assert np.array_equal(fast, reference_l2ball_sample(V, 0.7, np.random.default_rng(5)))

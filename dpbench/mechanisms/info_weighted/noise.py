@@ -44,10 +44,11 @@ def l2ball_sample(V: np.ndarray, epsilon: float, rng: np.random.Generator) -> np
     if np.any(norms > 1.0 + 1e-9):
         raise ValueError(f"l2ball_sample: rows must have ‖v‖ ≤ 1, max is {norms.max():.6g}")
     M = l2ball_radius(epsilon, d)
-    rand_dir = rng.standard_normal((n, d))
-    rand_dir /= row_norms(rand_dir)[:, None]
-    safe = np.where(norms > 0, norms, 1.0)
-    direction = np.where((norms > 0)[:, None], V / safe[:, None], rand_dir)
+    rand_dir = rng.standard_normal((n, d))  # drawn for every row (the rng stream), used only for the rows v = 0
+    direction = V / np.where(norms > 0, norms, 1.0)[:, None]
+    zero = norms == 0
+    if zero.any():
+        direction[zero] = rand_dir[zero] / row_norms(rand_dir[zero])[:, None]
     sign = np.where(rng.random(n) < 0.5 + norms / 2.0, 1.0, -1.0)
     tilde = sign[:, None] * direction
     want_positive = rng.random(n) < math.exp(epsilon) / (math.exp(epsilon) + 1.0)
