@@ -251,7 +251,8 @@ def erm_stage2(
             s_w *= 2.0
     root = msqrt(W)
     P = Phi1 @ root
-    weights = 1.0 / (1.0 + gamma * row_norms(Phi1 @ W))
+    PW = Phi1 @ W  # rows Wφ (used for the weights and for b)
+    weights = 1.0 / (1.0 + gamma * row_norms(PW))
     H_data = (P * weights[:, None]).T @ P / N
     H_tilde = H_data + lam * np.eye(d) + (sym_gaussian(d, s_H, rng) if s_H > 0 else 0.0)
     if s_H > 0:
@@ -260,7 +261,7 @@ def erm_stage2(
     Q = root @ H_tilde @ root
     if np.linalg.eigvalsh((Q + Q.T) / 2.0).min() < 0.25:
         return np.zeros(d), {"std_H": s_H, "std_w": s_w, "rejected": 1, "delta_N": delta_n}
-    b = (Phi1 @ W * (weights * y1)[:, None]).sum(axis=0) / N
+    b = (PW * (weights * y1)[:, None]).sum(axis=0) / N
     W_inv = np.linalg.inv(W)
     A = W_inv @ Q @ W_inv  # Hessian in θ = Ww
     c = W_inv @ b
