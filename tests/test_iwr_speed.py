@@ -11,7 +11,7 @@ import pytest
 
 from dpbench import registry
 from dpbench.mechanisms.info_weighted import _memo, sgd
-from dpbench.mechanisms.info_weighted.linalg import row_norms
+from dpbench.mechanisms.info_weighted.linalg import row_norms, unit_rows
 from dpbench.mechanisms.info_weighted.noise import l2ball_sample
 from dpbench.privacy.info_weighted import l2ball_radius
 
@@ -141,3 +141,15 @@ def test_l2ball_sampler_is_bit_identical_to_the_reference(d):
     V[::7] = 0.0  # rows v = 0 take a uniform random direction
     fast = l2ball_sample(V, 0.7, np.random.default_rng(5))
     assert np.array_equal(fast, reference_l2ball_sample(V, 0.7, np.random.default_rng(5)))
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 9])
+def test_unit_rows_match_the_masked_division(d):
+    rng = np.random.default_rng(d)
+    M = rng.standard_normal((3000, d))
+    M[::5] = 0.0
+    M[1::5] = -0.0
+    ref = np.divide(M, np.linalg.norm(M, axis=1, keepdims=True), out=np.zeros_like(M),
+                    where=np.linalg.norm(M, axis=1, keepdims=True) > 0)
+    fast = unit_rows(M)
+    assert np.array_equal(fast, ref) and np.array_equal(np.signbit(fast), np.signbit(ref))

@@ -73,10 +73,15 @@ def row_norms(M: np.ndarray) -> np.ndarray:
 
 
 def unit_rows(M: np.ndarray) -> np.ndarray:
-    """Rows divided by their norms; zero rows stay zero."""
+    """Rows divided by their norms; zero rows stay zero (+0.0). A plain division by the norms (1 for zero rows, whose
+    entries are then reset to +0.0) — the same numbers as a masked ``np.divide(..., where=norms > 0)``, faster."""
     M = np.asarray(M, dtype=float)
-    norms = row_norms(M)[..., None]
-    return np.divide(M, norms, out=np.zeros_like(M), where=norms > 0)
+    norms = row_norms(M)
+    zero = norms == 0
+    out = M / np.where(zero, 1.0, norms)[..., None]
+    if zero.any():
+        out[zero] = 0.0
+    return out
 
 
 def _secular_root(g, target: float) -> float:

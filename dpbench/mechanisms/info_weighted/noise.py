@@ -56,5 +56,4 @@ def l2ball_sample(V: np.ndarray, epsilon: float, rng: np.random.Generator) -> np
     u /= row_norms(u)[:, None]
     side = np.einsum("ij,ij->i", u, tilde) > 0
     flip = side != want_positive
-    u[flip] *= -1.0
-    return M * u
+    return u * np.where(flip, -M, M)[:, None]  # = M·(±u) bit for bit: negation is exact
