@@ -17,6 +17,7 @@ import numpy as np
 from dpbench.contract import AuditSetup, Choice, Hyper, HyperError
 from dpbench.mechanisms._base import check_inputs
 from dpbench.mechanisms._simulation import SIMULATION
+from dpbench.mechanisms.info_weighted.linalg import row_norms
 from dpbench.privacy.info_weighted import (
     CALIBRATIONS,
     check_calibration,
@@ -109,7 +110,7 @@ def prepare(
     check_neighbour(neighbour)
     if clip:
         X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
-        norms = np.linalg.norm(X, axis=1)
+        norms = row_norms(X)
         X = X * np.minimum(1.0, B / np.maximum(norms, 1e-300))[:, None]
         y = np.clip(y, -1.0, 1.0)
         return X, y

@@ -15,7 +15,6 @@ Each record is used in exactly one release stage (D₀ → W, D₁ → θ̂; epo
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 
@@ -39,7 +38,8 @@ from dpbench.mechanisms.info_weighted._common import (
     shuffled,
     unit_sigma,
 )
-from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt
+from dpbench.mechanisms.info_weighted._memo import data_memo
+from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, row_norms
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
     dp_weight,
@@ -48,6 +48,7 @@ from dpbench.mechanisms.info_weighted.matrix import (
     spectral_iteration,
 )
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
+from dpbench.mechanisms.info_weighted.sgd import cached_sgd_average, sgd_average
 from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
@@ -129,13 +130,21 @@ def spectral_dp(
 def iw_features(Phi: np.ndarray, W: np.ndarray, gamma: float) -> np.ndarray:
     """Rows w(φ) = Wφ/(1 + γ‖Wφ‖) (‖w(φ)‖ < 1/γ; spec 000 §3.5)."""
     P = Phi @ W
-    return P / (1.0 + gamma * np.linalg.norm(P, axis=1))[:, None]
+    return P / (1.0 + gamma * row_norms(P))[:, None]
+
+
+def stage2_moments(Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Alg 5's noiseless statistics ψ = (1/N₁)Σ w(φ)y and Ψ = (1/N₁)Σ w(φ)φᵀ, w(φ) = Wφ/(1 + γ‖Wφ‖)."""
+    N1 = Phi1.shape[0]
+    wf = iw_features(Phi1, W, gamma)
+    return wf.T @ y1 / N1, wf.T @ Phi1 / N1
 
 
 def iwr_dp_stage2(
     Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, *, gamma: float, lam: float, epsilon: float, delta: float,
     rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", neighbour: str = "replace",
     paper_literal_noise: bool = False, nonprivate: bool = False, radius: float | None = None,
+    moments: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 5 stage 2: ψ = mean w(φ)y, Ψ = mean w(φ)φᵀ (non-symmetric), ψ̃ = ψ + N(0, s_ψ²I),
     Ψ̃ = Ψ + s_Ψ·G; θ̂ = (Ψ̃ + λI)^{-1}ψ̃ (lstsq fallback), or, with a public ``radius`` R (the issue-17 ablation),
@@ -144,12 +153,11 @@ def iwr_dp_stage2(
     Sensitivities (replace-one): ψ: 2/(γN₁), Ψ: 2B/(γN₁) (×½ zero-out). Paper: each at (ε/2, δ) — std 2σ/(γN₁),
     2Bσ/(γN₁) (the doubled Δ of spec 000 #1); ``paper_literal_noise`` halves them (the printed
     Priv_{2/(γT)}: ε_effective = 2ε). Generic: joint release, s = 2√(1+B²)/(γN₁) at (ε, δ).
+    ``moments``: (ψ, Ψ) = ``stage2_moments(Phi1, y1, W, gamma)`` when the caller already has them (a memo).
     """
     N1, d = Phi1.shape
     f = central_factor(neighbour)
-    wf = iw_features(Phi1, W, gamma)
-    psi = wf.T @ y1 / N1
-    Psi = wf.T @ Phi1 / N1
+    psi, Psi = stage2_moments(Phi1, y1, W, gamma) if moments is None else moments
     if nonprivate:
         s_psi = s_Psi = 0.0
     else:
@@ -243,7 +251,8 @@ def erm_stage2(
             s_w *= 2.0
     root = msqrt(W)
     P = Phi1 @ root
-    weights = 1.0 / (1.0 + gamma * np.linalg.norm(Phi1 @ W, axis=1))
+    PW = Phi1 @ W  # rows Wφ (used for the weights and for b)
+    weights = 1.0 / (1.0 + gamma * row_norms(PW))
     H_data = (P * weights[:, None]).T @ P / N
     H_tilde = H_data + lam * np.eye(d) + (sym_gaussian(d, s_H, rng) if s_H > 0 else 0.0)
     if s_H > 0:
@@ -252,7 +261,7 @@ def erm_stage2(
     Q = root @ H_tilde @ root
     if np.linalg.eigvalsh((Q + Q.T) / 2.0).min() < 0.25:
         return np.zeros(d), {"std_H": s_H, "std_w": s_w, "rejected": 1, "delta_N": delta_n}
-    b = (Phi1 @ W * (weights * y1)[:, None]).sum(axis=0) / N
+    b = (PW * (weights * y1)[:, None]).sum(axis=0) / N
     W_inv = np.linalg.inv(W)
     A = W_inv @ Q @ W_inv  # Hessian in θ = Ww
     c = W_inv @ b
@@ -409,41 +418,12 @@ def fit_ssp_ball(
     n, d = X.shape
     f = central_factor(neighbour)
     s_G, s_g = release_stds([2.0 * B * B * f / n, 2.0 * B * f / n], epsilon, delta, calibration)
-    G = released("G = XᵀX/n", X.T @ X / n + sym_gaussian(d, s_G, rng), lambda: X.T @ X / n, scale=s_G, symmetric=True,
+    G0, g0 = data_memo(X, y, "ssp_moments", lambda: (X.T @ X / n, X.T @ y / n))  # data only: once per draw
+    G = released("G = XᵀX/n", G0 + sym_gaussian(d, s_G, rng), G0, scale=s_G, symmetric=True,
                  sensitivity=2.0 * B * B * f / n)  # fmt: skip
-    g = released("g = XᵀY/n", X.T @ y / n + s_g * rng.standard_normal(d), lambda: X.T @ y / n, scale=s_g,
-                 sensitivity=2.0 * B * f / n)  # fmt: skip
+    g = released("g = XᵀY/n", g0 + s_g * rng.standard_normal(d), g0, scale=s_g, sensitivity=2.0 * B * f / n)
     return FitResult(ball_lsq(G, g, radius), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
                                              "neighbour": neighbour, "epsilon_effective": epsilon})
-
-
-@lru_cache(maxsize=16)
-def _sgd_average_cached(key: tuple, eta: float) -> np.ndarray:  # pragma: no cover - thin cache wrapper
-    X, y = _SGD_DATA[key]
-    return sgd_average(X, y, eta)
-
-
-_SGD_DATA: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
-    """θ̄ = (1/T)Σ_{t=1}^T θ_t of single-pass projected SGD on B^d(1) from θ_1 = 0 (Alg 16; θ_{T+1} excluded)."""
-    n, d = X.shape
-    rows = X.tolist()
-    labels = y.tolist()
-    th = [0.0] * d
-    tot = [0.0] * d
-    for t in range(n):
-        for j in range(d):
-            tot[j] += th[j]
-        phi = rows[t]
-        resid = sum(p * q for p, q in zip(phi, th, strict=True)) - labels[t]
-        th = [q - eta * resid * p for p, q in zip(phi, th, strict=True)]
-        norm2 = sum(q * q for q in th)
-        if norm2 > 1.0:
-            inv = 1.0 / math.sqrt(norm2)
-            th = [q * inv for q in th]
-    return np.asarray(tot) / n
 
 
 @register_mechanism(
@@ -463,7 +443,8 @@ def fit_dp_sgd_improper(
     (non-expansive projected GD map, per-record gradient norm ≤ 2; ×½ zero-out); paper: std 2ησ.
 
     ``shuffle=False`` processes the rows in the given order (valid for i.i.d. synthetic data); θ̄ is then a
-    deterministic function of (data, η) and is cached across trials (the pure-Python pass costs ~1 s per 10⁵ rows).
+    deterministic function of (data, η) and is cached across trials and ε values (``sgd.cached_sgd_average``; the
+    scalar pass costs ≈ 0.1 s per 10⁵ rows at d = 5).
     """
     X, y = prepare(X, y, epsilon, delta, B=1.0, clip=False, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
@@ -477,9 +458,7 @@ def fit_dp_sgd_improper(
         order = rng.permutation(n)
         avg = sgd_average(X[order], y[order], eta)
     else:
-        key = (X.shape, float(X[:64].sum()), float(X[-64:].sum()), float(y.sum()), float(X.sum()))
-        _SGD_DATA[key] = (X, y)
-        avg = _sgd_average_cached(key, float(eta))
+        avg = cached_sgd_average(X, y, eta)
     std = gaussian_std(4.0 * eta * f, epsilon, delta, calibration)
     theta = released("θ̄", avg + std * rng.standard_normal(d), avg, scale=std, sensitivity=4.0 * eta * f)
     return FitResult(theta, {"eta": eta, "std": std, "calibration": calibration, "neighbour": neighbour,

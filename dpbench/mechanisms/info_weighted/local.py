@@ -38,7 +38,7 @@ from dpbench.mechanisms.info_weighted._common import (
     shuffled,
     unit_sigma,
 )
-from dpbench.mechanisms.info_weighted.linalg import ball_lsq, unit_rows
+from dpbench.mechanisms.info_weighted.linalg import ball_lsq, row_norms, unit_rows
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
     ldp_weight,
@@ -195,7 +195,7 @@ def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float,
     is the axis-aligned ellipsoid Σ u_i² v_i² ≤ 1 and the isotropic noise keeps its law."""
     u, Q = np.linalg.eigh((U + U.T) / 2.0)
     C = Phi @ U @ Q  # rows Qᵀ Uφ_t
-    norms = np.linalg.norm(C, axis=1)
+    norms = row_norms(C)
     A = np.divide(C, norms[:, None], out=np.zeros_like(C), where=norms[:, None] > 0)
     N, d = Phi.shape
     Z = std * rng.standard_normal((N, d))

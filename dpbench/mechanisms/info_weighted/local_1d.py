@@ -5,6 +5,11 @@ E|φ|·θ = E[sign(φ)y]; ``ldp_laplace_ssp_1d`` privatises φy and φ² (the sm
 E[φ²]θ = E[φy]. Both: per-user Laplace noise, scales b_ψ = 4/ε (range 2) and b_Ψ = 2/ε (range 1), each release at
 ε/2 ⇒ (ε, 0)-LDP (spec 000 #6). ``paper_scale=True`` uses 2/ε for both (the variance in the proof of Lemma 3.1),
 which is only 1.5ε-LDP and is recorded as ``epsilon_effective``. Inputs: φ ∈ [−1, 1], y ∈ [−1, 1] (B = 1, d = 1).
+
+The server uses only the mean of the n reports a_i + L_i, L_i iid Laplace(0, b). ``simulation="aggregate"``
+(default, issue 16) draws the summed noise once, exactly in law: Laplace(0, b) =_d E − E′ with E, E′ iid Exp(b), and
+a sum of n iid Exp(b) is Gamma(n, b), so Σ_{i≤n} L_i =_d G − G′ with G, G′ iid Gamma(n, b) — O(1) noise instead of n
+Laplace draws. ``simulation="per_user"`` draws every user's Laplace variable (the literal path).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs, released
+from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_user
 from dpbench.privacy.info_weighted import laplace_scale
 from dpbench.registry import register_mechanism
 
@@ -25,11 +31,28 @@ def _scales(epsilon: float, paper_scale: bool) -> tuple[float, float, float]:
 
 #: the contract both mechanisms share: pure ε-LDP (δ unused), φ ∈ [−1, 1], y ∈ [−1, 1], d = 1
 CONTRACT = {
-    "hyper": {"paper_scale": Hyper(bool, doc="scale 2/ε for both releases (only 1.5ε-LDP: epsilon_effective)")},
+    "hyper": {"paper_scale": Hyper(bool, doc="scale 2/ε for both releases (only 1.5ε-LDP: epsilon_effective)"),
+              "simulation": SIMULATION},
     "bounds": Bounds(x=1.0, y=1.0, d=1),
     "audit": AuditSetup(d=1, whitebox={"pair": {"n": 16}}),
     "uses_delta": False,
+    "variants": PER_USER_VARIANT,
 }
+
+
+def laplace_sum(n: int, scale: float, rng: np.random.Generator, per_user: bool) -> float:
+    """Σ_{i≤n} L_i, L_i iid Laplace(0, b = ``scale``): n draws (``per_user``) or G − G′, G, G′ iid Gamma(n, b)
+    (exact in law: Laplace(0, b) =_d Exp(b) − Exp(b) and Σ_{i≤n} Exp(b) = Gamma(n, b); see the module docstring)."""
+    if per_user:
+        return float(rng.laplace(0.0, scale, n).sum())
+    gammas = rng.gamma(float(n), scale, 2)
+    return float(gammas[0] - gammas[1])
+
+
+def laplace_mean(values: np.ndarray, scale: float, rng: np.random.Generator, per_user: bool) -> float:
+    """(1/n)Σ_i (a_i + L_i): the server's mean of the users' Laplace(0, ``scale``) reports of a_i = ``values``."""
+    n = values.shape[0]
+    return float(np.mean(values)) + laplace_sum(n, scale, rng, per_user) / n
 
 
 def _ratio(psi: float, Psi: float) -> float:
@@ -50,13 +73,15 @@ def _check_1d(X: np.ndarray, y: np.ndarray, epsilon: float) -> tuple[np.ndarray,
     style={"color": "tab:red", "marker": "o", "linestyle": "-"}, **CONTRACT,
 )
 def fit_ldp_simple_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None,
-                      rng: np.random.Generator, *, paper_scale: bool = False) -> FitResult:
+                      rng: np.random.Generator, *, paper_scale: bool = False, simulation: str = "aggregate"
+                      ) -> FitResult:
+    per_user = is_per_user(simulation)
     phi, y = _check_1d(X, y, epsilon)
     b_psi, b_Psi, eps_eff = _scales(epsilon, paper_scale)
-    n = phi.shape[0]
-    psi = float(released("ψ̂ (sign(φ)y per user)", np.mean(np.sign(phi) * y + rng.laplace(0.0, b_psi, n)),
-                         lambda: np.sign(phi) * y, kind="laplace", scale=b_psi, users=True, sensitivity=2.0))
-    Psi = float(released("Ψ̂ (|φ| per user)", np.mean(np.abs(phi) + rng.laplace(0.0, b_Psi, n)), lambda: np.abs(phi),
+    signed, size = np.sign(phi) * y, np.abs(phi)
+    psi = float(released("ψ̂ (sign(φ)y per user)", laplace_mean(signed, b_psi, rng, per_user), signed,
+                         kind="laplace", scale=b_psi, users=True, sensitivity=2.0))  # fmt: skip
+    Psi = float(released("Ψ̂ (|φ| per user)", laplace_mean(size, b_Psi, rng, per_user), size,
                          kind="laplace", scale=b_Psi, users=True, sensitivity=1.0))  # fmt: skip
     return FitResult(np.array([_ratio(psi, Psi)]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
 
@@ -68,12 +93,14 @@ def fit_ldp_simple_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float
     style={"color": "tab:green", "marker": "^", "linestyle": "-"}, **CONTRACT,
 )
 def fit_ldp_laplace_ssp_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None,
-                           rng: np.random.Generator, *, paper_scale: bool = False) -> FitResult:
+                           rng: np.random.Generator, *, paper_scale: bool = False, simulation: str = "aggregate"
+                           ) -> FitResult:
+    per_user = is_per_user(simulation)
     phi, y = _check_1d(X, y, epsilon)
     b_psi, b_Psi, eps_eff = _scales(epsilon, paper_scale)
-    n = phi.shape[0]
-    psi = float(released("ψ̂ (φy per user)", np.mean(phi * y + rng.laplace(0.0, b_psi, n)), lambda: phi * y,
+    products, squares = phi * y, phi**2
+    psi = float(released("ψ̂ (φy per user)", laplace_mean(products, b_psi, rng, per_user), products,
                          kind="laplace", scale=b_psi, users=True, sensitivity=2.0))  # fmt: skip
-    Psi = float(released("Ψ̂ (φ² per user)", np.mean(phi**2 + rng.laplace(0.0, b_Psi, n)), lambda: phi**2,
+    Psi = float(released("Ψ̂ (φ² per user)", laplace_mean(squares, b_Psi, rng, per_user), squares,
                          kind="laplace", scale=b_Psi, users=True, sensitivity=1.0))  # fmt: skip
     return FitResult(np.array([_ratio(psi, Psi)]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})

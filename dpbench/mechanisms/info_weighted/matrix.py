@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
-from dpbench.mechanisms.info_weighted.linalg import floor_psd, max_abs_log_eig, msqrt, sym_update
+from dpbench.mechanisms.info_weighted.linalg import floor_psd, max_abs_log_eig, msqrt, row_norms, sym_update
 
 WeightFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -32,7 +32,7 @@ WeightFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 def ldp_weight(Phi: np.ndarray, X: np.ndarray) -> np.ndarray:
     """1/‖Xφ‖ per row (0 for φ = 0): the LDP weight of Eq. 2 / Alg 2."""
-    norms = np.linalg.norm(Phi @ X, axis=1)
+    norms = row_norms(Phi @ X)
     return np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
 
 
@@ -42,7 +42,7 @@ def dp_weight(gamma: float) -> WeightFn:
         raise ValueError(f"gamma must be ≥ 0, got {gamma}")
 
     def weight(Phi: np.ndarray, X: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + gamma * np.linalg.norm(Phi @ X, axis=1))
+        return 1.0 / (1.0 + gamma * row_norms(Phi @ X))
 
     return weight
 

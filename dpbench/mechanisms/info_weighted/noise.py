@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from dpbench.mechanisms.info_weighted.linalg import row_norms
 from dpbench.privacy.info_weighted import l2ball_radius
 
 
@@ -39,20 +40,20 @@ def l2ball_sample(V: np.ndarray, epsilon: float, rng: np.random.Generator) -> np
     """
     V = np.atleast_2d(np.asarray(V, dtype=float))
     n, d = V.shape
-    norms = np.linalg.norm(V, axis=1)
+    norms = row_norms(V)
     if np.any(norms > 1.0 + 1e-9):
         raise ValueError(f"l2ball_sample: rows must have ‖v‖ ≤ 1, max is {norms.max():.6g}")
     M = l2ball_radius(epsilon, d)
-    rand_dir = rng.standard_normal((n, d))
-    rand_dir /= np.linalg.norm(rand_dir, axis=1, keepdims=True)
-    safe = np.where(norms > 0, norms, 1.0)
-    direction = np.where((norms > 0)[:, None], V / safe[:, None], rand_dir)
+    rand_dir = rng.standard_normal((n, d))  # drawn for every row (the rng stream), used only for the rows v = 0
+    direction = V / np.where(norms > 0, norms, 1.0)[:, None]
+    zero = norms == 0
+    if zero.any():
+        direction[zero] = rand_dir[zero] / row_norms(rand_dir[zero])[:, None]
     sign = np.where(rng.random(n) < 0.5 + norms / 2.0, 1.0, -1.0)
     tilde = sign[:, None] * direction
     want_positive = rng.random(n) < math.exp(epsilon) / (math.exp(epsilon) + 1.0)
     u = rng.standard_normal((n, d))
-    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    u /= row_norms(u)[:, None]
     side = np.einsum("ij,ij->i", u, tilde) > 0
     flip = side != want_positive
-    u[flip] *= -1.0
-    return M * u
+    return u * np.where(flip, -M, M)[:, None]  # = M·(±u) bit for bit: negation is exact

@@ -37,6 +37,7 @@ from scipy import integrate, stats
 from scipy.special import gammaln
 
 from dpbench.data._base import Dataset, Population
+from dpbench.mechanisms.info_weighted.linalg import row_norms
 from dpbench.metrics import TrialCoordinates, register_metric
 from dpbench.registry import register_dataset
 
@@ -50,7 +51,7 @@ def c_d(d: int) -> float:
 
 def sphere_directions(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
     z = rng.standard_normal((n, d))
-    return z / np.linalg.norm(z, axis=1, keepdims=True)
+    return z / row_norms(z)[:, None]
 
 
 def rademacher_labels(X: np.ndarray, theta: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -137,7 +138,7 @@ def load_gauss(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: flo
         raise ValueError(f"iw_gauss: s must be > 0, got {s}")
     theta = draw_theta(d, rng, theta_norm)
     X = s * rng.standard_normal((n, d)) / math.sqrt(d)
-    norms = np.linalg.norm(X, axis=1)
+    norms = row_norms(X)
     X /= np.maximum(norms, 1.0)[:, None]
     m1, m2 = gauss_moment(d, s, 1), gauss_moment(d, s, 2)
     extra = {"radial": gauss_radial(d, s), "l1_iso": m1 * c_d(d), "mean_norm": m1}

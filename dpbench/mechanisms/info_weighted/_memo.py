@@ -1,0 +1,52 @@
+"""Per-data-draw memo of data-only statistics shared by the trials and ε values of one draw (issue 16).
+
+A mechanism that computes a deterministic function f(X, y, key) of the data alone (no noise) — the averaged SGD
+iterate of Alg 16 at a given η, XᵀX/n and Xᵀy/n of SSP, the W = I stage-2 moments at a given γ — asks
+``data_memo(X, y, key, compute)``: for the runner's read-only arrays (``_base._frozen``: read-only and owning their
+memory, so their contents cannot change while they live) the value is computed once per (X, y, key) and returned
+as a copy afterwards — the same numbers bit for bit, as ``compute`` is deterministic. Entries hold weak references to
+the arrays (identity-checked on every hit), so a finished data draw is never kept alive; writeable arrays are always
+recomputed. Privacy: the memo holds noiseless statistics inside the curator's process, never a release.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+import numpy as np
+
+from dpbench.mechanisms._base import _frozen
+
+T = TypeVar("T")
+
+#: entries kept (a draw holds a few per mechanism: one per distinct η or γ of its ε grid)
+MEMO_SIZE = 64
+_MEMO: OrderedDict[tuple, tuple[weakref.ref, weakref.ref, object]] = OrderedDict()
+
+
+def _copy(value: T) -> T:
+    if isinstance(value, np.ndarray):
+        return value.copy()  # type: ignore[return-value]
+    if isinstance(value, tuple):
+        return tuple(_copy(v) for v in value)  # type: ignore[return-value]
+    return value
+
+
+def data_memo(X: np.ndarray, y: np.ndarray, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()`` (a deterministic function of X, y and ``key``), memoised per read-only (X, y) (module
+    docstring). Arrays and tuples of arrays are returned as copies, so a caller may modify what it gets."""
+    if not (_frozen(X) and _frozen(y)):
+        return compute()
+    slot = (id(X), id(y), key)
+    hit = _MEMO.get(slot)
+    if hit is not None and hit[0]() is X and hit[1]() is y:
+        _MEMO.move_to_end(slot)
+        return _copy(hit[2])  # type: ignore[return-value]
+    value = compute()
+    _MEMO[slot] = (weakref.ref(X), weakref.ref(y), _copy(value))
+    while len(_MEMO) > MEMO_SIZE:
+        _MEMO.popitem(last=False)
+    return value
