@@ -34,3 +34,29 @@ def test_sklearn_baseline_solvers_reach_the_same_optimum():
               for solver in ("lbfgs", "newton-cholesky")}
     assert values["newton-cholesky"] <= values["lbfgs"] + 1e-12
     assert values["lbfgs"] - values["newton-cholesky"] < 1e-4
+
+
+def eager_first_sign_change(values: np.ndarray) -> int | None:
+    """The scan :func:`solve_scale` did before issue 16: every value first, then the first finite sign change."""
+    finite = np.isfinite(values)
+    for k in range(len(values) - 1):
+        if finite[k] and finite[k + 1] and np.sign(values[k]) != np.sign(values[k + 1]):
+            return k
+    return None
+
+
+def test_lazy_bracket_scan_finds_the_eager_scans_bracket_and_stops_there():
+    from dpbench.mechanisms.stein.core import first_sign_change
+
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        values = rng.choice([-1.0, 1.0, 0.0, np.nan, np.inf], size=12, p=[0.2, 0.5, 0.05, 0.15, 0.1])
+        calls: list[float] = []
+
+        def g(k: float, values: np.ndarray = values, calls: list = calls) -> float:
+            calls.append(k)
+            return float(values[int(k)])
+
+        found = first_sign_change(np.arange(12.0), g)
+        assert found == eager_first_sign_change(values)
+        assert len(calls) == (12 if found is None else found + 2)
