@@ -60,3 +60,34 @@ def test_lazy_bracket_scan_finds_the_eager_scans_bracket_and_stops_there():
         found = first_sign_change(np.arange(12.0), g)
         assert found == eager_first_sign_change(values)
         assert len(calls) == (12 if found is None else found + 2)
+
+
+def test_row_norms_of_a_new_draw_are_never_a_freed_draws():
+    """Regression (issue 16): the memo was keyed by id() and data address, which the next data draw of the same
+    shape can reuse once the runner frees the previous one — that draw then got the old draw's norms."""
+    from dpbench.linalg import gram_stats
+    from dpbench.mechanisms.stein.core import row_norms
+    from dpbench.papers.stein.generators import load
+
+    stale = 0
+    for draw in range(12):  # the runner's pattern: load, copy into read-only statistics, fit, free
+        data = load(np.random.default_rng(draw), n=200_000, p=10)
+        stats = gram_stats(data.X_train, data.y_train)
+        stale += bool(np.any(row_norms(stats.X) != np.sqrt(np.einsum("ij,ij->i", stats.X, stats.X))))
+        del data, stats
+    assert stale == 0
+
+
+def test_derived_memoises_read_only_arrays_only():
+    from dpbench.mechanisms.stein.core import derived
+
+    calls: list[int] = []
+
+    def compute(A: np.ndarray) -> float:
+        calls.append(1)
+        return float(A.sum())
+
+    A = np.arange(6.0)
+    assert derived(A, "sum", compute) == derived(A, "sum", compute) == 15.0 and len(calls) == 2  # writeable
+    A.setflags(write=False)
+    assert derived(A, "sum", compute) == derived(A, "sum", compute) == 15.0 and len(calls) == 3  # read-only

@@ -32,6 +32,7 @@ from dpbench.mechanisms.stein.core import (
     COV_ESTIMATORS,
     clean_sums,
     declare_sums,
+    derived,
     noise_sums,
     private_ols,
     row_norms,
@@ -357,12 +358,18 @@ def fit_nonprivate_stein(
 # non-private MLE / least-squares baseline (spec 003 §3.7)
 
 
-def _fingerprint(X: np.ndarray, y: np.ndarray) -> str:
-    digest = hashlib.sha1()
-    digest.update(np.ascontiguousarray(X[:: max(1, X.shape[0] // 2000)]).tobytes())
-    digest.update(np.ascontiguousarray(y).tobytes())
-    digest.update(str(X.shape).encode())
+def _digest(A: np.ndarray, step: int = 1) -> str:
+    """sha1 of every ``step``-th row of A and of its shape."""
+    digest = hashlib.sha1(np.ascontiguousarray(A[::step]).tobytes())
+    digest.update(str(A.shape).encode())
     return digest.hexdigest()
+
+
+def _fingerprint(X: np.ndarray, y: np.ndarray) -> str:
+    """Cache key of a data set: every ⌊n/2000⌋-th row of X and all of y, each hashed once per read-only array (the
+    runner's data; :func:`~dpbench.mechanisms.stein.core.derived`) instead of once per fit."""
+    rows = derived(X, "fingerprint", lambda A: _digest(A, max(1, A.shape[0] // 2000)))
+    return rows + derived(y, "fingerprint", _digest)
 
 
 def minimise_baseline_loss(X: np.ndarray, y: np.ndarray, family: Family, w0: np.ndarray) -> tuple[np.ndarray, int]:
