@@ -91,3 +91,13 @@ def test_derived_memoises_read_only_arrays_only():
     assert derived(A, "sum", compute) == derived(A, "sum", compute) == 15.0 and len(calls) == 2  # writeable
     A.setflags(write=False)
     assert derived(A, "sum", compute) == derived(A, "sum", compute) == 15.0 and len(calls) == 3  # read-only
+
+
+def test_stein_constant_is_unchanged_by_the_cached_hermite_rule():
+    from dpbench.papers.stein.generators import hermite_rule, stein_constant
+
+    t, w = np.polynomial.hermite.hermgauss(200)
+    fam = get_family("logistic")
+    reference = float(np.sum(w * fam.h(np.sqrt(2.0) * 0.7 * t)) / np.sqrt(np.pi))
+    assert stein_constant(fam, 0.7) == stein_constant(fam, 0.7) == reference
+    assert not hermite_rule(200)[0].flags.writeable
