@@ -17,7 +17,10 @@ the two estimators agree in law).
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
@@ -88,21 +91,36 @@ def simulate_user_sums(
     return sym_from_upper(Z_sum, p), z_sum
 
 
-_ROW_CACHE: dict[tuple, np.ndarray] = {}
+_DERIVED: dict[tuple[int, str], tuple[weakref.ref, Any]] = {}
+_DERIVED_MAX = 16
+
+
+def derived(X: np.ndarray, what: str, compute: Callable[[np.ndarray], Any]) -> Any:
+    """``compute(X)``, memoised while X itself is alive, when X is read-only (the runner's data, shared by every
+    (mechanism, ε) cell of a data draw); writeable arrays are always recomputed.
+
+    The entry holds a weak reference to X and is used only if it still points to X: keying by id() or the data
+    address alone returned a freed draw's values for the next draw of the same shape (issue 16)."""
+    if X.flags.writeable:
+        return compute(X)
+    key = (id(X), what)
+    entry = _DERIVED.get(key)
+    if entry is not None and entry[0]() is X:
+        return entry[1]
+    value = compute(X)
+    if len(_DERIVED) >= _DERIVED_MAX:
+        for stale in [k for k, (ref, _) in _DERIVED.items() if ref() is None] or list(_DERIVED):
+            del _DERIVED[stale]
+    _DERIVED[key] = (weakref.ref(X), value)
+    return value
 
 
 def row_norms(X: np.ndarray, order: int = 2) -> np.ndarray:
-    """‖x_i‖₂ (order 2) or ‖x_i‖₁ (order 1) of every row; cached for read-only arrays (the runner's data, which
-    every trial of a dataset shares), so repeated fits cost O(p²) instead of O(np)."""
-    key = (id(X), X.shape, X.__array_interface__["data"][0], order)
-    if not X.flags.writeable and key in _ROW_CACHE:
-        return _ROW_CACHE[key]
-    out = np.sqrt(np.einsum("ij,ij->i", X, X)) if order == 2 else np.abs(X).sum(axis=1)
-    if not X.flags.writeable:
-        if len(_ROW_CACHE) >= 8:
-            _ROW_CACHE.clear()
-        _ROW_CACHE[key] = out
-    return out
+    """‖x_i‖₂ (order 2) or ‖x_i‖₁ (order 1) of every row; memoised for read-only arrays (:func:`derived`), so
+    repeated fits on one data draw cost O(p²) instead of O(np)."""
+    if order == 2:
+        return derived(X, "row_norms_2", lambda A: np.sqrt(np.einsum("ij,ij->i", A, A)))
+    return derived(X, "row_norms_1", lambda A: np.abs(A).sum(axis=1))
 
 
 def clean_sums(
@@ -250,11 +268,23 @@ def solve_scale(
     if not fallback:
         return ScaleSolution(float(c0), "no_root", iters)
     grid = np.sign(c0) * abs(c0) * np.geomspace(1e-3, 1e6, 200)
-    values = np.array([scale_equation(cg, u, family) for cg in grid])
-    finite = np.isfinite(values)
+    k = first_sign_change(grid, lambda cg: scale_equation(cg, u, family))
+    if k is None:
+        return ScaleSolution(float(c0), "no_root", iters)
+    lo, hi = sorted((grid[k], grid[k + 1]))
+    root = brentq(scale_equation, lo, hi, args=(u, family), xtol=1e-12)
+    return ScaleSolution(float(root), "bracket", iters)
+
+
+def first_sign_change(grid: np.ndarray, g: Callable[[float], float]) -> int | None:
+    """The first k with g(grid[k]), g(grid[k+1]) finite and of different signs (None: no such k).
+
+    Evaluates g left to right and stops there (each evaluation is O(m)), so a root near the start of the bracket
+    scan of :func:`solve_scale` costs a few evaluations instead of all 200; the k found is the same."""
+    previous = g(float(grid[0]))
     for k in range(len(grid) - 1):
-        if finite[k] and finite[k + 1] and np.sign(values[k]) != np.sign(values[k + 1]):
-            lo, hi = sorted((grid[k], grid[k + 1]))
-            root = brentq(scale_equation, lo, hi, args=(u, family), xtol=1e-12)
-            return ScaleSolution(float(root), "bracket", iters)
-    return ScaleSolution(float(c0), "no_root", iters)
+        value = g(float(grid[k + 1]))
+        if np.isfinite(previous) and np.isfinite(value) and np.sign(previous) != np.sign(value):
+            return k
+        previous = value
+    return None

@@ -77,6 +77,13 @@ def _boost_hp(z: Array) -> Array:
     return -(3.0 / 16.0) * z * (1.0 + z**2 / 4.0) ** -2.5
 
 
+def _cube_third(z: Array) -> Array:
+    """f(z) = z³/3 (cubic link, spec 003 §6.1) as (z·z·z)/3: two multiplications instead of ``z ** 3`` (libm pow,
+    ≈ 600× slower per element); the two differ by at most 1 ulp (issue 16)."""
+    z = np.asarray(z, dtype=float)
+    return z * z * z / 3.0
+
+
 FAMILIES: dict[str, Family] = {
     "logistic": Family("logistic", "glm", _logistic_h, _logistic_hp, sigmoid, softplus),
     "exponential": Family("exponential", "glm", np.exp, np.exp, np.exp, np.exp),
@@ -96,8 +103,8 @@ FAMILIES: dict[str, Family] = {
         lambda z: sigmoid(-np.asarray(z)), f0=0.5, lipschitz=lambda r: 0.25,
     ),
     "cubic": Family(
-        "cubic", "nlr", lambda z: np.asarray(z, float) ** 2, lambda z: 2.0 * np.asarray(z, float),
-        lambda z: np.asarray(z, float) ** 3 / 3.0, f0=0.0, lipschitz=lambda r: r**2,
+        "cubic", "nlr", lambda z: np.asarray(z, float) ** 2, lambda z: 2.0 * np.asarray(z, float), _cube_third,
+        f0=0.0, lipschitz=lambda r: r**2,
     ),
     # f(z) = log(1 + e^{−z}): f' = −σ(−z) = σ(z) − 1, f'' = σ(z)(1 − σ(z))
     "logistic_link": Family(
