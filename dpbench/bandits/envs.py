@@ -54,6 +54,19 @@ def unit_sphere(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.
     return g / np.linalg.norm(g, axis=-1, keepdims=True)
 
 
+def rademacher_scaled(rng: np.random.Generator, shape: tuple[int, ...], root: np.ndarray) -> np.ndarray:
+    """s ⊙ root with signs s_i = −1 iff u_i < 1/2, u_i = ``rng.random()``, bit for bit, without the uniforms.
+
+    ``Generator.random`` turns one raw 64-bit word w of the bit generator into u = ⌊w/2^11⌋·2^{−53}, so
+    u < 1/2 ⇔ w < 2^63: the sign is the word's top bit, and the stream advances by the same words (PCG64, the
+    streams' bit generator; any other bit generator takes the literal path).
+    """
+    if not isinstance(rng.bit_generator, np.random.PCG64):
+        return np.where(rng.random((*shape, root.size)) < 0.5, -1.0, 1.0) * root
+    raw = rng.bit_generator.random_raw((*shape, root.size))
+    return np.where(raw >= np.uint64(1 << 63), root, -root)
+
+
 @dataclass
 class BanditEnv:
     """One environment instance.
@@ -236,8 +249,7 @@ def powerlaw(rng: np.random.Generator, *, d: int = 100, n_arms: int = 10, link: 
     theta = rng.choice([-1.0, 1.0], size=d) * root
 
     def sampler(r: np.random.Generator, n: int) -> np.ndarray:
-        signs = np.where(r.random((n, n_arms, d)) < 0.5, -1.0, 1.0)
-        return signs * root
+        return rademacher_scaled(r, (n, n_arms), root)
 
     return BanditEnv("powerlaw", d, n_arms, theta, sampler, link,
                      {"title": f"G-PowerLaw(d={d}, |A|={n_arms})", "spectrum": lam})
