@@ -4,16 +4,21 @@
   algorithm intersects them one at a time, ignoring a test that would empty a row (spec 001 #10).
 * :func:`elimination.spanner` sends only rows with ≥ 2 survivors through the greedy + swap computation.
 * The G-PowerLaw sampler draws its Rademacher signs from the raw 64-bit words behind ``rng.random``.
+* :func:`simulator.run_lockstep` runs several cells of a trial on one shared stream; each run is its own
+  :func:`simulator.run_bandit`.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 
 from dpbench.bandits import elimination as elim
-from dpbench.bandits.envs import powerlaw, unit_sphere
+from dpbench.bandits.envs import ContextStream, get_env, powerlaw, unit_sphere
 from dpbench.bandits.oracles import LinearEstimate
+from dpbench.bandits.simulator import run_bandit, run_lockstep
 
 
 def sequential_eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
@@ -74,3 +79,40 @@ def test_powerlaw_signs_bit_identical_to_uniform_threshold():
     ref = np.where(literal.random((50, 4, 37)) < 0.5, -1.0, 1.0) * root
     np.testing.assert_array_equal(Phi.view(np.uint64), ref.view(np.uint64))
     assert fast.random() == literal.random()  # the stream advanced by the same number of words
+
+
+@pytest.mark.parametrize("env_name, options, cells", [
+    ("sphere", {"d": 4, "n_arms": 6},
+     [("elim_iwr_jdp", 0.2, {"c_b": 0.025}), ("elim_iwr_jdp", math.inf, {"c_b": 0.025}),
+      ("elim_ssp_jdp", 1.0, {}), ("elim_ssp_jdp", 0.5, {"planning": "uniform"}), ("linucb", math.inf, {})]),
+    ("powerlaw", {"d": 30, "n_arms": 5}, [("squarecb_jdp", 1.0, {}), ("squarecb_ldp", math.inf, {})]),
+])
+def test_lockstep_runs_equal_separate_runs(env_name, options, cells):
+    """run_lockstep shares one stream (contexts, all-arms spanners) but each cell's run is its run_bandit."""
+    env = get_env(env_name).make(np.random.default_rng(3), **options)
+    T = 3000
+    together = run_lockstep(env, [(a, eps, np.random.default_rng(k), h) for k, (a, eps, h) in enumerate(cells)], T,
+                            1e-5, ContextStream(env, (4, 1)))
+    for k, ((algo, eps, hyper), got) in enumerate(zip(cells, together, strict=True)):
+        alone = run_bandit(env, algo, T, eps, 1e-5, np.random.default_rng(k), stream=ContextStream(env, (4, 1)),
+                           **hyper)
+        np.testing.assert_array_equal(got.regret, alone.regret)
+        np.testing.assert_array_equal(got.actions, alone.actions)
+        assert got.info == alone.info and got.ledger.used == alone.ledger.used
+    assert together[0].cumulative[-1] != together[1].cumulative[-1]  # the cells really differ
+
+
+def test_shared_all_arms_spanner_is_drawn_once_per_block():
+    env = get_env("sphere").make(np.random.default_rng(0), d=3, n_arms=5)
+    stream = ContextStream(env, (1, 2))
+    calls = []
+
+    def counted(Phi):
+        calls.append(Phi.shape[0])
+        return Phi[:, :, 0]
+
+    first = stream.derived("x", counted, 10, 2 * stream.block + 5)
+    again = stream.derived("x", counted, 0, 2 * stream.block + 5)
+    assert calls == [stream.block] * 3
+    np.testing.assert_array_equal(first, stream.get(10, 2 * stream.block + 5)[0][:, :, 0])
+    np.testing.assert_array_equal(again[10:], first)

@@ -17,7 +17,7 @@ import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.oracles import PRESETS, LinearEstimate, iwr_dp_fit, iwr_glm_dp_fit, iwr_ldp_fit, ssp_ols_fit
-from dpbench.bandits.simulator import EpochData, doubling_epochs, register_algorithm
+from dpbench.bandits.simulator import EpochData, SharedChunk, doubling_epochs, register_algorithm
 from dpbench.privacy.info_weighted import check_calibration
 
 PLANNING = ("spanner", "uniform")
@@ -186,12 +186,29 @@ class EliminationPolicy:
     def epochs(self, T: int) -> list[int]:
         return doubling_epochs(T)
 
-    def act(self, Phi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    @property
+    def uses_shared_contexts(self) -> bool:
+        return self.planning == "spanner"
+
+    def act(self, Phi: np.ndarray, rng: np.random.Generator, shared: SharedChunk | None = None) -> np.ndarray:
         mask, emptied = eliminate(Phi, self.estimates)
         self.info["emptied_rows"] += emptied
         if self.planning == "spanner":
-            mask = spanner(Phi, mask, self.C)
+            mask = self._spanner(Phi, mask, shared)
         return uniform_choice(mask, rng)
+
+    def _spanner(self, Phi: np.ndarray, mask: np.ndarray, shared: SharedChunk | None) -> np.ndarray:
+        """spanner(Φ, mask); rows where nothing is eliminated take the all-arms spanner of their context, computed
+        once per block of the shared stream for every run of the trial (rows are independent: same result)."""
+        full = mask.all(axis=1)
+        if shared is None or full.mean() * shared.consumers < 1.0:
+            return spanner(Phi, mask, self.C)
+        span = shared.derived(f"spanner(all arms, C={self.C!r})",
+                              lambda block: spanner(block, np.ones(block.shape[:2], dtype=bool), self.C))
+        span = span.copy()
+        if not full.all():
+            span[~full] = spanner(Phi[~full], mask[~full], self.C)
+        return span
 
     def update(self, data: EpochData, rng: np.random.Generator) -> None:
         if data.n // self.batches < self.min_records:

@@ -108,42 +108,62 @@ class BanditEnv:
 
 
 class ContextStream:
-    """Contexts and reward coins of one trial, drawn block-wise from ``SeedSequence([*key, block])``."""
+    """Contexts and reward coins of one trial, drawn block-wise from ``SeedSequence([*key, block])``.
 
-    def __init__(self, env: BanditEnv, key: tuple[int, ...]):
+    Several runs of one trial may share a stream (:func:`dpbench.bandits.simulator.run_lockstep`; ``consumers`` says
+    how many): a block is then drawn once, and so is any function of a block's contexts that the runs ask for
+    (:meth:`derived`, e.g. the all-arms spanners of the elimination policies).
+    """
+
+    #: blocks kept in memory (runs in lockstep stay within a chunk or two of each other)
+    CACHED_BLOCKS = 5
+
+    def __init__(self, env: BanditEnv, key: tuple[int, ...], consumers: int = 1):
         self.env = env
         self.key = tuple(int(k) for k in key)
         self.block = block_rounds(env.n_arms, env.d)
-        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.consumers = consumers
+        self._cache: dict[int, dict[str, np.ndarray]] = {}
 
-    def _block(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+    def _block(self, b: int) -> dict[str, np.ndarray]:
         if b not in self._cache:
-            if len(self._cache) > 4:
+            if len(self._cache) >= self.CACHED_BLOCKS:
                 self._cache.pop(min(self._cache))
             rng = np.random.default_rng(np.random.SeedSequence([*self.key, b]))
             Phi = self.env.contexts(rng, self.block)
             coins = rng.random(self.block)
-            self._cache[b] = (Phi, coins)
+            self._cache[b] = {"Phi": Phi, "coins": coins}
         return self._cache[b]
 
-    def get(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """(Phi[start:stop], coins[start:stop]) for rounds start..stop−1 (0-based)."""
+    def _parts(self, start: int, stop: int, name: str,
+               fn: Callable[[np.ndarray], np.ndarray] | None = None) -> list[np.ndarray]:
         if not 0 <= start <= stop:
             raise ValueError(f"bad round range [{start}, {stop})")
-        parts_phi, parts_coin = [], []
+        parts = []
         t = start
         while t < stop:
             b, off = divmod(t, self.block)
             take = min(stop - t, self.block - off)
-            Phi, coins = self._block(b)
-            parts_phi.append(Phi[off:off + take])
-            parts_coin.append(coins[off:off + take])
+            cached = self._block(b)
+            if name not in cached:
+                cached[name] = fn(cached["Phi"])
+            parts.append(cached[name][off:off + take])
             t += take
+        return parts
+
+    def get(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(Phi[start:stop], coins[start:stop]) for rounds start..stop−1 (0-based)."""
+        parts_phi, parts_coin = self._parts(start, stop, "Phi"), self._parts(start, stop, "coins")
         if not parts_phi:
             return np.zeros((0, self.env.n_arms, self.env.d)), np.zeros(0)
         if len(parts_phi) == 1:
             return parts_phi[0], parts_coin[0]
         return np.concatenate(parts_phi), np.concatenate(parts_coin)
+
+    def derived(self, name: str, fn: Callable[[np.ndarray], np.ndarray], start: int, stop: int) -> np.ndarray:
+        """fn(Phi)[start:stop], fn applied once per block to the block's contexts (fn must act row by row)."""
+        parts = self._parts(start, stop, f"derived:{name}", fn)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 # ----------------------------------------------------------------------------------------------------------------
