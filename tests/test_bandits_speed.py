@@ -18,7 +18,7 @@ import pytest
 from dpbench.bandits import elimination as elim
 from dpbench.bandits.envs import ContextStream, get_env, powerlaw, unit_sphere
 from dpbench.bandits.oracles import LinearEstimate
-from dpbench.bandits.simulator import run_bandit, run_lockstep
+from dpbench.bandits.simulator import chunks, run_bandit, run_lockstep
 
 
 def sequential_eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
@@ -116,3 +116,11 @@ def test_shared_all_arms_spanner_is_drawn_once_per_block():
     assert calls == [stream.block] * 3
     np.testing.assert_array_equal(first, stream.get(10, 2 * stream.block + 5)[0][:, :, 0])
     np.testing.assert_array_equal(again[10:], first)
+
+
+def test_chunks_cover_the_epoch_and_respect_blocks():
+    assert list(chunks(5, 300, 64, 128)) == [(5, 69), (69, 128), (128, 192), (192, 256), (256, 300)]
+    assert list(chunks(5, 300, 200, 0)) == [(5, 205), (205, 300)]
+    sphere_stream = ContextStream(get_env("sphere").make(np.random.default_rng(0), d=3, n_arms=4), (1, 1))
+    arms = ContextStream(get_env("fixedarms").make(np.random.default_rng(0), d=3, n_arms=4), (1, 1))
+    assert sphere_stream.view_block == sphere_stream.block and arms.view_block == 0  # broadcast arms: no cut

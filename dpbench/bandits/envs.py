@@ -124,6 +124,7 @@ class ContextStream:
         self.block = block_rounds(env.n_arms, env.d)
         self.consumers = consumers
         self._cache: dict[int, dict[str, np.ndarray]] = {}
+        self._view_block: int | None = None
 
     def _block(self, b: int) -> dict[str, np.ndarray]:
         if b not in self._cache:
@@ -159,6 +160,15 @@ class ContextStream:
         if len(parts_phi) == 1:
             return parts_phi[0], parts_coin[0]
         return np.concatenate(parts_phi), np.concatenate(parts_coin)
+
+    @property
+    def view_block(self) -> int:
+        """Rounds per block if the blocks' contexts are C-contiguous (a chunk inside a block is then a view with the
+        layout of a copy, so chunks may be cut at block boundaries without changing a bit of any product), else 0
+        (e.g. G-FixedArms' broadcast arms: keep the historical chunks)."""
+        if self._view_block is None:
+            self._view_block = self.block if self._block(0)["Phi"].flags.c_contiguous else 0
+        return self._view_block
 
     def derived(self, name: str, fn: Callable[[np.ndarray], np.ndarray], start: int, stop: int) -> np.ndarray:
         """fn(Phi)[start:stop], fn applied once per block to the block's contexts (fn must act row by row)."""

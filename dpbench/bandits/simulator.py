@@ -31,8 +31,10 @@ from dpbench import registry
 from dpbench.bandits.envs import BanditEnv, ContextStream
 
 PRIVACY_MODELS = ("joint", "local", "none")
-#: target number of floats in one simulated chunk of contexts (n·|A|·d)
+#: target number of floats in one simulated chunk of contexts (n·|A|·d), and the least rounds per chunk (large d:
+#: fewer Python steps). Chunking never changes results: every rng draw of a chunk is a run of the same stream.
 CHUNK_FLOATS = 1 << 17
+MIN_CHUNK_ROUNDS = 64
 
 
 class DataReuseError(AssertionError):
@@ -263,13 +265,12 @@ class BanditRun:
         """Simulate chunk by chunk (contexts → actions → expected-reward regret → rewards; the oracle at the end of
         every epoch but the last), yielding after each chunk the first round not yet simulated."""
         env, policy, rng, T = self.env, self.policy, self.rng, self.T
-        chunk = max(1, CHUNK_FLOATS // (env.n_arms * env.d))
+        chunk = max(MIN_CHUNK_ROUNDS, CHUNK_FLOATS // (env.n_arms * env.d))
         shared = getattr(policy, "uses_shared_contexts", False)
         for start, stop in zip(self.bounds, self.bounds[1:], strict=False):
             chosen = np.empty((stop - start, env.d))
-            for c0 in range(start, stop, chunk):
+            for c0, c1 in chunks(start, stop, chunk, self.stream.view_block):
                 started = time.perf_counter()
-                c1 = min(stop, c0 + chunk)
                 Phi, coins = self.stream.get(c0, c1)
                 if shared:
                     a = policy.act(Phi, rng, shared=SharedChunk(self.stream, c0, c1))
@@ -307,6 +308,16 @@ class SharedChunk:
 
     def derived(self, name: str, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         return self.stream.derived(name, fn, self.c0, self.c1)
+
+
+def chunks(start: int, stop: int, size: int, block: int) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges [c0, c1) covering [start, stop), at most ``size`` rounds each, never straddling a multiple
+    of ``block`` (a chunk is then a view of one block of contexts, not a copy; ``block = 0``: no such cut)."""
+    c0 = start
+    while c0 < stop:
+        c1 = min(stop, c0 + size, (c0 // block + 1) * block if block else stop)
+        yield c0, c1
+        c0 = c1
 
 
 def checkpoints(T: int, per_octave: int = 4, first: int = 16) -> np.ndarray:
