@@ -17,7 +17,7 @@ import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.oracles import PRESETS, LinearEstimate, iwr_dp_fit, iwr_glm_dp_fit, iwr_ldp_fit, ssp_ols_fit
-from dpbench.bandits.simulator import EpochData, doubling_epochs, register_algorithm
+from dpbench.bandits.simulator import EpochData, SharedChunk, doubling_epochs, register_algorithm
 from dpbench.privacy.info_weighted import check_calibration
 
 PLANNING = ("spanner", "uniform")
@@ -30,27 +30,40 @@ PLANNING = ("spanner", "uniform")
 def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
     """Survivor mask A^(j−1)(x_t) (n, |A|) by Eq. 8 over the estimates τ = 0..j−1 (``None`` = no regression).
 
-    The max in Eq. 8 ranges over all of A (spec 001 #10). If noise ever empties a row, that row keeps its previous
-    survivors (post-processing; counted in the second return value). Estimates whose widths are ≥ 2 everywhere
-    cannot eliminate anything (clipped means differ by ≤ 2) and are skipped; the others are evaluated with one
-    stacked matrix product.
+    The max in Eq. 8 ranges over all of A (spec 001 #10), so estimate τ's test
+    keep_τ(x, a) = [f̂^(τ)(x,a) + b̂^(τ)(x,a) ≥ max_{a'} (f̂^(τ)(x,a') − b̂^(τ)(x,a'))] does not depend on the earlier
+    survivors, and A^(j−1)(x) = ∩_τ keep_τ(x, ·): all tests are evaluated at once (one stacked matrix product).
+    If noise ever empties a row, that row keeps its previous survivors (post-processing; counted in the second
+    return value): only rows whose intersection is empty are replayed estimate by estimate. Estimates whose widths
+    are ≥ 2 everywhere cannot eliminate anything (clipped means differ by ≤ 2) and are skipped.
     """
     n, n_arms, d = Phi.shape
-    mask = np.ones((n, n_arms), dtype=bool)
     min_norm = float(np.sqrt(np.min(np.einsum("nad,nad->na", Phi, Phi)))) if Phi.size else 0.0
     active = [e for e in estimates if e is not None and e.min_width(min_norm) < e.cap]
     if not active:
-        return mask, 0
+        return np.ones((n, n_arms), dtype=bool), 0
     flat = Phi.reshape(-1, d)
     f_all = np.clip(flat @ np.stack([e.theta for e in active], axis=1), -1.0, 1.0).reshape(n, n_arms, -1)
     P = (flat @ np.concatenate([e.M for e in active], axis=1)).reshape(n, n_arms, len(active), -1)
     b_all = np.sqrt(np.einsum("naek,naek->nae", P, P)) * np.array([e.scale for e in active])
+    b_all = np.minimum(b_all, np.array([e.cap for e in active]))
+    keep = f_all + b_all >= np.max(f_all - b_all, axis=1, keepdims=True)  # (n, |A|, estimates)
+    mask = np.logical_and.reduce(keep, axis=2)
+    empty = ~mask.any(axis=1)
+    if not empty.any():
+        return mask, 0
+    replay, emptied = _intersect_in_order(keep[empty])
+    mask[empty] = replay
+    return mask, emptied
+
+
+def _intersect_in_order(keep: np.ndarray) -> tuple[np.ndarray, int]:
+    """Eq. 8's sequential intersection of the tests keep[:, :, τ], τ = 0, 1, …, where a test that would empty a row
+    is ignored for that row; returns the survivors and the number of ignored (row, τ) tests."""
+    mask = np.ones(keep.shape[:2], dtype=bool)
     emptied = 0
-    for k, est in enumerate(active):
-        f = f_all[:, :, k]
-        b = np.minimum(b_all[:, :, k], est.cap)
-        best_lcb = np.max(f - b, axis=1, keepdims=True)
-        new = mask & (f + b >= best_lcb)
+    for k in range(keep.shape[2]):
+        new = mask & keep[:, :, k]
         empty = ~new.any(axis=1)
         if empty.any():
             emptied += int(empty.sum())
@@ -68,7 +81,21 @@ def spanner(Phi: np.ndarray, mask: np.ndarray, C: float = 2.0, tol: float = 1e-1
     coefficient |c_i| > C in the current basis, it replaces basis vector i (|det| grows by a factor > C, so this
     terminates). Returns the spanner mask (n, |A|) ⊆ mask; every survivor is a combination of the spanner with
     coefficients in [−C, C]. Coefficients come from the Gram–Schmidt frame (a triangular solve, vectorised).
+
+    A row with a single survivor a is its own spanner ({a} if φ(x_t, a) passes the rank tolerance, coefficient 1):
+    only rows with ≥ 2 survivors go through the greedy + swap computation (rows are independent, so the result is
+    the same as running every row through it).
     """
+    norms = np.sqrt(np.einsum("nad,nad->na", Phi, Phi))
+    chosen = mask & (norms > tol * np.maximum(norms, 1e-300))
+    multi = mask.sum(axis=1) > 1
+    if multi.any():
+        chosen[multi] = _greedy_spanner(Phi[multi], mask[multi], C, tol, max_swaps)
+    return chosen
+
+
+def _greedy_spanner(Phi: np.ndarray, mask: np.ndarray, C: float, tol: float, max_swaps: int) -> np.ndarray:
+    """:func:`spanner` on every row: greedy pivoted Gram–Schmidt, then Awerbuch–Kleinberg swaps."""
     n, n_arms, d = Phi.shape
     rows_all = np.arange(n)
     norms2 = np.einsum("nad,nad->na", Phi, Phi)
@@ -159,12 +186,29 @@ class EliminationPolicy:
     def epochs(self, T: int) -> list[int]:
         return doubling_epochs(T)
 
-    def act(self, Phi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    @property
+    def uses_shared_contexts(self) -> bool:
+        return self.planning == "spanner"
+
+    def act(self, Phi: np.ndarray, rng: np.random.Generator, shared: SharedChunk | None = None) -> np.ndarray:
         mask, emptied = eliminate(Phi, self.estimates)
         self.info["emptied_rows"] += emptied
         if self.planning == "spanner":
-            mask = spanner(Phi, mask, self.C)
+            mask = self._spanner(Phi, mask, shared)
         return uniform_choice(mask, rng)
+
+    def _spanner(self, Phi: np.ndarray, mask: np.ndarray, shared: SharedChunk | None) -> np.ndarray:
+        """spanner(Φ, mask); rows where nothing is eliminated take the all-arms spanner of their context, computed
+        once per block of the shared stream for every run of the trial (rows are independent: same result)."""
+        full = mask.all(axis=1)
+        if shared is None or full.mean() * shared.consumers < 1.0:
+            return spanner(Phi, mask, self.C)
+        span = shared.derived(f"spanner(all arms, C={self.C!r})",
+                              lambda block: spanner(block, np.ones(block.shape[:2], dtype=bool), self.C))
+        span = span.copy()
+        if not full.all():
+            span[~full] = spanner(Phi[~full], mask[~full], self.C)
+        return span
 
     def update(self, data: EpochData, rng: np.random.Generator) -> None:
         if data.n // self.batches < self.min_records:

@@ -54,6 +54,19 @@ def unit_sphere(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.
     return g / np.linalg.norm(g, axis=-1, keepdims=True)
 
 
+def rademacher_scaled(rng: np.random.Generator, shape: tuple[int, ...], root: np.ndarray) -> np.ndarray:
+    """s ⊙ root with signs s_i = −1 iff u_i < 1/2, u_i = ``rng.random()``, bit for bit, without the uniforms.
+
+    ``Generator.random`` turns one raw 64-bit word w of the bit generator into u = ⌊w/2^11⌋·2^{−53}, so
+    u < 1/2 ⇔ w < 2^63: the sign is the word's top bit, and the stream advances by the same words (PCG64, the
+    streams' bit generator; any other bit generator takes the literal path).
+    """
+    if not isinstance(rng.bit_generator, np.random.PCG64):
+        return np.where(rng.random((*shape, root.size)) < 0.5, -1.0, 1.0) * root
+    raw = rng.bit_generator.random_raw((*shape, root.size))
+    return np.where(raw >= np.uint64(1 << 63), root, -root)
+
+
 @dataclass
 class BanditEnv:
     """One environment instance.
@@ -95,42 +108,72 @@ class BanditEnv:
 
 
 class ContextStream:
-    """Contexts and reward coins of one trial, drawn block-wise from ``SeedSequence([*key, block])``."""
+    """Contexts and reward coins of one trial, drawn block-wise from ``SeedSequence([*key, block])``.
 
-    def __init__(self, env: BanditEnv, key: tuple[int, ...]):
+    Several runs of one trial may share a stream (:func:`dpbench.bandits.simulator.run_lockstep`; ``consumers`` says
+    how many): a block is then drawn once, and so is any function of a block's contexts that the runs ask for
+    (:meth:`derived`, e.g. the all-arms spanners of the elimination policies).
+    """
+
+    #: blocks kept in memory (runs in lockstep stay within a chunk or two of each other)
+    CACHED_BLOCKS = 5
+
+    def __init__(self, env: BanditEnv, key: tuple[int, ...], consumers: int = 1):
         self.env = env
         self.key = tuple(int(k) for k in key)
         self.block = block_rounds(env.n_arms, env.d)
-        self._cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.consumers = consumers
+        self._cache: dict[int, dict[str, np.ndarray]] = {}
+        self._view_block: int | None = None
 
-    def _block(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+    def _block(self, b: int) -> dict[str, np.ndarray]:
         if b not in self._cache:
-            if len(self._cache) > 4:
+            if len(self._cache) >= self.CACHED_BLOCKS:
                 self._cache.pop(min(self._cache))
             rng = np.random.default_rng(np.random.SeedSequence([*self.key, b]))
             Phi = self.env.contexts(rng, self.block)
             coins = rng.random(self.block)
-            self._cache[b] = (Phi, coins)
+            self._cache[b] = {"Phi": Phi, "coins": coins}
         return self._cache[b]
 
-    def get(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        """(Phi[start:stop], coins[start:stop]) for rounds start..stop−1 (0-based)."""
+    def _parts(self, start: int, stop: int, name: str,
+               fn: Callable[[np.ndarray], np.ndarray] | None = None) -> list[np.ndarray]:
         if not 0 <= start <= stop:
             raise ValueError(f"bad round range [{start}, {stop})")
-        parts_phi, parts_coin = [], []
+        parts = []
         t = start
         while t < stop:
             b, off = divmod(t, self.block)
             take = min(stop - t, self.block - off)
-            Phi, coins = self._block(b)
-            parts_phi.append(Phi[off:off + take])
-            parts_coin.append(coins[off:off + take])
+            cached = self._block(b)
+            if name not in cached:
+                cached[name] = fn(cached["Phi"])
+            parts.append(cached[name][off:off + take])
             t += take
+        return parts
+
+    def get(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(Phi[start:stop], coins[start:stop]) for rounds start..stop−1 (0-based)."""
+        parts_phi, parts_coin = self._parts(start, stop, "Phi"), self._parts(start, stop, "coins")
         if not parts_phi:
             return np.zeros((0, self.env.n_arms, self.env.d)), np.zeros(0)
         if len(parts_phi) == 1:
             return parts_phi[0], parts_coin[0]
         return np.concatenate(parts_phi), np.concatenate(parts_coin)
+
+    @property
+    def view_block(self) -> int:
+        """Rounds per block if the blocks' contexts are C-contiguous (a chunk inside a block is then a view with the
+        layout of a copy, so chunks may be cut at block boundaries without changing a bit of any product), else 0
+        (e.g. G-FixedArms' broadcast arms: keep the historical chunks)."""
+        if self._view_block is None:
+            self._view_block = self.block if self._block(0)["Phi"].flags.c_contiguous else 0
+        return self._view_block
+
+    def derived(self, name: str, fn: Callable[[np.ndarray], np.ndarray], start: int, stop: int) -> np.ndarray:
+        """fn(Phi)[start:stop], fn applied once per block to the block's contexts (fn must act row by row)."""
+        parts = self._parts(start, stop, f"derived:{name}", fn)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -236,8 +279,7 @@ def powerlaw(rng: np.random.Generator, *, d: int = 100, n_arms: int = 10, link: 
     theta = rng.choice([-1.0, 1.0], size=d) * root
 
     def sampler(r: np.random.Generator, n: int) -> np.ndarray:
-        signs = np.where(r.random((n, n_arms, d)) < 0.5, -1.0, 1.0)
-        return signs * root
+        return rademacher_scaled(r, (n, n_arms), root)
 
     return BanditEnv("powerlaw", d, n_arms, theta, sampler, link,
                      {"title": f"G-PowerLaw(d={d}, |A|={n_arms})", "spectrum": lam})

@@ -7,9 +7,13 @@ same guarantees as the regression kind:
   and its contexts/reward coins from the block stream keyed ``(seed, H(e), t, 1)`` — the same for every algorithm
   and ε (common random numbers). The algorithm's own randomness (actions, privacy noise) comes from
   ``SeedSequence([seed, H(e), H(algorithm), i_ε, t])``. Nothing depends on n_jobs or task order.
-* **Tasks and resume.** One task = (environment, algorithm, ε, block of ``trial_block`` trials), written atomically
-  to a self-verifying ``shards/<task>.csv``; a restarted run verifies and skips finished shards (re-running damaged
-  ones); assembly checks one row per (environment, algorithm, ε, trial, T) before ``trials.csv`` is written.
+* **Tasks and resume.** One task = (environment, block of ``trial_block`` trials, group of (algorithm, ε) cells),
+  written atomically to a self-verifying ``shards/<task>.csv``; a restarted run verifies and skips finished shards
+  (re-running damaged ones); assembly checks one row per (environment, algorithm, ε, trial, T) before
+  ``trials.csv`` is written. The cells of a group run in lockstep on one context stream per trial
+  (:func:`dpbench.bandits.simulator.run_lockstep`: contexts and the all-arms spanners are drawn once per block,
+  not once per cell); each cell's results are those of its own :func:`run_bandit`, bit for bit. A group holds every
+  cell of the environment unless the runs' per-round records would exceed :data:`LOCKSTEP_ROUNDS` in total.
 * **Rows.** One row per (trial, checkpoint T): ``regret`` = cumulative pseudo-regret Σ_{t≤T} [max_a f* − f*(a_t)]
   of the single run at T_max (anytime curve), so ``dpbench plot RUN --x T --metric regret`` draws regret vs T.
   Non-private algorithms (privacy_model ``none``) run once per trial at ε = ∞.
@@ -28,33 +32,43 @@ import pandas as pd
 from dpbench import registry
 from dpbench.bandits.config import AlgoEntry, BanditConfig, EnvEntry, parse_bandit_config
 from dpbench.bandits.envs import ContextStream, get_env
-from dpbench.bandits.simulator import checkpoints, get_algorithm, run_bandit
+from dpbench.bandits.simulator import checkpoints, get_algorithm, run_lockstep
 from dpbench.engine.core import Plan, check_plan_size
 from dpbench.engine.seeds import stable_hash
+
+#: at most this many simulated rounds (cells × T_max) per lockstep group (≈ 20 bytes of records per round)
+LOCKSTEP_ROUNDS = 1 << 26
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (algorithm, ε) cell of an environment's grid."""
+
+    algo: AlgoEntry
+    eps_index: int
+    epsilon: float
 
 
 @dataclass(frozen=True)
 class BanditTask:
     env: EnvEntry
-    algo: AlgoEntry
-    eps_index: int
-    epsilon: float
+    cells: tuple[Cell, ...]
     trial_start: int
     trial_stop: int
     checkpoints: tuple[int, ...] = ()  # the T values each trial reports
 
     @property
     def shard_name(self) -> str:
-        return (f"e{stable_hash(self.env.key):08x}-a{stable_hash(self.algo.key):08x}"
-                f"-p{self.eps_index}-t{self.trial_start}-{self.trial_stop}.csv")
+        cells = stable_hash(";".join(f"{c.algo.key}|{c.eps_index}" for c in self.cells))
+        return f"e{stable_hash(self.env.key):08x}-c{cells:08x}-t{self.trial_start}-{self.trial_stop}.csv"
 
     def planned_keys(self) -> list[tuple]:
-        return [(self.env.id, self.algo.label, self.eps_index, trial, T)
+        return [(self.env.id, cell.algo.label, cell.eps_index, trial, T) for cell in self.cells
                 for trial in range(self.trial_start, self.trial_stop) for T in self.checkpoints]
 
     def describe(self) -> str:
-        return (f"environment {self.env.id}, algorithm {self.algo.label}, ε = {self.epsilon:g}, "
-                f"trials {self.trial_start}–{self.trial_stop - 1}")
+        cells = ", ".join(f"{c.algo.label} (ε = {c.epsilon:g})" for c in self.cells)
+        return f"environment {self.env.id}, trials {self.trial_start}–{self.trial_stop - 1}: {cells}"
 
 
 def instance_seed(seed: int, env: EnvEntry, trial: int) -> np.random.SeedSequence:
@@ -91,9 +105,8 @@ def _single_thread_blas():
 
 
 def run_task(task: BanditTask, config: BanditConfig) -> list[dict[str, Any]]:
-    """Simulate the trials of one task; a pure function of (task, config) up to the timing column."""
-    algo = get_algorithm(task.algo.algorithm)
-    hyper = dict(task.algo.hyper)
+    """Simulate the trials of one task (its cells in lockstep); a pure function of (task, config) up to the timing
+    columns (``seconds``: the cell's own steps; ``cpu_seconds``: the trial's CPU time shared equally by its cells)."""
     grid = checkpoints(config.T, config.checkpoints_per_octave)
     delta = config.privacy_delta
     rows: list[dict[str, Any]] = []
@@ -101,34 +114,42 @@ def run_task(task: BanditTask, config: BanditConfig) -> list[dict[str, Any]]:
         for trial in range(task.trial_start, task.trial_stop):
             env = make_instance(config, task.env, trial)
             stream = ContextStream(env, stream_key(config.seed, task.env, trial))
-            rng = np.random.default_rng(algo_seed(config.seed, task.env, task.algo, task.eps_index, trial))
+            cells = [(get_algorithm(c.algo.algorithm), c.epsilon,
+                      np.random.default_rng(algo_seed(config.seed, task.env, c.algo, c.eps_index, trial)),
+                      dict(c.algo.hyper)) for c in task.cells]
             cpu = time.process_time()
-            result = run_bandit(env, algo, config.T, task.epsilon, delta, rng, stream=stream, **hyper)
-            cpu = time.process_time() - cpu
-            cumulative = result.cumulative[grid - 1]
-            base = {
-                "dataset": task.env.label,
-                "dataset_id": task.env.id,
-                "loader": task.env.env,
-                **{f"data.{k}": v for k, v in task.env.options},
-                "d": env.d,
-                "n_arms": env.n_arms,
-                "mechanism": algo.name,
-                "label": task.algo.label,
-                "privacy_model": algo.privacy_model,
-                **{f"hp.{k}": v for k, v in task.algo.hyper},
-                "epsilon_index": task.eps_index,
-                "epsilon": task.epsilon,
-                "delta": delta,
-                "trial": trial,
-                "T_max": config.T,
-                "seconds": result.seconds,
-                "cpu_seconds": cpu,
-                **_scalar_info(result.info),
-            }
-            for t, reg in zip(grid, cumulative, strict=True):
-                rows.append({**base, "T": int(t), "regret": float(reg)})
+            results = run_lockstep(env, cells, config.T, delta, stream)
+            cpu = (time.process_time() - cpu) / len(cells)
+            for cell, (algo, *_), result in zip(task.cells, cells, results, strict=True):
+                rows.extend(_rows(task.env, cell, algo, env, trial, config, grid, result, cpu))
     return rows
+
+
+def _rows(entry: EnvEntry, cell: Cell, algo, env, trial: int, config: BanditConfig, grid: np.ndarray, result,
+          cpu: float) -> list[dict[str, Any]]:
+    """One row per checkpoint T of one cell's run."""
+    base = {
+        "dataset": entry.label,
+        "dataset_id": entry.id,
+        "loader": entry.env,
+        **{f"data.{k}": v for k, v in entry.options},
+        "d": env.d,
+        "n_arms": env.n_arms,
+        "mechanism": algo.name,
+        "label": cell.algo.label,
+        "privacy_model": algo.privacy_model,
+        **{f"hp.{k}": v for k, v in cell.algo.hyper},
+        "epsilon_index": cell.eps_index,
+        "epsilon": cell.epsilon,
+        "delta": config.privacy_delta,
+        "trial": trial,
+        "T_max": config.T,
+        "seconds": result.seconds,
+        "cpu_seconds": cpu,
+        **_scalar_info(result.info),
+    }
+    cumulative = result.cumulative[grid - 1]
+    return [{**base, "T": int(t), "regret": float(reg)} for t, reg in zip(grid, cumulative, strict=True)]
 
 
 def eps_grid(config: BanditConfig, algo: AlgoEntry) -> list[tuple[int, float]]:
@@ -141,15 +162,15 @@ def eps_grid(config: BanditConfig, algo: AlgoEntry) -> list[tuple[int, float]]:
 
 def task_list(config: BanditConfig) -> list[BanditTask]:
     grid = tuple(int(t) for t in checkpoints(config.T, config.checkpoints_per_octave))
-    runs = sum(len(eps_grid(config, algo)) for algo in config.algorithms) * len(config.environments)
-    check_plan_size(runs * config.trials * len(grid), "trials")
+    cells = [Cell(algo, eps_index, eps) for algo in config.algorithms for eps_index, eps in eps_grid(config, algo)]
+    check_plan_size(len(cells) * len(config.environments) * config.trials * len(grid), "trials")
+    size = max(1, LOCKSTEP_ROUNDS // config.T)
+    groups = [tuple(cells[i:i + size]) for i in range(0, len(cells), size)]
     tasks = []
     for env in config.environments:
-        for algo in config.algorithms:
-            for eps_index, eps in eps_grid(config, algo):
-                for start in range(0, config.trials, config.trial_block):
-                    stop = min(config.trials, start + config.trial_block)
-                    tasks.append(BanditTask(env, algo, eps_index, eps, start, stop, grid))
+        for start in range(0, config.trials, config.trial_block):
+            stop = min(config.trials, start + config.trial_block)
+            tasks.extend(BanditTask(env, group, start, stop, grid) for group in groups)
     return tasks
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import inspect
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -31,8 +31,10 @@ from dpbench import registry
 from dpbench.bandits.envs import BanditEnv, ContextStream
 
 PRIVACY_MODELS = ("joint", "local", "none")
-#: target number of floats in one simulated chunk of contexts (n·|A|·d)
+#: target number of floats in one simulated chunk of contexts (n·|A|·d), and the least rounds per chunk (large d:
+#: fewer Python steps). Chunking never changes results: every rng draw of a chunk is a run of the same stream.
 CHUNK_FLOATS = 1 << 17
+MIN_CHUNK_ROUNDS = 64
 
 
 class DataReuseError(AssertionError):
@@ -202,43 +204,120 @@ def run_bandit(
     ``rng`` drives the algorithm (action sampling, privacy noise); contexts/rewards come from ``stream`` (default:
     a stream keyed by a draw from ``rng``). Returns per-round records (:class:`BanditResult`).
     """
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"T must be a positive integer, got {T!r}")
-    T = int(T)
-    epsilon, delta = check_budget(epsilon, delta)
-    info = get_algorithm(algo) if isinstance(algo, str) else algo
-    unknown = sorted(set(hyper) - set(info.hyperparameters()))
-    if unknown:
-        raise ValueError(f"unknown hyperparameter {unknown[0]!r} of bandit algorithm {info.name!r}; "
-                         f"allowed: {', '.join(sorted(info.hyperparameters()))}")
     if stream is None:
         stream = ContextStream(env, (int(rng.integers(2**32)), 1))
-    started = time.perf_counter()
-    policy = info.make(env, T, epsilon, delta, rng, **hyper)
-    bounds = policy.epochs(T)
-    if bounds[0] != 0 or bounds[-1] != T or any(b <= a for a, b in zip(bounds, bounds[1:], strict=False)):
-        raise ValueError(f"{info.name}: epochs must increase strictly from 0 to T, got {bounds[:5]}…")
-    ledger = DataLedger(T)
-    regret = np.empty(T)
-    actions = np.empty(T, dtype=np.int32)
-    rewards = np.empty(T)
-    chunk = max(1, CHUNK_FLOATS // (env.n_arms * env.d))
-    for start, stop in zip(bounds, bounds[1:], strict=False):
-        chosen = np.empty((stop - start, env.d))
-        for c0 in range(start, stop, chunk):
-            c1 = min(stop, c0 + chunk)
-            Phi, coins = stream.get(c0, c1)
-            a = np.asarray(policy.act(Phi, rng), dtype=np.int64)
-            rows = np.arange(c1 - c0)
-            means = env.mean(Phi)
-            picked = means[rows, a]
-            regret[c0:c1] = means.max(axis=1) - picked
-            actions[c0:c1] = a
-            rewards[c0:c1] = env.reward(picked, coins)
-            chosen[c0 - start:c1 - start] = Phi[rows, a]
-        if stop < T:  # the last epoch's regression would never be used (spec 001 #11)
-            policy.update(EpochData(chosen, rewards[start:stop].copy(), start, ledger), rng)
-    return BanditResult(regret, actions, rewards, dict(policy.info), ledger, time.perf_counter() - started)
+    run = BanditRun(env, algo, T, epsilon, delta, rng, stream, hyper)
+    for _ in run.steps():
+        pass
+    return run.result()
+
+
+def run_lockstep(env: BanditEnv, cells: list[tuple[str | AlgorithmInfo, float, np.random.Generator, dict]], T: int,
+                 delta: float, stream: ContextStream) -> list[BanditResult]:
+    """Runs of several (algorithm, ε, rng, hyper) cells on one trial's stream, advanced chunk by chunk in lockstep.
+
+    Every run is exactly :func:`run_bandit` with its own rng (the same results bit for bit); the runs only share
+    the stream's blocks of contexts and their derived data, each drawn once instead of once per run. The run
+    furthest behind always moves next, so all runs stay within a chunk of each other. ``seconds`` of a run is the
+    wall time of its own steps (shared blocks are charged to the run that draws them).
+    """
+    stream.consumers = len(cells)
+    runs = [BanditRun(env, algo, T, eps, delta, rng, stream, hyper) for algo, eps, rng, hyper in cells]
+    steps = [run.steps() for run in runs]
+    position = [0] * len(runs)
+    pending = set(range(len(runs)))
+    while pending:
+        k = min(pending, key=position.__getitem__)
+        position[k] = next(steps[k], T + 1)
+        if position[k] > T:
+            pending.discard(k)
+    return [run.result() for run in runs]
+
+
+class BanditRun:
+    """One run of ``algo`` on ``env`` (a policy, its records and data ledger), simulated by :meth:`steps`."""
+
+    def __init__(self, env: BanditEnv, algo: str | AlgorithmInfo, T: int, epsilon: float, delta: float,
+                 rng: np.random.Generator, stream: ContextStream, hyper: Mapping[str, Any]):
+        if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+            raise ValueError(f"T must be a positive integer, got {T!r}")
+        self.T = T = int(T)
+        epsilon, delta = check_budget(epsilon, delta)
+        info = get_algorithm(algo) if isinstance(algo, str) else algo
+        unknown = sorted(set(hyper) - set(info.hyperparameters()))
+        if unknown:
+            raise ValueError(f"unknown hyperparameter {unknown[0]!r} of bandit algorithm {info.name!r}; "
+                             f"allowed: {', '.join(sorted(info.hyperparameters()))}")
+        self.env, self.rng, self.stream = env, rng, stream
+        started = time.perf_counter()
+        self.policy = info.make(env, T, epsilon, delta, rng, **hyper)
+        self.seconds = time.perf_counter() - started
+        self.bounds = self.policy.epochs(T)
+        bounds = self.bounds
+        if bounds[0] != 0 or bounds[-1] != T or any(b <= a for a, b in zip(bounds, bounds[1:], strict=False)):
+            raise ValueError(f"{info.name}: epochs must increase strictly from 0 to T, got {bounds[:5]}…")
+        self.ledger = DataLedger(T)
+        self.regret = np.empty(T)
+        self.actions = np.empty(T, dtype=np.int32)
+        self.rewards = np.empty(T)
+
+    def steps(self) -> Iterator[int]:
+        """Simulate chunk by chunk (contexts → actions → expected-reward regret → rewards; the oracle at the end of
+        every epoch but the last), yielding after each chunk the first round not yet simulated."""
+        env, policy, rng, T = self.env, self.policy, self.rng, self.T
+        chunk = max(MIN_CHUNK_ROUNDS, CHUNK_FLOATS // (env.n_arms * env.d))
+        shared = getattr(policy, "uses_shared_contexts", False)
+        for start, stop in zip(self.bounds, self.bounds[1:], strict=False):
+            chosen = np.empty((stop - start, env.d))
+            for c0, c1 in chunks(start, stop, chunk, self.stream.view_block):
+                started = time.perf_counter()
+                Phi, coins = self.stream.get(c0, c1)
+                if shared:
+                    a = policy.act(Phi, rng, shared=SharedChunk(self.stream, c0, c1))
+                else:
+                    a = policy.act(Phi, rng)
+                a = np.asarray(a, dtype=np.int64)
+                rows = np.arange(c1 - c0)
+                means = env.mean(Phi)
+                picked = means[rows, a]
+                self.regret[c0:c1] = means.max(axis=1) - picked
+                self.actions[c0:c1] = a
+                self.rewards[c0:c1] = env.reward(picked, coins)
+                chosen[c0 - start:c1 - start] = Phi[rows, a]
+                if c1 == stop and stop < T:  # the last epoch's regression would never be used (spec 001 #11)
+                    policy.update(EpochData(chosen, self.rewards[start:stop].copy(), start, self.ledger), rng)
+                self.seconds += time.perf_counter() - started
+                yield c1
+
+    def result(self) -> BanditResult:
+        return BanditResult(self.regret, self.actions, self.rewards, dict(self.policy.info), self.ledger,
+                            self.seconds)
+
+
+@dataclass(frozen=True)
+class SharedChunk:
+    """Rounds c0..c1−1 of a (possibly shared) :class:`ContextStream`, for policies that reuse per-block data."""
+
+    stream: ContextStream
+    c0: int
+    c1: int
+
+    @property
+    def consumers(self) -> int:
+        return self.stream.consumers
+
+    def derived(self, name: str, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        return self.stream.derived(name, fn, self.c0, self.c1)
+
+
+def chunks(start: int, stop: int, size: int, block: int) -> Iterator[tuple[int, int]]:
+    """Consecutive ranges [c0, c1) covering [start, stop), at most ``size`` rounds each, never straddling a multiple
+    of ``block`` (a chunk is then a view of one block of contexts, not a copy; ``block = 0``: no such cut)."""
+    c0 = start
+    while c0 < stop:
+        c1 = min(stop, c0 + size, (c0 // block + 1) * block if block else stop)
+        yield c0, c1
+        c0 = c1
 
 
 def checkpoints(T: int, per_octave: int = 4, first: int = 16) -> np.ndarray:

@@ -1,0 +1,126 @@
+"""Issue 16: the bandit speed-ups are bit-identical to the literal computations they replace.
+
+* :func:`elimination.eliminate` evaluates Eq. 8's tests of all estimates at once and intersects them; the literal
+  algorithm intersects them one at a time, ignoring a test that would empty a row (spec 001 #10).
+* :func:`elimination.spanner` sends only rows with ≥ 2 survivors through the greedy + swap computation.
+* The G-PowerLaw sampler draws its Rademacher signs from the raw 64-bit words behind ``rng.random``.
+* :func:`simulator.run_lockstep` runs several cells of a trial on one shared stream; each run is its own
+  :func:`simulator.run_bandit`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpbench.bandits import elimination as elim
+from dpbench.bandits.envs import ContextStream, get_env, powerlaw, unit_sphere
+from dpbench.bandits.oracles import LinearEstimate
+from dpbench.bandits.simulator import chunks, run_bandit, run_lockstep
+
+
+def sequential_eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
+    """Eq. 8 as literally written: A^(τ) = {a ∈ A^(τ−1): f̂ + b̂ ≥ max_{a'∈A}(f̂ − b̂)}, τ = 0, 1, …, one at a time;
+    a test that would empty a row is skipped for that row (counted)."""
+    n, n_arms, _ = Phi.shape
+    mask = np.ones((n, n_arms), dtype=bool)
+    emptied = 0
+    for est in estimates:
+        if est is None:
+            continue
+        f, b = est.predict(Phi)
+        new = mask & (f + b >= np.max(f - b, axis=1, keepdims=True))
+        empty = ~new.any(axis=1)
+        emptied += int(empty.sum())
+        new[empty] = mask[empty]
+        mask = new
+    return mask, emptied
+
+
+def _estimate(rng: np.random.Generator, d: int, scale: float) -> LinearEstimate:
+    return LinearEstimate(unit_sphere(rng, (), d), np.eye(d) + 0.3 * rng.standard_normal((d, d)), scale)
+
+
+@pytest.mark.parametrize("scale", [0.01, 0.3, 1.5])
+def test_eliminate_equals_sequential_intersection(scale):
+    rng = np.random.default_rng(11)
+    Phi = unit_sphere(rng, (400, 8), 4)
+    estimates = [None, *(_estimate(rng, 4, scale) for _ in range(5)), None, _estimate(rng, 4, 50.0)]
+    mask, emptied = elim.eliminate(Phi, estimates)
+    ref_mask, ref_emptied = sequential_eliminate(Phi, estimates)
+    np.testing.assert_array_equal(mask, ref_mask)
+    assert emptied == ref_emptied
+    assert mask.any(axis=1).all()
+    if scale == 0.01:  # disagreeing narrow estimates: rows are emptied and replayed in order
+        assert emptied > 0 and (mask.sum(axis=1) < 8).all()
+
+
+def test_spanner_single_survivor_rows_match_the_greedy_computation():
+    rng = np.random.default_rng(5)
+    Phi = unit_sphere(rng, (600, 10), 5)
+    Phi[:20, 3] = 0.0  # zero features fail the rank tolerance on both paths
+    mask = rng.random((600, 10)) < rng.choice([0.05, 0.3, 1.0], size=(600, 1))
+    mask[np.arange(600), rng.integers(10, size=600)] = True
+    mask[:20] = False
+    mask[:20, 3] = True
+    span = elim.spanner(Phi, mask, C=2.0)
+    full = elim._greedy_spanner(Phi, mask, 2.0, 1e-10, 100)
+    np.testing.assert_array_equal(span, full)
+    assert (mask.sum(axis=1) == 1).sum() > 100 and not span[:20].any()
+
+
+def test_powerlaw_signs_bit_identical_to_uniform_threshold():
+    env = powerlaw(np.random.default_rng(0), d=37, n_arms=4)
+    root = np.sqrt(env.meta["spectrum"])
+    fast, literal = np.random.default_rng(9), np.random.default_rng(9)
+    Phi = env.contexts(fast, 50)
+    ref = np.where(literal.random((50, 4, 37)) < 0.5, -1.0, 1.0) * root
+    np.testing.assert_array_equal(Phi.view(np.uint64), ref.view(np.uint64))
+    assert fast.random() == literal.random()  # the stream advanced by the same number of words
+
+
+@pytest.mark.parametrize("env_name, options, cells", [
+    ("sphere", {"d": 4, "n_arms": 6},
+     [("elim_iwr_jdp", 0.2, {"c_b": 0.025}), ("elim_iwr_jdp", math.inf, {"c_b": 0.025}),
+      ("elim_ssp_jdp", 1.0, {}), ("elim_ssp_jdp", 0.5, {"planning": "uniform"}), ("linucb", math.inf, {})]),
+    ("powerlaw", {"d": 30, "n_arms": 5}, [("squarecb_jdp", 1.0, {}), ("squarecb_ldp", math.inf, {})]),
+])
+def test_lockstep_runs_equal_separate_runs(env_name, options, cells):
+    """run_lockstep shares one stream (contexts, all-arms spanners) but each cell's run is its run_bandit."""
+    env = get_env(env_name).make(np.random.default_rng(3), **options)
+    T = 3000
+    together = run_lockstep(env, [(a, eps, np.random.default_rng(k), h) for k, (a, eps, h) in enumerate(cells)], T,
+                            1e-5, ContextStream(env, (4, 1)))
+    for k, ((algo, eps, hyper), got) in enumerate(zip(cells, together, strict=True)):
+        alone = run_bandit(env, algo, T, eps, 1e-5, np.random.default_rng(k), stream=ContextStream(env, (4, 1)),
+                           **hyper)
+        np.testing.assert_array_equal(got.regret, alone.regret)
+        np.testing.assert_array_equal(got.actions, alone.actions)
+        assert got.info == alone.info and got.ledger.used == alone.ledger.used
+    assert together[0].cumulative[-1] != together[1].cumulative[-1]  # the cells really differ
+
+
+def test_shared_all_arms_spanner_is_drawn_once_per_block():
+    env = get_env("sphere").make(np.random.default_rng(0), d=3, n_arms=5)
+    stream = ContextStream(env, (1, 2))
+    calls = []
+
+    def counted(Phi):
+        calls.append(Phi.shape[0])
+        return Phi[:, :, 0]
+
+    first = stream.derived("x", counted, 10, 2 * stream.block + 5)
+    again = stream.derived("x", counted, 0, 2 * stream.block + 5)
+    assert calls == [stream.block] * 3
+    np.testing.assert_array_equal(first, stream.get(10, 2 * stream.block + 5)[0][:, :, 0])
+    np.testing.assert_array_equal(again[10:], first)
+
+
+def test_chunks_cover_the_epoch_and_respect_blocks():
+    assert list(chunks(5, 300, 64, 128)) == [(5, 69), (69, 128), (128, 192), (192, 256), (256, 300)]
+    assert list(chunks(5, 300, 200, 0)) == [(5, 205), (205, 300)]
+    sphere_stream = ContextStream(get_env("sphere").make(np.random.default_rng(0), d=3, n_arms=4), (1, 1))
+    arms = ContextStream(get_env("fixedarms").make(np.random.default_rng(0), d=3, n_arms=4), (1, 1))
+    assert sphere_stream.view_block == sphere_stream.block and arms.view_block == 0  # broadcast arms: no cut
