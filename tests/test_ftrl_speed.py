@@ -124,3 +124,21 @@ def test_eigen_factor_blocked_matches_the_cholesky_reference_loop_in_law():
     wrong = _public_estimates(ds, range(20_000, 20_500), engine="auto", factor="eigh", noise_mult=1.5)
     assert sps.ks_2samp(fast, literal).pvalue > 1e-3
     assert sps.ks_2samp(wrong, literal).pvalue < 1e-6  # negative control: node noise std × 1.5 is rejected
+
+
+def test_recycled_noise_memory_gives_the_same_outputs(monkeypatch):
+    """A store with room for one stream only drops each noise for the next and lends it its memory: same outputs."""
+    ds = _frozen_problem(300, 16)
+    cold = []
+    for seed in range(4):
+        dp_ftrl_core._STREAMS.clear()
+        cold.append(fit_identity(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed), **_design(ds)).theta)
+    dp_ftrl_core._STREAMS.clear()
+    noise_bytes, gram_bytes = (301 + 3) * 16 * 8, (2 * 128**2 + 44**2) * 8
+    monkeypatch.setattr(dp_ftrl_core, "_STREAM_BYTES", noise_bytes + gram_bytes)
+    buffers = []
+    for seed in range(4):
+        theta = fit_identity(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed), **_design(ds)).theta
+        np.testing.assert_array_equal(theta, cold[seed])
+        buffers += [value.buffer for value, _ in dp_ftrl_core._STREAMS.values() if hasattr(value, "buffer")]
+    assert len(buffers) == 4 and all(b is buffers[0] for b in buffers)  # one array, reused by every later stream

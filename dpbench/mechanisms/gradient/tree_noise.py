@@ -137,22 +137,30 @@ class BlockedTreeNoise:
 
     @property
     def nbytes(self) -> int:
-        return self.starts.nbytes + self.inblock.nbytes
+        return self.starts.nbytes + self.buffer.nbytes
+
+    @property
+    def buffer(self) -> np.ndarray:
+        """The (n + 1, k) array ``inblock`` is a view of (reusable by a later :func:`blocked_tree_noise`)."""
+        return self.inblock.base if self.inblock.base is not None else self.inblock
 
 
-def blocked_tree_noise(rng: np.random.Generator, n: int, k: int, block: int) -> BlockedTreeNoise:
+def blocked_tree_noise(
+    rng: np.random.Generator, n: int, k: int, block: int, buffer: np.ndarray | None = None
+) -> BlockedTreeNoise:
     """Draw the N(0, I_k) node noise of an n-step tree, block by block: one (b, k) draw per block of b steps.
 
     Row u of a block's draw is the node completing at step t0 + u + 1; the node completing at the block's end
     (level ≥ log2 B) is read only by later blocks: ν_u(t0 + B) = ν_u(t0 + B − lowbit(t0 + B)) + u_{t0+B}.
     The rng is consumed exactly as one (n, k) standard-normal draw in row order. The draws of steps t0+1..t0+b are
     written straight into rows t0+1..t0+b of the output and turned into ν_in in place (:func:`inblock_prefix_noise`
-    with ``out`` = its input: row u only reads rows of higher level, finished before it).
+    with ``out`` = its input: row u only reads rows of higher level, finished before it). ``buffer``: an (n + 1, k)
+    array to overwrite instead of allocating one.
     """
     if block < 1 or block & (block - 1):
         raise ValueError(f"block must be a power of 2, got {block}")
     starts = np.empty(((n + block - 1) // block, k))
-    inblock = np.empty((n + 1, k))  # row n: the last draw, read before it is overwritten
+    inblock = np.empty((n + 1, k)) if buffer is None else buffer  # row n: the last draw, read before overwritten
     weights = release_counts(n)
     total = np.zeros(k)
     nu_start = np.zeros(k)
