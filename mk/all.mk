@@ -8,6 +8,9 @@
 # a core idle. Results do not depend on it (every trial is seeded by its coordinates).
 REPRODUCE_PAPERS := ihm-paper stein ftrl iwr bandits
 REPRODUCE_JOBS ?= 2
+# papers whose figures run one at a time: a DP-FTRL E1 worker peaks at ≈ 4.6 GB (N = 2¹⁶, d = 1024, docs/ftrl.md),
+# so two E1 figures × N_JOBS workers would not fit in 24 GB
+REPRODUCE_SERIAL ?= ftrl
 WALLTIME := results/walltime
 
 .PHONY: reproduce-all bench-all walltime-table
@@ -16,7 +19,8 @@ reproduce-all:
 	mkdir -p $(WALLTIME) && echo "paper,wall_s" > $(WALLTIME)/papers.csv
 	@set -e; for paper in $(REPRODUCE_PAPERS); do \
 		start=$$(date +%s.%N); \
-		$(MAKE) --no-print-directory -j$(REPRODUCE_JOBS) --output-sync=target reproduce-$$paper; \
+		case " $(REPRODUCE_SERIAL) " in *" $$paper "*) jobs=1;; *) jobs=$(REPRODUCE_JOBS);; esac; \
+		$(MAKE) --no-print-directory -j$$jobs --output-sync=target reproduce-$$paper; \
 		echo "$$paper,$$(echo "$$(date +%s.%N) - $$start" | bc)" >> $(WALLTIME)/papers.csv; \
 	done
 	$(MAKE) --no-print-directory walltime-table
