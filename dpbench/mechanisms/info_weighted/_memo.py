@@ -14,6 +14,7 @@ memoised noisy releases (stage 1) are bypassed during an audit so that its recor
 from __future__ import annotations
 
 import copy
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -29,6 +30,7 @@ T = TypeVar("T")
 #: last mechanism sharing it has run (≈ 30 in E2 / the controls; each ≤ (K + 1)·d² floats)
 MEMO_SIZE = 256
 _MEMO: OrderedDict[tuple, tuple[weakref.ref, weakref.ref, object]] = OrderedDict()
+_LOCK = threading.Lock()  # the dict is shared by threads of one process (e.g. a threaded dask worker)
 
 
 def _copy(value: T) -> T:
@@ -42,12 +44,14 @@ def data_memo(X: np.ndarray, y: np.ndarray, key: Hashable, compute: Callable[[],
     if not (_frozen(X) and _frozen(y)):
         return compute()
     slot = (id(X), id(y), key)
-    hit = _MEMO.get(slot)
-    if hit is not None and hit[0]() is X and hit[1]() is y:
-        _MEMO.move_to_end(slot)
-        return _copy(hit[2])  # type: ignore[return-value]
-    value = compute()
-    _MEMO[slot] = (weakref.ref(X), weakref.ref(y), _copy(value))
-    while len(_MEMO) > MEMO_SIZE:
-        _MEMO.popitem(last=False)
+    with _LOCK:
+        hit = _MEMO.get(slot)
+        if hit is not None and hit[0]() is X and hit[1]() is y:
+            _MEMO.move_to_end(slot)
+            return _copy(hit[2])  # type: ignore[return-value]
+    value = compute()  # outside the lock: a concurrent miss computes the same value
+    with _LOCK:
+        _MEMO[slot] = (weakref.ref(X), weakref.ref(y), _copy(value))
+        while len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
     return value
