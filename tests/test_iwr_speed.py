@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from dpbench import registry
+from dpbench.mechanisms._base import record_releases
 from dpbench.mechanisms.info_weighted import _memo, sgd
 from dpbench.mechanisms.info_weighted.linalg import row_norms, unit_rows
 from dpbench.mechanisms.info_weighted.noise import l2ball_sample
@@ -153,3 +154,42 @@ def test_unit_rows_match_the_masked_division(d):
                     where=np.linalg.norm(M, axis=1, keepdims=True) > 0)
     fast = unit_rows(M)
     assert np.array_equal(fast, ref) and np.array_equal(np.signbit(fast), np.signbit(ref))
+
+
+def test_stage1_is_shared_across_mechanisms_bit_for_bit():
+    """iwr_dp, iwr_dp_erm and the learned-W ablation on one trial seed: memo hits give the numbers of fresh runs."""
+    X, y = _frozen_draw("iw_gauss", 6000, 3)
+    kw = {"calibration": "agm", "neighbour": "zero_out", "shuffle": False}
+    runs = [("iwr_dp", {}), ("iwr_dp_ablation", {"radius": 1.0}), ("iwr_dp_erm", {}), ("iwr_dp", {})]
+    for eps in (0.3, 1.0):
+        for name, extra in runs:
+            fit = registry.get_mechanism(name).fit
+            memo = fit(X, y, eps, 1e-5, np.random.default_rng(4), **kw, **extra)
+            plain = fit(X.copy(), y.copy(), eps, 1e-5, np.random.default_rng(4), **kw, **extra)
+            assert np.array_equal(memo.theta, plain.theta), name
+            assert np.array_equal(memo.info["W"], plain.info["W"]), name
+    assert any(key[0] == id(X) and key[2][0] == "alg4_stage1" for key in _memo._MEMO)
+
+
+def test_stage1_memo_is_bypassed_in_an_audit():
+    X, y = _frozen_draw("iw_gauss", 4000, 2)
+    fit = registry.get_mechanism("iwr_dp").fit
+    fit(X, y, 0.5, 1e-5, np.random.default_rng(1), shuffle=False)  # memoised outside the audit
+    with record_releases() as recorder:
+        fit(X, y, 0.5, 1e-5, np.random.default_rng(1), shuffle=False)
+    names = [release.name for release in recorder.releases]
+    assert any(name.startswith("H̃ epoch") for name in names) and "ψ̃" in names
+
+
+def test_stage1_memo_is_hit_by_the_learned_ablation(monkeypatch):
+    import dpbench.mechanisms.info_weighted.central as central
+
+    calls = []
+    real = central.spectral_dp
+    monkeypatch.setattr(central, "spectral_dp", lambda *a, **k: calls.append(1) or real(*a, **k))
+    X, y = _frozen_draw("iw_gauss", 3000, 3)
+    kw = {"calibration": "agm", "neighbour": "zero_out", "shuffle": False}
+    registry.get_mechanism("iwr_dp").fit(X, y, 0.5, 1e-5, np.random.default_rng(4), **kw)
+    registry.get_mechanism("iwr_dp_ablation").fit(X, y, 0.5, 1e-5, np.random.default_rng(4), radius=1.0, **kw)
+    registry.get_mechanism("iwr_dp").fit(X, y, 0.5, 1e-5, np.random.default_rng(5), **kw)  # another seed: computed
+    assert len(calls) == 2

@@ -36,7 +36,7 @@ from dpbench.mechanisms.info_weighted.central import (
     AUDIT_STAGED,
     iwr_dp_hyper,
     iwr_dp_stage2,
-    spectral_dp,
+    shared_spectral_dp,
     stage2_moments,
 )
 from dpbench.registry import register_mechanism
@@ -95,8 +95,9 @@ def fit_iwr_dp_ablation(
     info: dict = {"K": K, "lam": lam, "gamma": gamma, "weights": weights, "stage2_rows": stage2_rows,
                   "radius": radius, "calibration": calibration, "neighbour": neighbour, "epsilon_effective": epsilon}
     if weights == "learned":
-        stage1, info["std_H"] = spectral_dp(X[s0], K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
-                                            B=B, calibration=calibration, neighbour=neighbour)
+        stage1, info["std_H"] = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon,
+                                                   delta=delta, rng=rng, B=B, calibration=calibration,
+                                                   neighbour=neighbour)
         W = stage1.X
         info["n_floor"] = stage1.n_floor
         moments = None

@@ -14,12 +14,14 @@ Each record is used in exactly one release stage (D₀ → W, D₁ → θ̂; epo
 
 from __future__ import annotations
 
+import inspect
 import math
+from typing import Any
 
 import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Hyper
-from dpbench.mechanisms._base import FitResult, released
+from dpbench.mechanisms._base import FitResult, recording, released
 from dpbench.mechanisms.info_weighted._common import (
     AUDIT,
     AUDIT_STAGED,
@@ -127,6 +129,35 @@ def spectral_dp(
     return result, std
 
 
+SPECTRAL_DP_SIGNATURE = inspect.signature(spectral_dp)
+
+
+def shared_spectral_dp(X: np.ndarray, y: np.ndarray, rows: slice, *, rng: np.random.Generator, **params: Any
+                       ) -> tuple[SpectralResult, float]:
+    """``spectral_dp(X[rows], rng=rng, **params)``, memoised per (read-only data draw, rows, params, rng state).
+
+    Alg 4 is a deterministic function of its block, its parameters and the rng state it starts from; on a hit the
+    memo returns the stored result and moves ``rng`` to the state the computation left it in, so every later draw
+    of the caller is the same (bit-identical). With common random numbers, mechanisms that run the same stage 1 on
+    the same trial seed share one computation: ``iwr_dp``, the learned-W ``iwr_dp_ablation`` variants and
+    ``iwr_dp_erm`` when its (K, γ, λ) agree. Off during an audit, whose recorder must see every release.
+    """
+    if recording():
+        return spectral_dp(X[rows], rng=rng, **params)
+    bound = SPECTRAL_DP_SIGNATURE.bind(X, rng=rng, **params)
+    bound.apply_defaults()  # the key names every parameter, defaults included
+    settings = tuple(sorted((k, v) for k, v in bound.arguments.items() if k not in ("Phi0", "rng")))
+    key = ("alg4_stage1", rows.start, rows.stop, settings, repr(rng.bit_generator.state))
+
+    def compute() -> tuple[SpectralResult, float, dict]:
+        result, std = spectral_dp(X[rows], rng=rng, **params)
+        return result, std, rng.bit_generator.state
+
+    result, std, state = data_memo(X, y, key, compute)
+    rng.bit_generator.state = state
+    return result, std
+
+
 def iw_features(Phi: np.ndarray, W: np.ndarray, gamma: float) -> np.ndarray:
     """Rows w(φ) = Wφ/(1 + γ‖Wφ‖) (‖w(φ)‖ < 1/γ; spec 000 §3.5)."""
     P = Phi @ W
@@ -212,8 +243,8 @@ def fit_iwr_dp(
     gamma = float(rule["gamma"] if gamma is None else gamma)
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
-    stage1, std_H = spectral_dp(X[s0], K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                calibration=calibration, neighbour=neighbour, nonprivate=nonprivate)
+    stage1, std_H = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
+                                       B=B, calibration=calibration, neighbour=neighbour, nonprivate=nonprivate)
     theta, info2 = iwr_dp_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta,
                                  rng=rng, B=B, calibration=calibration, neighbour=neighbour,
                                  paper_literal_noise=paper_literal_noise, nonprivate=nonprivate)
@@ -330,8 +361,9 @@ def fit_iwr_dp_erm(
     gamma = float(rule["gamma"] if gamma is None else gamma)
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n)
-    stage1, std_spec = spectral_dp(X[s0], K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                   calibration=calibration, neighbour=neighbour, nonprivate=nonprivate)
+    stage1, std_spec = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta,
+                                          rng=rng, B=B, calibration=calibration, neighbour=neighbour,
+                                          nonprivate=nonprivate)
     theta, info2 = erm_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
                               B=B, calibration=calibration, neighbour=neighbour,
                               paper_literal_noise=paper_literal_noise, nonprivate=nonprivate)
