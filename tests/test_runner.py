@@ -218,6 +218,17 @@ def test_gram_statistics_do_not_depend_on_the_blas_thread_count():
     assert wide.yty == narrow.yty and np.array_equal(wide.eigh_xy[1], narrow.eigh_xy[1])
 
 
+def test_gram_stats_freezes_a_fresh_array_in_place_or_copies_it():
+    from dpbench.linalg import gram_stats
+
+    X, y = np.ones((4, 2)), np.arange(4.0)
+    copied = gram_stats(X, y)
+    assert copied.X is not X and X.flags.writeable and not copied.X.flags.writeable
+    frozen = gram_stats(X, y, copy=False)
+    assert frozen.X is X and frozen.y is y and not X.flags.writeable and not y.flags.writeable
+    assert gram_stats(np.ones((4, 2), dtype=np.float32), y, copy=False).X.dtype == np.float64  # still converted
+
+
 def test_gram_statistics_are_computed_only_when_read():
     from dpbench.config import DatasetEntry
     from dpbench.engine.regression import prepare_dataset

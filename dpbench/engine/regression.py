@@ -77,7 +77,7 @@ def prepare_dataset(entry: DatasetEntry, seed: int, draw: int | None = None) -> 
         if draw is not None and "data_draw" in info.options():
             options["data_draw"] = draw
         dataset = info.load(rng, **options)
-        return dataset, gram_stats(dataset.X_train, dataset.y_train)
+        return dataset, gram_stats(dataset.X_train, dataset.y_train, copy=False)
 
 
 def display_label(entry: DatasetEntry, dataset: Dataset | None) -> str:
