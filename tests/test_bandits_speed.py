@@ -14,8 +14,11 @@ import math
 
 import numpy as np
 import pytest
+import yaml
 
 from dpbench.bandits import elimination as elim
+from dpbench.bandits import kind
+from dpbench.bandits.config import parse_bandit_config
 from dpbench.bandits.envs import ContextStream, get_env, powerlaw, unit_sphere
 from dpbench.bandits.oracles import LinearEstimate
 from dpbench.bandits.simulator import chunks, run_bandit, run_lockstep
@@ -124,3 +127,17 @@ def test_chunks_cover_the_epoch_and_respect_blocks():
     sphere_stream = ContextStream(get_env("sphere").make(np.random.default_rng(0), d=3, n_arms=4), (1, 1))
     arms = ContextStream(get_env("fixedarms").make(np.random.default_rng(0), d=3, n_arms=4), (1, 1))
     assert sphere_stream.view_block == sphere_stream.block and arms.view_block == 0  # broadcast arms: no cut
+
+
+def test_lockstep_groups_respect_the_memory_budget():
+    raw = yaml.safe_load(open("configs/bandits/bandit_dimfree.yaml"))
+    raw.update(T=1 << 20, trials=2)
+    tasks = kind.task_list(parse_bandit_config(raw))
+    by_d = {}
+    for task in tasks:
+        d = dict(task.env.options)["d"]
+        by_d.setdefault(d, set()).add(len(task.cells))
+        assert len(task.cells) == 1 or len(task.cells) * kind.cell_bytes(1 << 20, d) <= kind.LOCKSTEP_BYTES
+    assert by_d[1000] == {1} and max(by_d[10]) == 6  # 4.2 GB per d = 1000 run: one cell per task
+    keys = [key for task in tasks for key in task.planned_keys()]
+    assert len(keys) == len(set(keys)) == 3 * 6 * 2 * len(tasks[0].checkpoints)

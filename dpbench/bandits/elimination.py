@@ -18,6 +18,7 @@ import numpy as np
 from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.oracles import PRESETS, LinearEstimate, iwr_dp_fit, iwr_glm_dp_fit, iwr_ldp_fit, ssp_ols_fit
 from dpbench.bandits.simulator import EpochData, SharedChunk, doubling_epochs, register_algorithm
+from dpbench.mechanisms._simulation import is_per_user
 from dpbench.privacy.info_weighted import check_calibration
 
 PLANNING = ("spanner", "uniform")
@@ -266,14 +267,16 @@ def elim_iwr_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.r
 def elim_iwr_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
                  preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_b: float = 1.0,
                  calibration: str = "paper", fail_prob: float | None = None, planning: str = "spanner",
-                 C: float = 2.0) -> EliminationPolicy:
-    """LDP linear bandit (spec 000 Thm 6.4): per epoch Alg 3 (+ Alg 2), b̂ = min{c_b·8λ‖Uφ‖, 2}."""
+                 C: float = 2.0, simulation: str = "aggregate") -> EliminationPolicy:
+    """LDP linear bandit (spec 000 Thm 6.4): per epoch Alg 3 (+ Alg 2), b̂ = min{c_b·8λ‖Uφ‖, 2}.
+    ``simulation``: users' noise by its exact aggregate law (default) or drawn per user (``per_user``)."""
     fail = _common(env, T, epsilon, fail_prob, calibration, preset)
+    is_per_user(simulation)
     k_eff = K if preset == "calibrated" else max(12, math.ceil(math.log(max(math.log(T), 1.0))))
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
         return iwr_ldp_fit(data, epsilon, delta, r, fail_prob=fail, preset=preset, K=K, c_lam=c_lam, c_b=c_b,
-                           calibration=calibration)
+                           calibration=calibration, simulation=simulation)
 
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * k_eff, planning=planning, C=C)
 
@@ -295,11 +298,13 @@ def elim_ssp_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.r
                     privacy_model="local", spec="001 §7.2", style={"color": "tab:orange", "marker": "v"})
 def elim_ssp_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
                  c_b: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
-                 planning: str = "spanner", C: float = 2.0) -> EliminationPolicy:
+                 planning: str = "spanner", C: float = 2.0, simulation: str = "aggregate") -> EliminationPolicy:
     fail = _common(env, T, epsilon, fail_prob, calibration, "calibrated")
+    is_per_user(simulation)
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return ssp_ols_fit(data, epsilon, delta, r, fail_prob=fail, local=True, c_b=c_b, calibration=calibration)
+        return ssp_ols_fit(data, epsilon, delta, r, fail_prob=fail, local=True, c_b=c_b, calibration=calibration,
+                           simulation=simulation)
 
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=1, planning=planning, C=C)
 

@@ -13,7 +13,7 @@ same guarantees as the regression kind:
   ``trials.csv`` is written. The cells of a group run in lockstep on one context stream per trial
   (:func:`dpbench.bandits.simulator.run_lockstep`: contexts and the all-arms spanners are drawn once per block,
   not once per cell); each cell's results are those of its own :func:`run_bandit`, bit for bit. A group holds every
-  cell of the environment unless the runs' per-round records would exceed :data:`LOCKSTEP_ROUNDS` in total.
+  cell of the environment unless the runs' memory would exceed :data:`LOCKSTEP_BYTES` (then several groups).
 * **Rows.** One row per (trial, checkpoint T): ``regret`` = cumulative pseudo-regret Σ_{t≤T} [max_a f* − f*(a_t)]
   of the single run at T_max (anytime curve), so ``dpbench plot RUN --x T --metric regret`` draws regret vs T.
   Non-private algorithms (privacy_model ``none``) run once per trial at ε = ∞.
@@ -36,8 +36,8 @@ from dpbench.bandits.simulator import checkpoints, get_algorithm, run_lockstep
 from dpbench.engine.core import Plan, check_plan_size
 from dpbench.engine.seeds import stable_hash
 
-#: at most this many simulated rounds (cells × T_max) per lockstep group (≈ 20 bytes of records per round)
-LOCKSTEP_ROUNDS = 1 << 26
+#: memory budget of one lockstep group: its cells' per-round records and epoch data (:func:`cell_bytes`)
+LOCKSTEP_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -160,14 +160,21 @@ def eps_grid(config: BanditConfig, algo: AlgoEntry) -> list[tuple[int, float]]:
     return [(index, math.inf)]
 
 
+def cell_bytes(T: int, d: int) -> int:
+    """Memory of one run: per-round records (regret, action, reward: 20 B a round) and the chosen features of its
+    largest regressed epoch (≤ T/2 rounds × d floats, plus their rewards): ≈ T·(24 + 4d) bytes (4.2 GB at T = 2²⁰,
+    d = 1000)."""
+    return T * (24 + 4 * d)
+
+
 def task_list(config: BanditConfig) -> list[BanditTask]:
     grid = tuple(int(t) for t in checkpoints(config.T, config.checkpoints_per_octave))
     cells = [Cell(algo, eps_index, eps) for algo in config.algorithms for eps_index, eps in eps_grid(config, algo)]
     check_plan_size(len(cells) * len(config.environments) * config.trials * len(grid), "trials")
-    size = max(1, LOCKSTEP_ROUNDS // config.T)
-    groups = [tuple(cells[i:i + size]) for i in range(0, len(cells), size)]
     tasks = []
     for env in config.environments:
+        size = max(1, LOCKSTEP_BYTES // cell_bytes(config.T, make_instance(config, env, 0).d))
+        groups = [tuple(cells[i:i + size]) for i in range(0, len(cells), size)]
         for start in range(0, config.trials, config.trial_block):
             stop = min(config.trials, start + config.trial_block)
             tasks.extend(BanditTask(env, group, start, stop, grid) for group in groups)

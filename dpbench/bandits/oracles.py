@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -47,12 +48,16 @@ class LinearEstimate:
     info: dict[str, Any] = field(default_factory=dict)
     link: str = "linear"  # logistic: f̂ = sigmoid(<φ, θ̂>) (spec 000 Thm H.5)
 
+    @cached_property
+    def smin(self) -> float:
+        """σ_min(M) (computed once: the elimination asks for it on every chunk of rounds)."""
+        return float(np.linalg.svd(self.M, compute_uv=False).min())
+
     def min_width(self, min_norm: float) -> float:
         """A lower bound of b̂ over features with ‖φ‖ ≥ min_norm: min(scale·σ_min(M)·min_norm, cap)."""
         if not math.isfinite(self.scale):
             return self.cap
-        smin = float(np.linalg.svd(self.M, compute_uv=False).min())
-        return min(self.scale * smin * min_norm, self.cap)
+        return min(self.scale * self.smin * min_norm, self.cap)
 
     def predict(self, Phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lin = Phi @ self.theta

@@ -17,6 +17,7 @@ import numpy as np
 from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.oracles import dimfree_jdp_fit, dimfree_ldp_fit, sigma_scale
 from dpbench.bandits.simulator import EpochData, doubling_epochs, register_algorithm
+from dpbench.mechanisms._simulation import is_per_user
 from dpbench.privacy.info_weighted import check_calibration
 
 
@@ -105,10 +106,13 @@ def squarecb_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.r
                     style={"color": "tab:brown", "marker": "P"})
 def squarecb_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
                  R: float = 2.0, c_K: float = 1.0, calibration: str = "paper",
-                 fail_prob: float | None = None) -> SquareCBPolicy:
+                 fail_prob: float | None = None, simulation: str = "aggregate") -> SquareCBPolicy:
+    """``simulation``: the users' gradient noise by its exact aggregate law (default) or drawn per user."""
     fail = _checked(env, T, epsilon, fail_prob, calibration)
+    is_per_user(simulation)
 
     def oracle(data: EpochData, r: np.random.Generator, fail_epoch: float):
-        return dimfree_ldp_fit(data, epsilon, delta, r, fail_prob=fail_epoch, R=R, c_K=c_K, calibration=calibration)
+        return dimfree_ldp_fit(data, epsilon, delta, r, fail_prob=fail_epoch, R=R, c_K=c_K, calibration=calibration,
+                               simulation=simulation)
 
     return SquareCBPolicy(env, T, oracle, rate_ldp, sigma_scale(epsilon, delta, calibration), fail)
