@@ -347,7 +347,7 @@ def test_bandit_run_and_resume(tmp_path):
     assert gaps["gap"].iloc[0] == pytest.approx((at[0.5] - at[math.inf]).mean())
 
 
-def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_path):
+def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_path, monkeypatch):
     """The regret grid (rows = environments, panels = algorithms, one curve per ε, LinUCB as a grey baseline in
     every panel), its slope fit, and `dpbench report` running the bandit_gap analysis the config names."""
     from typer.testing import CliRunner
@@ -374,6 +374,14 @@ def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_p
     assert "## Figure regret_grid: regret" in markdown and "## Analysis: bandit_gap" in markdown
     assert (run_dir / "figure_regret_grid.png").exists() and (run_dir / "figure_privacy_gap.png").exists()
     assert "figure_privacy_gap.png" in markdown
+    # the gap figure can carry its own caption (the run's describes the regret curves)
+    from dpbench.bandits import analyses
+
+    captions, original = [], analyses.gap_figure
+    monkeypatch.setattr(analyses, "gap_figure",
+                        lambda gaps, title, caption: captions.append(caption) or original(gaps, title, caption))
+    analyses.bandit_gap([run_dir], {"caption": "gap only"}, echo=lambda _m: None)
+    assert len(captions) == 1 and captions[0].endswith("mean ± 1.96·sd/√R. gap only")
 
 
 @pytest.mark.slow
