@@ -193,12 +193,20 @@ class GramStats:
 def gram_stats(X: np.ndarray, y: np.ndarray, *, copy: bool = True) -> GramStats:
     """Build the per-dataset :class:`GramStats` (arrays made read-only so trials cannot mutate them).
 
-    ``copy=False`` (the runner, on arrays a loader has just returned and nobody else writes): freeze the arrays in
-    place instead of copying them — a 7·10⁵ × 40 design is 224 MB, and its copy cost as much as a Gaussian data
-    draw's Gram. A non-float or non-C-ordered array is still converted (a copy).
+    ``copy=False`` (the runner, on arrays a loader has just returned and nobody else writes): freeze an array that
+    owns its memory in place instead of copying it — a 7·10⁵ × 40 design is 224 MB, and its copy cost as much as a
+    Gaussian data draw's Gram. A view (a writeable base behind it), a non-float or a non-C-ordered array is still
+    copied, so the result always owns read-only memory (what the mechanisms' per-draw memos require:
+    ``mechanisms._base._frozen``).
     """
-    X = np.array(X, dtype=float, order="C", copy=True) if copy else np.ascontiguousarray(X, dtype=float)
-    y = np.array(y, dtype=float, copy=True) if copy else np.asarray(y, dtype=float)
-    X.setflags(write=False)
-    y.setflags(write=False)
-    return GramStats(X, y)
+    return GramStats(_read_only(X, order="C", copy=copy), _read_only(y, order=None, copy=copy))
+
+
+def _read_only(array: np.ndarray, order: str | None, copy: bool) -> np.ndarray:
+    """A float array owning read-only memory: ``array`` itself, frozen, if ``copy`` is False and it already owns
+    float memory in the right order; otherwise a frozen copy."""
+    reuse = (not copy and isinstance(array, np.ndarray) and array.base is None and array.dtype == np.float64
+             and (order is None or array.flags.c_contiguous))
+    out = array if reuse else np.array(array, dtype=float, order=order or "K", copy=True)
+    out.setflags(write=False)
+    return out

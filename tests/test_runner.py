@@ -227,6 +227,9 @@ def test_gram_stats_freezes_a_fresh_array_in_place_or_copies_it():
     frozen = gram_stats(X, y, copy=False)
     assert frozen.X is X and frozen.y is y and not X.flags.writeable and not y.flags.writeable
     assert gram_stats(np.ones((4, 2), dtype=np.float32), y, copy=False).X.dtype == np.float64  # still converted
+    base = np.ones((6, 2))
+    viewed = gram_stats(base[:4], np.arange(4.0), copy=False)  # a view of writeable memory is copied
+    assert viewed.X.base is None and not viewed.X.flags.writeable and base.flags.writeable
 
 
 def test_gram_statistics_are_computed_only_when_read():
