@@ -49,3 +49,13 @@ def test_bad_backend_and_missing_paths(small_config, tmp_path):
     assert result.exit_code == 2 and "nope.yaml" in result.output
     result = runner.invoke(app, ["plot", str(tmp_path / "empty")])
     assert result.exit_code == 2 and "error:" in result.output
+
+
+def test_python_dash_m_dpbench_runs_the_cli() -> None:
+    """``python -m dpbench --help`` lists the commands (the module entry point is the console script's app)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "dpbench", "--help"], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "run" in out.stdout and "plot" in out.stdout
