@@ -24,7 +24,7 @@ import math
 import re
 import textwrap
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,9 @@ LINESTYLES = ("-", "--", ":", "-.")
 MAX_MARKERS = 12  # markers per curve at most (a curve of 70 checkpoints gets one every ~6 points)
 BASELINE_GREYS = ("black", "dimgray", "darkgrey", "silver")
 REF_STYLE = {"OLS (non-private)": ":", "θ = 0": "-."}
+#: dash patterns for baselines whose registered line style another baseline label already has (dash-dot-dot,
+#: sparse dots, long dashes; each visible in a legend handle): two baselines of one hue colour stay distinguishable
+BASELINE_DASHES = ("--", (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (10, 3)))
 MODEL_TAG = {"central": "central", "local": "local", "label": "label-DP", "joint": "JDP", "none": "non-private"}
 #: readable axis names for common coordinates
 AXIS_NAMES = {
@@ -688,6 +691,22 @@ def cell_mask(points: pd.DataFrame, panel: str, p: Any, row: str | None = None, 
     return mask | base_mask
 
 
+def _baseline_linestyles() -> Callable[[Any, Any], Any]:
+    """Line style per baseline label: its registered one (default dashed), or, when another baseline label has
+    that already, the next free pattern of BASELINE_DASHES — fixed per label, so panels and legend agree."""
+    of_label: dict[Any, Any] = {}
+
+    def style_for(label: Any, registered: Any) -> Any:
+        if label not in of_label:
+            taken = [str(v) for v in of_label.values()]
+            wanted = registered or "--"
+            free = [d for d in (wanted, *BASELINE_DASHES) if str(d) not in taken]
+            of_label[label] = free[0] if free else wanted
+        return of_label[label]
+
+    return style_for
+
+
 def _curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], hue: str,
                   style: str | None) -> dict[tuple, dict[str, Any]]:
     """Colour from the hue (registry colours when the hue is the label/mechanism, a sequential map when numeric),
@@ -714,6 +733,7 @@ def _curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], 
     out: dict[tuple, dict[str, Any]] = {}
     greys = iter(BASELINE_GREYS * 4)
     base_colour: dict[Any, Any] = {}
+    base_style = _baseline_linestyles()
     taken = {str(v) for v in colour_of.values()}
     for c in curves:
         rec = meta[c]
@@ -729,7 +749,7 @@ def _curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], 
                     colour = next(greys)
                 taken.add(str(colour))
                 base_colour[rec.get("label")] = colour
-            out[c] = {"color": colour, "marker": "", "linestyle": reg.get("linestyle") or "--"}
+            out[c] = {"color": colour, "marker": "", "linestyle": base_style(rec.get("label"), reg.get("linestyle"))}
             continue
         named = label_named.get(rec.get("label"), {})
         entry = {"color": colour_of.get(rec["_hue"], "grey"), "marker": named.get("marker", "o"),

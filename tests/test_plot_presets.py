@@ -260,3 +260,17 @@ def test_report_lists_a_failing_analysis_and_keeps_going(tmp_path):
                        analyses=[{"name": "iw_e5", "options": {}}])
     markdown = write_report(folder, html_page=False)[0].read_text()
     assert "## Analysis: iw_e5" in markdown and "**failed**: iw_e5:" in markdown and "## Config" in markdown
+
+
+def test_baselines_sharing_a_registered_linestyle_get_distinct_dashes() -> None:
+    """Two baseline labels registered with the same '--' (e.g. non-private Stein and least squares in one hue colour)
+    are drawn with different patterns; each label keeps its pattern on every later curve (panels and legend agree)."""
+    from dpbench.plot import _baseline_linestyles
+
+    style_for = _baseline_linestyles()
+    first = style_for("non-private Stein", "--")
+    second = style_for("non-private least squares", "--")
+    assert first == "--"
+    assert str(second) != str(first)
+    assert style_for("non-private least squares", "--") == second
+    assert style_for("non-private Stein", None) == first
