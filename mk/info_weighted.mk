@@ -29,6 +29,7 @@ reproduce-iwr-e2:
 reproduce-iwr-e3:
 	$(call IWR_RUN,iw_e3_rates)
 	mkdir -p $(IWR_FIG) && cp results/iw_e3_rates/figure_scaled_excess_risk.png $(IWR_FIG)/iw_e3_rates.png
+	cp results/iw_e3_rates/figure_param_error_sigma.png $(IWR_FIG)/iw_e3_slopes.png
 
 reproduce-iwr-e4:
 	$(call IWR_RUN,iw_e4_ldp)
