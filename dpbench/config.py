@@ -472,6 +472,8 @@ PLOT_KEYS = {
     "logy": "log y axis",
     "refs": "draw the dataset's OLS and θ = 0 lines (train MSE / excess)",
     "hlines": "horizontal reference lines: [y, {y: 1.0, label: text}]",
+    "ref_slopes": "reference power laws (grey dotted): [{slope: -0.5, label: text, through: curve label}], one "
+                  "through the first point of each curve of that label (of every non-baseline curve without through)",
     "where": "keep only rows with {column: value | [values]}",
     "pool": "columns pooled into one point instead of splitting curves (e.g. [data_draw])",
     "baseline": "rows {column: value} drawn as grey dashed reference curves in every panel they share",
@@ -528,6 +530,19 @@ def _hlines(value: Any, field_name: str) -> list[dict[str, Any]]:
     return lines
 
 
+def _ref_slopes(value: Any, field_name: str) -> list[dict[str, Any]]:
+    items = value if isinstance(value, list) else [value]
+    lines = []
+    for i, item in enumerate(items):
+        where = f"{field_name}[{i}]"
+        if not isinstance(item, dict):
+            raise _fail(where, f"must be a mapping {{slope, label, through}}, got {item!r}")
+        _check_keys(item, {"slope", "label", "through"}, where)
+        lines.append({"slope": _number(item.get("slope"), f"{where}.slope"), "label": str(item.get("label") or ""),
+                      "through": str(item.get("through") or "")})
+    return lines
+
+
 def parse_plot_options(options: Any, where: str = "plot") -> dict[str, Any]:
     """Validate one figure preset (see :data:`PLOT_KEYS`); returns a clean copy. ``None`` values mean "default"."""
     if not isinstance(options, dict):
@@ -563,6 +578,8 @@ def parse_plot_options(options: Any, where: str = "plot") -> dict[str, Any]:
                 raise _fail(field_name, f"must be > 0 (the fit is on log x), got {value!r}")
         elif key == "hlines":
             value = _hlines(value, field_name)
+        elif key == "ref_slopes":
+            value = _ref_slopes(value, field_name)
         elif key in ("where", "baseline"):
             value = _selection(value, field_name)
         elif key == "pool":

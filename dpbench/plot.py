@@ -4,9 +4,10 @@ A figure is described by a *preset* (the options of :data:`dpbench.config.PLOT_K
 on ``x``; curves keyed by ``hue`` (colour) and ``style`` (line style/marker); panels keyed by ``panel`` (and
 ``row`` for a grid); the point drawn is the ``stat`` (mean | median) of the trials at that coordinate and the band
 its 95% ``interval`` (normal | seeded bootstrap | none, see :func:`dpbench.results.summarise`); log axes; the
-dataset's reference lines and any ``hlines``; ``baseline`` rows (e.g. non-private references) drawn as grey dashed
-curves in every panel they share; ``fit`` adds a log–log least-squares slope with a 95% CI per curve (a table; with
-``fit_draw`` also the fitted lines). A config's ``plot:`` block holds one preset, ``plots:`` several named ones, so
+dataset's reference lines, any ``hlines`` and ``ref_slopes`` (power laws through a curve's first point);
+``baseline`` rows (e.g. non-private references) drawn as grey dashed curves in every panel they share; ``fit`` adds
+a log–log least-squares slope with a 95% CI per curve (a table; with ``fit_draw`` also the fitted lines). A config's
+``plot:`` block holds one preset, ``plots:`` several named ones, so
 ``dpbench plot results/<run>`` redraws every figure of any paper with no paper-specific code.
 
 Columns that vary inside a curve and are not ``x`` (ε when x is not ε, a swept dataset option, a hyperparameter)
@@ -44,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "stat": "mean", "interval": "normal", "resamples": 1000, "seed": 0, "logx": None, "logy": False, "refs": True,
     "hlines": (), "where": None, "pool": (), "baseline": None, "tag_models": False, "fit": False, "fit_min": None,
     "fit_max": None, "fit_draw": False, "title": None, "caption": None, "ncols": None, "annotate": None, "out": None,
+    "ref_slopes": (),
 }
 #: options of one figure (the config's ``plot:`` may also hold ``metrics``: one figure each)
 PLOT_OPTIONS = tuple(DEFAULTS)
@@ -465,7 +467,8 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
     caption = run.caption if o["caption"] is None else o["caption"]
     fig_w = max(6.4, ncols * PANEL_SIZE[0] + 0.6)
     draw_refs = o["refs"] and (o["metric"] == "train_mse" or (o["metric"] in EXCESS_NAMES and not o["logy"]))
-    legend_labels = [curves.legend[c] for c in curves.order] + [h["label"] for h in o["hlines"] if h["label"]]
+    legend_labels = [curves.legend[c] for c in curves.order] + [h["label"] for h in o["hlines"] if h["label"]] + [
+        r["label"] or f"slope {r['slope']:+g}" for r in o["ref_slopes"]]
     legend_labels += list(REF_STYLE) if draw_refs else []
     leg_cols = _legend_columns(legend_labels, fig_w - 0.4)
     leg_rows = math.ceil(len(legend_labels) / leg_cols) if legend_labels else 0
@@ -561,6 +564,9 @@ def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, hand
             continue
         handles.setdefault(curves.legend[curve], _draw_curve(ax, sel, curves, curve, pts))
         drawn += 1
+        for ref in o["ref_slopes"]:
+            if not curves.meta[curve]["_base"] and ref["through"] in ("", curves.meta[curve].get("label")):
+                _draw_ref_slope(ax, pts, x, ref, handles)
         if annotation is not None:
             _annotate(annotation, ax, sel, pts, curve, p, r)
         if o["fit"] and not curves.meta[curve]["_base"]:
@@ -572,6 +578,20 @@ def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, hand
         ax.legend(handles=fit_lines, loc="upper center", bbox_to_anchor=(0.5, -0.5 / lay.axes_in), fontsize=6.5,
                   title="fitted log–log slope [95% CI] (thin dashed lines)", title_fontsize=6.5, frameon=False)
     return fits
+
+
+def _draw_ref_slope(ax, pts: pd.DataFrame, x: str, ref: Mapping[str, Any], handles: dict[str, Any]) -> None:
+    """A reference power law y ∝ x^slope (grey dotted) through a curve's first point, over the curve's x range."""
+    xs, centre = pts[x].to_numpy(float), pts["centre"].to_numpy(float)
+    ok = np.isfinite(xs) & np.isfinite(centre) & (xs > 0) & (centre > 0)
+    if ok.sum() < 2:
+        return
+    xs, centre = xs[ok], centre[ok]
+    fx = np.geomspace(xs[0], xs[-1], 20)
+    label = ref["label"] or f"slope {ref['slope']:+g}"
+    (line,) = ax.plot(fx, centre[0] * (fx / xs[0]) ** ref["slope"], color="grey", linestyle=(0, (1, 1.5)),
+                      linewidth=1.2, label=label)
+    handles.setdefault(label, line)
 
 
 def _decorate_axes(ax, sel: _Selection, lay: _Layout, sub: pd.DataFrame, drawn: int, use_logx: bool,

@@ -177,6 +177,24 @@ def test_row_grid_draws_baselines_in_every_panel_of_their_row(tmp_path):
     assert axes[0].get_title().splitlines()[:2] == ["A", "Fast"]
 
 
+def test_ref_slopes_draw_a_power_law_through_the_first_point_of_the_named_curves(toy_run):
+    drawing = render(toy_run, metric="err", pool=["data.replicate"], where={"dataset": ["A"]}, logy=True,
+                     baseline={"privacy_model": "none"}, ref_slopes=[{"slope": -0.5, "label": "∝ 1/√ε",
+                                                                       "through": "Slow"}])
+    (ax,) = drawing.figure.axes
+    refs = [line for line in ax.get_lines() if line.get_label() == "∝ 1/√ε"]
+    assert len(refs) == 1 and refs[0].get_color() == "grey"
+    xs, ys = refs[0].get_data()
+    first = drawing.points[drawing.points["curve"] == "Slow"].sort_values("epsilon").iloc[0]
+    assert xs[0] == pytest.approx(first["epsilon"]) and ys[0] == pytest.approx(first["centre"])
+    assert np.log(ys[-1] / ys[0]) / np.log(xs[-1] / xs[0]) == pytest.approx(-0.5)
+    everywhere = render(toy_run, metric="err", pool=["data.replicate"], where={"dataset": ["A"]},
+                        baseline={"privacy_model": "none"}, ref_slopes=[{"slope": -1}])
+    assert sum(line.get_label() == "slope -1" for line in everywhere.figure.axes[0].get_lines()) == 2  # not Exact
+    with pytest.raises(ValueError, match=r"ref_slopes\[0\]\.slope"):
+        render(toy_run, metric="err", ref_slopes=[{"slope": "steep"}])
+
+
 def test_unknown_option_and_bad_values_name_the_option(toy_run):
     with pytest.raises(ValueError, match="unknown plot option.*colour"):
         render(toy_run, metric="err", colour="red")
