@@ -77,9 +77,30 @@ def iw_ratio(runs: list[Path], options: dict[str, str], echo: Callable[[str], No
     return written
 
 
-def e5_tables(trials: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+E5_PAIR_KEY = ["data_draw", "trial"]  # Alg 1 and Laplace SSP see the same data and noise seeds (common random numbers)
+
+
+def e5_ratio_ci(trials: pd.DataFrame, cell: list[str], seed: int = 0, resamples: int = 2000) -> pd.DataFrame:
+    """Per cell: the ratio of mean errors Laplace SSP / Alg 1 with a paired percentile-bootstrap 95% CI — fits
+    paired by (data_draw, trial), pairs resampled with replacement; one seeded generator, cells in sorted order."""
+    from dpbench.controls import paired_ratio_ci
+
+    rng = np.random.default_rng(seed)
+    key = [c for c in E5_PAIR_KEY if c in trials]
+    rows = []
+    for values, part in trials.groupby(cell, sort=True):
+        a = part[part["mechanism"] == "ldp_laplace_ssp_1d"].set_index(key)["abs_error_1d"]
+        b = part[part["mechanism"] == "ldp_simple_1d"].set_index(key)["abs_error_1d"]
+        joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
+        _, lo, hi = paired_ratio_ci(joined["a"], joined["b"], rng, stat=np.mean, resamples=resamples)
+        rows.append({**dict(zip(cell, values, strict=True)), "ratio_lo": lo, "ratio_hi": hi, "pairs": len(joined)})
+    return pd.DataFrame(rows, columns=[*cell, "ratio_lo", "ratio_hi", "pairs"])
+
+
+def e5_tables(trials: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> tuple[pd.DataFrame, pd.DataFrame]:
     """E5 (spec 000 §7.7): per (ρ, s, T, α) and mechanism the mean error, E|θ̂−θ*|·E|φ|·α√T and Alg 1's theory
-    value; and the ratio of mean errors Laplace SSP / Alg 1 next to E|φ|/Eφ² (Lemma 3.1 vs Prop 3.2)."""
+    value; and the ratio of mean errors Laplace SSP / Alg 1 (with its paired bootstrap 95% CI) next to E|φ|/Eφ²
+    (Lemma 3.1 vs Prop 3.2)."""
     t = trials.copy()
     t["E_abs_phi"] = t["data.rho"] + (1 - t["data.rho"]) * t["data.s"]
     t["E_phi2"] = t["data.rho"] + (1 - t["data.rho"]) * t["data.s"] ** 2
@@ -92,32 +113,63 @@ def e5_tables(trials: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     wide["ratio_ssp_over_alg1"] = wide["ldp_laplace_ssp_1d"] / wide["ldp_simple_1d"]
     wide["E_abs_phi_over_E_phi2"] = (wide["data.rho"] + (1 - wide["data.rho"]) * wide["data.s"]) / (
         wide["data.rho"] + (1 - wide["data.rho"]) * wide["data.s"] ** 2)
-    table = mean.merge(wide[[*cell, "ratio_ssp_over_alg1", "E_abs_phi_over_E_phi2"]], on=cell)
+    wide = wide.merge(e5_ratio_ci(t, cell, seed, resamples), on=cell, how="left")
+    table = mean.merge(wide[[*cell, "ratio_ssp_over_alg1", "ratio_lo", "ratio_hi", "E_abs_phi_over_E_phi2"]],
+                       on=cell)
     return table, wide
 
 
-def e5_ratio_figure(wide: pd.DataFrame, path: Path, saturation: float = 0.3) -> Path:
-    """Ratio of mean errors Laplace SSP / Alg 1 vs E|φ|/Eφ², with the diagonal the two lemmas predict."""
+def _dodge(wide: pd.DataFrame, spread: float = 1.035) -> np.ndarray:
+    """x positions: the points sharing an E|φ|/Eφ² spread evenly around it by factors spread^k (log-symmetric),
+    in the order (T, α), so that neither the points nor their CIs hide each other."""
+    x = wide["E_abs_phi_over_E_phi2"].to_numpy(float)
+    pos = x.copy()
+    for value in np.unique(x):
+        idx = np.flatnonzero(x == value)
+        idx = idx[np.lexsort((wide["epsilon"].to_numpy()[idx], wide["data.n"].to_numpy()[idx]))]
+        pos[idx] = value * spread ** (np.arange(idx.size) - (idx.size - 1) / 2)
+    return pos
+
+
+def e5_ratio_figure(wide: pd.DataFrame, path: Path, saturation: float = 0.3, fits: str = "") -> Path:
+    """Ratio of mean errors Laplace SSP / Alg 1 (± paired bootstrap 95% CI) vs E|φ|/Eφ², with the diagonal the two
+    lemmas predict; the points of one E|φ|/Eφ² are spread horizontally (:func:`_dodge`)."""
+    import textwrap
+
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(5.6, 4.8))
+    fig = Figure(figsize=(6.4, 5.9))
     ax = fig.subplots()
-    sat = (wide["ldp_laplace_ssp_1d"] > saturation) | (wide["ldp_simple_1d"] > saturation)
-    ax.scatter(wide.loc[~sat, "E_abs_phi_over_E_phi2"], wide.loc[~sat, "ratio_ssp_over_alg1"],
-               label=f"neither mean error > {saturation:g}")
-    ax.scatter(wide.loc[sat, "E_abs_phi_over_E_phi2"], wide.loc[sat, "ratio_ssp_over_alg1"], marker="x",
-               label=f"saturated (a mean error > {saturation:g})")
+    sat = ((wide["ldp_laplace_ssp_1d"] > saturation) | (wide["ldp_simple_1d"] > saturation)).to_numpy()
+    xs, ys = _dodge(wide), wide["ratio_ssp_over_alg1"].to_numpy(float)
+    lo = wide["ratio_lo"].to_numpy(float) if "ratio_lo" in wide else np.full_like(ys, np.nan)
+    hi = wide["ratio_hi"].to_numpy(float) if "ratio_hi" in wide else np.full_like(ys, np.nan)
+    for mask, style, label in ((~sat, {"marker": "o", "color": "C0", "markersize": 5},
+                                f"neither mean error > {saturation:g}"),
+                               (sat, {"marker": "x", "color": "C1", "markersize": 6, "markeredgewidth": 1.5},
+                                f"saturated (a mean error > {saturation:g})")):
+        if not mask.any():
+            continue
+        yerr = np.vstack([ys[mask] - lo[mask], hi[mask] - ys[mask]])
+        ax.errorbar(xs[mask], ys[mask], yerr=np.where(np.isfinite(yerr), yerr, 0.0), linestyle="", capsize=2,
+                    elinewidth=0.9, label=label, **style)
     lim = [0.8, float(wide["E_abs_phi_over_E_phi2"].max()) * 1.3]
-    ax.plot(lim, lim, "k:", label="ratio = E|φ|/Eφ²")
+    ax.plot(lim, lim, "k:", label="ratio = E|φ|/Eφ² (Lemma 3.1 vs Prop 3.2)")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("E|φ| / Eφ²")
+    ax.set_xlabel("E|φ| / Eφ²  (points of one value spread ±15% horizontally)")
     ax.set_ylabel("mean |θ̂−θ*|: Laplace SSP / Alg 1")
     ax.grid(True, which="major", alpha=0.4)
     ax.legend(fontsize=7.5, loc="upper left")
-    ax.set_title("E5 (b): synthetic demonstration of Lemma 3.1 vs Prop 3.2\n(proposed in spec 000 §7.7), "
-                 "not a reproduction", fontsize=8.5)
-    fig.tight_layout()
+    ax.set_title("E5 (b): ratio of mean errors, Laplace SSP / Alg 1, vs E|φ|/Eφ²", fontsize=9)
+    caption = ("Synthetic demonstration of Lemma 3.1 vs Prop 3.2 (proposed in spec 000 §7.7), not a reproduction. "
+               "One point per (ρ, s, T, α): ratio of mean errors over " + (fits or "all fits") + "; bars: paired "
+               "percentile-bootstrap 95% CI (fits paired by data draw and noise trial, 2000 resamples, seed 0). "
+               "Within one E|φ|/Eφ² the points are ordered by T, then α (left to right). At ρ = s = 1 (E|φ|/Eφ² = 1) "
+               "both mechanisms release the same statistics: ratio exactly 1.")
+    fig.text(0.5, 0.01, "\n".join(textwrap.wrap(caption, 105)), ha="center", va="bottom", fontsize=7,
+             style="italic")
+    fig.tight_layout(rect=(0, 0.11, 1, 1))
     save_figure(fig, path, dpi=150)
     return path
 
@@ -139,7 +191,10 @@ def iw_e5(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]
             echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
         csv = run.path / "iw_e5_table.csv"
         write_atomic(csv, table.to_csv(index=False))
-        figure = e5_ratio_figure(wide, run.path / "iw_e5_ratio.png")
+        counts = run.trials.groupby(["data.rho", "data.s", "data.n", "epsilon", "mechanism"]).size()
+        fits = (f"{counts.min()}–{counts.max()} fits per mechanism" if counts.min() != counts.max()
+                else f"{counts.min()} fits per mechanism")
+        figure = e5_ratio_figure(wide, run.path / "iw_e5_ratio.png", fits=fits)
         for path in (csv, figure):
             echo(f"wrote {path}")
         written += [csv, figure]
