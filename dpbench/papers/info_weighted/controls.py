@@ -4,7 +4,8 @@ Draws the median (bootstrap 95% band) of ‖θ̂−θ*‖²_Σ vs ε, one row of
 prints/writes the paired ratios of medians with bootstrap CIs (fits paired by data draw and noise trial: common
 random numbers). Synthetic control, not a reproduction: the paper has no experiments.
 Options: ``metric`` (default param_error_sigma), ``pairs`` ("A/B;C/D" of curve labels), ``out`` (figure stem,
-default <first run>/iw_ablation), ``caption``.
+default <first run>/iw_ablation), ``title`` (default: the first run's config title), ``caption`` (default: built
+from the trials — synthetic control, fits per point, n, ‖θ*‖).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pandas as pd
 
 from dpbench import registry
 from dpbench.controls import fmt_ci, loglog_slope_ci, median_panels, paired_ratio_ci, save_figure
+from dpbench.plot import metric_name
 from dpbench.results import load_run
 
 DEFAULT_PAIRS = (
@@ -67,18 +69,75 @@ def ratio_table(trials: pd.DataFrame, metric: str, pairs: list[tuple[str, str]],
     return pd.DataFrame(rows)
 
 
+def _fits_text(trials: pd.DataFrame) -> str:
+    """"16 fits per point (4 draws of θ* and data × 4 noise trials) at d = 5, 20; 6 (3 × 2) at d = 50"."""
+    key = [c for c in CELL if c in trials] + ["label"]
+    per_d = trials.groupby("data.d", sort=True) if "data.d" in trials else [(None, trials)]
+    groups: dict[tuple[int, int, int, int], list[str]] = {}
+    for d, part in per_d:
+        fits = part.groupby(key).size()
+        draws = int(part["data_draw"].nunique()) if "data_draw" in part else 1
+        noise = int(part["trial"].nunique()) if "trial" in part else int(fits.max())
+        groups.setdefault((int(fits.min()), int(fits.max()), draws, noise), []).append("" if d is None else f"{d:g}")
+    parts = []
+    for i, ((lo, hi, draws, noise), ds) in enumerate(groups.items()):
+        count = f"{lo}" if lo == hi else f"{lo}–{hi}"
+        detail = (f" fits per point ({draws} draws of θ* and data × {noise} noise trials)" if i == 0
+                  else f" ({draws} × {noise})")
+        parts.append(count + detail + (f" at d = {', '.join(ds)}" if any(ds) else ""))
+    return "; ".join(parts)
+
+
+def default_caption(trials: pd.DataFrame, metric: str) -> str:
+    """The ablation figure's caption: what it is (synthetic control), the statistic, the fits per point, n and ‖θ*‖."""
+    n_text = ""
+    if "n" in trials and trials["n"].nunique() == 1:
+        n_text = f" n = {int(trials['n'].iloc[0]):,};"
+    norm = trials["data.theta_norm"].dropna().unique() if "data.theta_norm" in trials else []
+    norm_text = f" ‖θ*‖ = {norm[0]:g} (inside the public ball);" if len(norm) == 1 else ""
+    return (f"Synthetic control (issue 17) for spec 000 §7.4, not a reproduction (the paper has no experiments). "
+            f"Median {metric_name(metric)} ± bootstrap 95% CI over {_fits_text(trials)}.{n_text}{norm_text} "
+            f"“ball R=1” curves: projection on a public ball of radius 1. References without band: OLS "
+            f"(non-private, black dashed) and "
+            f"θ̂ = 0 (grey dotted).")
+
+
+def _legend_on_top(fig, title: str) -> None:
+    """Move :func:`median_panels`' small legend from the right margin to a readable block under the title and give
+    the panels the freed width."""
+    if not fig.legends:
+        return
+    old = fig.legends[0]
+    handles, labels = old.legend_handles, [t.get_text() for t in old.get_texts()]
+    old.remove()
+    width, height = fig.get_size_inches()
+    new_width, extra = width - 2.1, 0.75
+    fig.set_size_inches(new_width, height + extra)
+    ncol = min(len(labels), 4)
+    head = 0.42 + 0.2 * -(-len(labels) // ncol)  # title + legend rows, inches
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.4 / (height + extra)), ncol=ncol,
+               fontsize=9, frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=11, y=1 - 0.08 / (height + extra), va="top")
+    caption_in = 0.1 + sum(0.16 * (t.get_text().count("\n") + 1) for t in fig.texts)
+    fig.tight_layout(rect=(0, caption_in / (height + extra), 1, 1 - head / (height + extra)))
+
+
 def ablation_figure(trials: pd.DataFrame, metric: str, title: str, caption: str):
-    return median_panels(trials, metric, "epsilon", rows="dataset", cols="data.d", reference_labels=REFERENCES,
-                         title=title, caption=caption, xlabel="ε", ylabel="median ‖θ̂ − θ*‖²_Σ")
+    fig = median_panels(trials, metric, "epsilon", rows="dataset", cols="data.d", reference_labels=REFERENCES,
+                        title=title, caption=caption, xlabel="ε", ylabel=f"median {metric_name(metric)}")
+    _legend_on_top(fig, title)
+    return fig
 
 
 @registry.register_analysis(
     "iw-ablation", summary="IWR-DP ablation figure + paired ratio CIs (issue 17); -o metric= pairs='A/B;C/D' out=STEM",
 )
 def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    unknown = set(options) - {"metric", "pairs", "out", "caption"}
+    unknown = set(options) - {"metric", "pairs", "out", "caption", "title"}
     if unknown:
-        raise ValueError(f"iw-ablation: unknown options {sorted(unknown)} (allowed: metric, pairs, out, caption)")
+        raise ValueError(f"iw-ablation: unknown options {sorted(unknown)} "
+                         "(allowed: metric, pairs, out, caption, title)")
     metric = options.get("metric", "param_error_sigma")
     trials = load_trials(runs)
     if metric not in trials:
@@ -93,8 +152,9 @@ def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callab
             echo(f"\nratio of medians {metric}: {num} / {den} (paired bootstrap 95% CI)")
             echo(part.pivot_table(index=["dataset", "data.d"], columns="epsilon", values="ratio", aggfunc="first",
                                   sort=False).to_string())
-    title = f"IWR-DP ablations — {metric}"
-    fig = ablation_figure(trials, metric, title, options.get("caption", ""))
+    config_title = (load_run(runs[0]).config or {}).get("title")
+    title = options.get("title") or config_title or f"IWR-DP ablations — {metric_name(metric)}"
+    fig = ablation_figure(trials, metric, title, options.get("caption") or default_caption(trials, metric))
     for path in save_figure(fig, stem):
         echo(f"wrote {path}")
 
