@@ -513,3 +513,112 @@ def test_presets_theory_vs_calibrated():
     assert 0.3 < ldp_theory["lam"] < 1.0  # spec 000 §6.1: ≈ 0.5 at T = 1e7, d = 2, α = 1
     with pytest.raises(ValueError, match="preset"):
         iw_central.iwr_dp_hyper(10**6, 5, 0.5, 1e-5, preset="tuned")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# figures: E4 θ̂ = 0 annotation, E5 ratio CIs, ablation caption, presets of the E2–E4 configs
+
+
+def _e5_trials(seed: int = 0):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for rho, s in ((1.0, 1.0), (0.01, 0.1)):
+        for n in (10_000, 100_000):
+            for eps in (0.5, 1.0):
+                for draw in range(3):
+                    for trial in range(4):
+                        base = abs(rng.standard_normal()) * 0.01
+                        for mech, factor in (("ldp_simple_1d", 1.0), ("ldp_laplace_ssp_1d", 1.0 if rho == 1 else 3.0)):
+                            rows.append({"data.rho": rho, "data.s": s, "data.n": n, "epsilon": eps, "mechanism": mech,
+                                         "data_draw": draw, "trial": trial, "abs_error_1d": base * factor})
+    return pd.DataFrame(rows)
+
+
+def test_e5_ratio_cis_are_paired_seeded_and_drawn(tmp_path):
+    from dpbench.papers.info_weighted.analyses import _dodge, e5_ratio_figure, e5_tables
+
+    trials = _e5_trials()
+    table, wide = e5_tables(trials, resamples=200)
+    # SSP = 3 × Alg 1 in every (data_draw, trial) pair: a paired bootstrap of the ratio of means collapses to 3
+    heavy = wide[wide["data.rho"] == 0.01]
+    assert np.allclose(heavy["ratio_ssp_over_alg1"], 3) and np.allclose(heavy[["ratio_lo", "ratio_hi"]], 3)
+    assert np.allclose(wide.loc[wide["data.rho"] == 1, ["ratio_lo", "ratio_hi"]], 1)
+    assert {"ratio_lo", "ratio_hi"} <= set(table.columns)
+    # unpaired noise: CI around the ratio, identical for the same seed
+    noisy = trials.assign(abs_error_1d=trials["abs_error_1d"] * np.random.default_rng(1).lognormal(0, 0.3, len(trials)))
+    _, a = e5_tables(noisy, seed=0, resamples=200)
+    _, b = e5_tables(noisy, seed=0, resamples=200)
+    assert a[["ratio_lo", "ratio_hi"]].equals(b[["ratio_lo", "ratio_hi"]])
+    assert (a["ratio_lo"] <= a["ratio_ssp_over_alg1"]).all() and (a["ratio_ssp_over_alg1"] <= a["ratio_hi"]).all()
+    # points of one E|φ|/Eφ² are spread around it (distinct, geometric mean kept)
+    pos = _dodge(wide)
+    for value in wide["E_abs_phi_over_E_phi2"].unique():
+        group = pos[wide["E_abs_phi_over_E_phi2"].to_numpy() == value]
+        assert len(set(group)) == len(group) and np.exp(np.log(group).mean()) == pytest.approx(value)
+    path = e5_ratio_figure(wide, tmp_path / "ratio.png", fits="12 fits per mechanism")
+    assert path.exists() and path.stat().st_size > 10_000
+
+
+def test_iw_zero_level_annotation_draws_theta_zero_on_top(tmp_path):
+    import pandas as pd
+
+    from dpbench.plot import render
+
+    rows = [{"dataset": "A", "dataset_id": "A", "mechanism": mech, "label": label, "privacy_model": model,
+             "epsilon": eps, "data_draw": 0, "trial": t, "err": value * (1 + 0.01 * t)}
+            for mech, label, model, value in (("iwr_ldp", "IWR-LDP", "local", 0.05), ("iw_zero", "θ = 0", "none", 0.07))
+            for eps in (0.5, 1.0) for t in range(5)]
+    folder = tmp_path / "run"
+    folder.mkdir()
+    pd.DataFrame(rows).to_csv(folder / "trials.csv", index=False)
+    drawing = render(folder, metric="err", logy=True, baseline={"label": "θ = 0"}, annotate="iw_zero_level")
+    (ax,) = drawing.figure.axes
+    thick = [line for line in ax.get_lines() if line.get_linewidth() == pytest.approx(2.2)]
+    assert len(thick) == 1 and thick[0].get_zorder() > 2
+    assert any(text.get_text().startswith("θ̂ = 0: 0.07") for text in ax.texts)
+
+
+def test_ablation_caption_counts_fits_per_d_and_figure_legend_is_readable():
+    import pandas as pd
+
+    from dpbench.papers.info_weighted.controls import ablation_figure, default_caption
+
+    rows = []
+    for d, draws, trials in ((5, 4, 4), (20, 4, 4), (50, 3, 2)):
+        for label in ("IWR-DP (W learned)", "AdaSSP", "OLS (non-private)", "θ = 0"):
+            for eps in (0.1, 1.0):
+                for draw in range(draws):
+                    for trial in range(trials):
+                        rows.append({"dataset": "G", "data.d": d, "n": 1_000_000, "data.theta_norm": 0.5,
+                                     "label": label, "epsilon": eps, "data_draw": draw, "trial": trial,
+                                     "param_error_sigma": 1e-4 * (1 + draw + trial) / eps})
+    trials = pd.DataFrame(rows)
+    caption = default_caption(trials, "param_error_sigma")
+    assert caption.startswith("Synthetic control")
+    assert "16 fits per point (4 draws of θ* and data × 4 noise trials) at d = 5, 20; 6 (3 × 2) at d = 50" in caption
+    assert "n = 1,000,000" in caption and "‖θ*‖ = 0.5" in caption and "param_error_sigma" not in caption
+    fig = ablation_figure(trials, "param_error_sigma", "IWR-DP ablations", caption)
+    (legend,) = fig.legends
+    assert legend.get_texts()[0].get_fontsize() >= 9 and legend._ncols == 4
+    assert fig.axes[0].get_ylabel() != "param_error_sigma" and "param_error_sigma" not in fig.axes[0].get_ylabel()
+
+
+def test_iw_figure_presets_titles_captions_and_references():
+    from dpbench.config import load_config
+
+    root = Path(__file__).resolve().parents[1] / "configs" / "info_weighted"
+    e2 = load_config(root / "iw_e2_central_vs_eps.yaml")
+    assert "L1" in e2.plots["l1_error"]["title"] and "excess risk" not in e2.plots["l1_error"]["title"]
+    assert e2.plot["row"] == "dataset" and e2.plot["panel"] == "data.n"  # n once per panel title
+    e3 = load_config(root / "iw_e3_rates.yaml")
+    titles = {name: preset["title"] for name, preset in e3.plots.items()}
+    assert "·n/d" in titles["scaled_excess_risk"] and "·n/d" not in titles["param_error_sigma"]
+    assert e3.plots["param_error_sigma"]["fit"] and e3.plots["param_error_sigma"]["fit_draw"]
+    e4 = load_config(root / "iw_e4_ldp.yaml")
+    assert "All curves are LOCAL" not in e4.caption and "OLS" in e4.caption
+    assert "OLS (non-private)" not in e4.plot["where"]["label"] and e4.plot["annotate"] == "iw_zero_level"
+    assert e4.plot["ref_slopes"][0]["slope"] == -0.5
+    mk = (root.parents[1] / "mk" / "info_weighted.mk").read_text()
+    assert "figure_param_error_sigma.png $(IWR_FIG)/iw_e3_slopes.png" in mk
