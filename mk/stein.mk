@@ -45,4 +45,5 @@ reproduce-stein-controls:
 	$(DPBENCH) analyze stein-snr -o out=results/stein_ctrl_snr/snr
 	mkdir -p docs/figures && cp results/stein_ctrl_pm1_p5/stein_ctrl_stein_err2.png docs/figures/stein_ctrl_pm1_p5.png
 	for c in $(STEIN_CTRL); do cp results/$$c/figure_stein_err*.png docs/figures/$$c.png; done
-	cp results/stein_ctrl_gauss_nbig/figure_stein_err2_vs_data_n.png docs/figures/stein_ctrl_gauss_nbig.png
+	cp results/stein_ctrl_gauss_nbig/figure_err_vs_n.png docs/figures/stein_ctrl_gauss_nbig.png
+	cp results/stein_ctrl_gauss_nbig/figure_err_vs_eps.png docs/figures/stein_ctrl_gauss_nbig_eps.png
