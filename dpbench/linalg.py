@@ -190,7 +190,7 @@ class GramStats:
         return float(residual @ residual)
 
 
-#: per-row probability that clipping ‖x‖₂ at r and |y| at B changes a row: (r, B) ↦ P (None: that bound unused)
+#: (r, B) ↦ an upper bound on the per-row probability that clipping ‖x‖₂ at r or |y| at B changes the row
 ChangeProbability = Callable[[float | None, float | None], float]
 
 
@@ -201,9 +201,9 @@ class SumStats(GramStats):
 
     Every statistic of :class:`GramStats` is read off M (xtx, xty, yty, spectra, θ_OLS = the minimum-norm solution of
     XᵀX θ = Xᵀy, its loss yᵀy − θᵀXᵀy), so datasets.json and the Gram-based metrics work unchanged; nothing reads
-    rows. ``change_probability(r, B)``, when the loader knows the row law, is P(a row has ‖x‖₂ > r or |y| > B): a
-    mechanism that clips at (r, B) and fits from these unclipped sums is within total variation n·P of its
-    literal (clipped) law (the two agree on the event that no row is clipped).
+    rows. ``change_probability(r, B)``, when the loader knows the row law, is an upper bound P on the probability that
+    a row has ‖x‖₂ > r or |y| > B: a mechanism that clips at (r, B) and fits from these unclipped sums is within
+    total variation n·P of its literal (clipped) law (the two agree on the event that no row is clipped).
     """
 
     X: None = field(default=None, repr=False)

@@ -14,6 +14,10 @@ Privacy model: local, replace-one over the user's domain ({‖x‖ ≤ r} after 
 For GLMs the paper assumes |y| ≤ 1 without clipping (B_y = 1); the exponential GLM on ±1/p data violates it (A8),
 recorded as ``info.y_over_bound``. The central-noise variant is a separate, clearly labelled diagnostic mechanism
 (``stein_central_diagnostic``, central DP only, §3.8) — never the paper's private algorithm.
+
+Rows-free data (issue 17): Alg 1/3, the diagnostic and the non-private Stein estimator read only XᵀX and Xᵀy in
+their aggregate paths, so they are registered ``rows_free`` and fit from a :class:`~dpbench.linalg.SumStats`
+(``X = y = None``); clipping is then accounted for by a total-variation bound (:func:`sums_without_rows`).
 """
 
 from __future__ import annotations
