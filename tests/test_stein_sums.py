@@ -2,9 +2,10 @@
 
 * :class:`~dpbench.linalg.SumStats` gives the same statistics as :func:`~dpbench.linalg.gram_stats` of the rows.
 * Two-sample KS (p > 10⁻³, 600 samples per path, n = 2,000, p = 5, one fixed instance w*, public rows): the
-  statistic (XᵀX)₀₀, (Xᵀy)₀ and the final estimate (θ̂₀, ‖θ̂ − w*‖²) of Alg 1 (labels clipped at B_y = 1), the central
-  DIAGNOSTIC and the non-private Stein estimator, fitted from rows (generate rows, normal aggregate path) and from the
-  data-free sums, have the same law; a control with the sums path's covariate scale s × 1.5 is rejected (p < 10⁻³).
+  statistic (XᵀX)₀₀, (Xᵀy)₀ and the final estimate (θ̂₀, ‖θ̂ − w*‖²) of Alg 1 (labels clipped at B_y = 1), Alg 3, the
+  central DIAGNOSTIC and the non-private Stein estimator, fitted from rows (generate rows, normal aggregate path)
+  and from the data-free sums, have the same law; a control with the sums path's covariate scale s × 1.5 is
+  rejected (p < 10⁻³).
 * The engine runs rows-free data end to end (trials, datasets.json from the Gram) and refuses a rows-only mechanism
   on it, naming both; the registry refuses ``rows_free`` without ``stats``.
 """
@@ -28,6 +29,7 @@ N, P, M, SAMPLES = 2_000, 5, 200, 600
 EPS = 1e4  # n* ∝ 1/ε²: at ε = 10⁴, n* ≈ 150 < n, so the estimate depends on the data (the control has power)
 MECHANISMS = {
     "stein_glm_gauss": {"family": "linear", "clip_y": True},
+    "stein_nlr_gauss": {"family": "sigmoid"},  # Alg 3 (labels clipped at B_y); misspecified here, same law either way
     "stein_central_diagnostic": {"family": "linear"},
     "stein_nonprivate": {"family": "linear"},
 }
