@@ -470,6 +470,7 @@ PLOT_KEYS = {
     "seed": "bootstrap seed (default 0): the same run always gives the same bands",
     "logx": "log x axis (default: when x is ε or spans ≥ 50×)",
     "logy": "log y axis",
+    "zero_below": "log y: centres ≤ zero_below × the panel's largest are dropped as numerical zeros (default 1e-10)",
     "refs": "draw the dataset's OLS and θ = 0 lines (train MSE / excess)",
     "hlines": "horizontal reference lines: [y, {y: 1.0, label: text}]",
     "ref_slopes": "reference power laws (grey dotted): [{slope: -0.5, label: text, through: curve label}], one "
@@ -572,6 +573,10 @@ def parse_plot_options(options: Any, where: str = "plot") -> dict[str, Any]:
             value = _positive_int(value, field_name, minimum=100)
         elif key in ("seed", "ncols"):
             value = _positive_int(value, field_name, minimum=0 if key == "seed" else 1)
+        elif key == "zero_below":
+            value = _number(value, field_name)
+            if not 0.0 <= value < 1.0:
+                raise _fail(field_name, f"must be in [0, 1), got {value!r}")
         elif key in ("fit_min", "fit_max"):
             value = _number(value, field_name)
             if value <= 0:

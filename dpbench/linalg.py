@@ -190,6 +190,77 @@ class GramStats:
         return float(residual @ residual)
 
 
+#: (r, B) ↦ an upper bound on the per-row probability that clipping ‖x‖₂ at r or |y| at B changes the row
+ChangeProbability = Callable[[float | None, float | None], float]
+
+
+@dataclass(frozen=True)
+class SumStats(GramStats):
+    """Sufficient statistics of a data set that has no rows (``X = y = None``): the (d+1)×(d+1) Gram
+    M = [X, y]ᵀ[X, y] of n rows that were never materialised (e.g. a data-free Wishart draw, n up to 10¹²).
+
+    Every statistic of :class:`GramStats` is read off M (xtx, xty, yty, spectra, θ_OLS = the minimum-norm solution of
+    XᵀX θ = Xᵀy, its loss yᵀy − θᵀXᵀy), so datasets.json and the Gram-based metrics work unchanged; nothing reads
+    rows. ``change_probability(r, B)``, when the loader knows the row law, is an upper bound P on the probability that
+    a row has ‖x‖₂ > r or |y| > B: a mechanism that clips at (r, B) and fits from these unclipped sums is within
+    total variation n·P of its literal (clipped) law (the two agree on the event that no row is clipped).
+    """
+
+    X: None = field(default=None, repr=False)
+    y: None = field(default=None, repr=False)
+    rows: int = 0
+    gram: np.ndarray = field(default=None, repr=False)
+    change_probability: ChangeProbability | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        gram = np.array(self.gram, dtype=float)
+        if gram.ndim != 2 or gram.shape[0] != gram.shape[1] or gram.shape[0] < 2 or self.rows < 1:
+            raise ValueError(f"SumStats needs rows ≥ 1 and a square (d+1)×(d+1) Gram, d ≥ 1; got rows = {self.rows}, "
+                             f"gram shape {gram.shape}")
+        gram.setflags(write=False)
+        object.__setattr__(self, "gram", gram)
+
+    @property
+    def xtx(self) -> np.ndarray:
+        return self.gram[:-1, :-1]
+
+    @property
+    def xty(self) -> np.ndarray:
+        return self.gram[:-1, -1]
+
+    @property
+    def yty(self) -> float:
+        return float(self.gram[-1, -1])
+
+    @property
+    def gram_xy(self) -> np.ndarray:
+        return self.gram
+
+    @cached_property
+    @one_blas_thread
+    def theta_ols(self) -> np.ndarray:
+        """Minimum-norm solution of XᵀX θ = Xᵀy (the minimum-norm least-squares θ, since range XᵀX = range Xᵀ)."""
+        return np.linalg.lstsq(self.xtx, self.xty, rcond=None)[0]
+
+    @property
+    def n(self) -> int:
+        return int(self.rows)
+
+    @property
+    def d(self) -> int:
+        return int(self.gram.shape[0] - 1)
+
+    @cached_property
+    def ols_loss(self) -> float:
+        """‖y − Xθ_OLS‖² = yᵀy − θ_OLSᵀXᵀy (normal equations), clamped at 0."""
+        return max(self.yty - float(self.theta_ols @ self.xty), 0.0)
+
+
+def has_rows(stats: GramStats) -> bool:
+    """False for :class:`SumStats` (a data set known only through its sums)."""
+    return stats.X is not None
+
+
 def gram_stats(X: np.ndarray, y: np.ndarray, *, copy: bool = True) -> GramStats:
     """Build the per-dataset :class:`GramStats` (arrays made read-only so trials cannot mutate them).
 

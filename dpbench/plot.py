@@ -42,10 +42,10 @@ from dpbench.results import EXCESS_NAMES, Run, fit_slopes, load_run, metric_valu
 #: defaults of every preset option
 DEFAULTS: dict[str, Any] = {
     "metric": "train_mse", "x": "epsilon", "hue": "label", "panel": "dataset", "row": None, "style": None,
-    "stat": "mean", "interval": "normal", "resamples": 1000, "seed": 0, "logx": None, "logy": False, "refs": True,
-    "hlines": (), "where": None, "pool": (), "baseline": None, "tag_models": False, "fit": False, "fit_min": None,
-    "fit_max": None, "fit_draw": False, "title": None, "caption": None, "ncols": None, "annotate": None, "out": None,
-    "ref_slopes": (),
+    "stat": "mean", "interval": "normal", "resamples": 1000, "seed": 0, "logx": None, "logy": False,
+    "zero_below": 1e-10, "refs": True, "hlines": (), "where": None, "pool": (), "baseline": None, "tag_models": False,
+    "fit": False, "fit_min": None, "fit_max": None, "fit_draw": False, "title": None, "caption": None, "ncols": None,
+    "annotate": None, "out": None, "ref_slopes": (),
 }
 #: options of one figure (the config's ``plot:`` may also hold ``metrics``: one figure each)
 PLOT_OPTIONS = tuple(DEFAULTS)
@@ -549,7 +549,7 @@ def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, hand
     sub = sel.points[cell_mask(sel.points.assign(baseline=sel.points["_base"].astype(bool)), panel, p, row, r)]
     if o["logy"]:  # drop non-positive and numerically-zero centres (e.g. an OLS curve of an excess metric)
         top = sub["centre"].max() if len(sub) else 0.0
-        sub = sub[sub["centre"] > (top * 1e-10 if np.isfinite(top) and top > 0 else 0.0)]
+        sub = sub[sub["centre"] > (top * o["zero_below"] if np.isfinite(top) and top > 0 else 0.0)]
     use_logx = o["logx"] if o["logx"] is not None else (x == "epsilon" or bool(
         len(sel.points) and (sel.points[x] > 0).all() and sel.points[x].max() / sel.points[x].min() >= 50))
     cell = {**({row: r} if row else {}), panel: p}

@@ -69,6 +69,9 @@ class MechanismInfo:
     variants : named hyperparameter settings (e.g. the literal path of a shortcut).
     uses_delta : False for pure ε-DP mechanisms (δ is ignored).
     check : cross-field rule on the resolved hyperparameters (raises :class:`~dpbench.contract.HyperError`).
+    rows_free : the fit also accepts data without rows: ``X = y = None`` with ``stats`` a
+        :class:`~dpbench.linalg.SumStats` (its sufficient statistics; needs ``"stats"`` in ``needs``). The runner
+        refuses a rows-free dataset for every other mechanism.
     """
 
     name: str
@@ -87,6 +90,7 @@ class MechanismInfo:
     variants: Mapping[str, Variant] = field(default_factory=dict)
     uses_delta: bool = True
     check: Callable[[Mapping[str, Any]], None] | None = None
+    rows_free: bool = False
 
     def hyperparameters(self) -> dict[str, Any]:
         """Keyword-only parameters of ``fit`` with their defaults (the tunable hyperparameters)."""
@@ -243,6 +247,7 @@ def register_mechanism(
     variants: Mapping[str, Variant] | None = None,
     uses_delta: bool = True,
     check: Callable[[Mapping[str, Any]], None] | None = None,
+    rows_free: bool = False,
     _into: dict[str, MechanismInfo] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``fit`` function as mechanism ``name`` with its contract (:mod:`dpbench.contract`).
@@ -260,6 +265,8 @@ def register_mechanism(
     unknown = set(needs) - set(INPUTS)
     if unknown:
         raise ValueError(f"needs may only contain {INPUTS}, got {sorted(unknown)}")
+    if rows_free and "stats" not in needs:
+        raise ValueError(f"mechanism {name!r}: rows_free needs 'stats' in needs (it fits from the statistics)")
 
     target = MECHANISMS if _into is None else _into
 
@@ -272,7 +279,7 @@ def register_mechanism(
             rule = functools.partial(_privacy_of, name, privacy_model, neighbour)
         info = MechanismInfo(
             name, fit, summary, "", "", tuple(needs), spec, dict(style or {}), declared, rule, epsilon_range,
-            bounds or Bounds(), audit or AuditSetup(), dict(variants or {}), uses_delta, check,
+            bounds or Bounds(), audit or AuditSetup(), dict(variants or {}), uses_delta, check, bool(rows_free),
         )
         defaults = _privacy_of(name, privacy_model, neighbour, info.resolve())
         info = replace(info, privacy_model=defaults.model, neighbour=defaults.neighbour)

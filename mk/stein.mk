@@ -28,7 +28,8 @@ reproduce-stein-table66:
 reproduce-stein: reproduce-stein-table66
 
 # Issue 17 controls (claims table of docs/stein.md): the literal Alg 2 at p = 5 on ±1/p data (n straddling n*) with
-# the ℓ2-sensitivity ablation and the exact-covariance control; Fig 17 (a, c, d) at p = 5; the Xᵀy SNR and A8 tables.
+# the ℓ2-sensitivity ablation and the exact-covariance control; Fig 17 (a, c, d) at p = 5; literal Alg 1 with Gaussian
+# covariates at n = 10⁶ … 10¹² ≫ n* (data-free exact Wishart sums, stein_ctrl_gauss_nbig); the Xᵀy SNR and A8 tables.
 STEIN_CTRL := stein_ctrl_fig17a_p5 stein_ctrl_fig17c_p5 stein_ctrl_fig17d_p5
 .PHONY: reproduce-stein-controls
 reproduce-stein-controls:
@@ -39,6 +40,10 @@ reproduce-stein-controls:
 		$(DPBENCH) run configs/stein/$$c.yaml --n-jobs $(N_JOBS) --no-progress || exit 1; \
 		$(DPBENCH) plot results/$$c || exit 1; \
 	done
+	$(DPBENCH) run configs/stein/stein_ctrl_gauss_nbig.yaml --n-jobs $(N_JOBS) --no-progress
+	$(DPBENCH) plot results/stein_ctrl_gauss_nbig
 	$(DPBENCH) analyze stein-snr -o out=results/stein_ctrl_snr/snr
 	mkdir -p docs/figures && cp results/stein_ctrl_pm1_p5/stein_ctrl_stein_err2.png docs/figures/stein_ctrl_pm1_p5.png
 	for c in $(STEIN_CTRL); do cp results/$$c/figure_stein_err*.png docs/figures/$$c.png; done
+	cp results/stein_ctrl_gauss_nbig/figure_err_vs_n.png docs/figures/stein_ctrl_gauss_nbig.png
+	cp results/stein_ctrl_gauss_nbig/figure_err_vs_eps.png docs/figures/stein_ctrl_gauss_nbig_eps.png

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from dpbench import plot as plot_module
+from dpbench.config import ConfigError, parse_plot_options
 from dpbench.plot import build_figure, plot_run
 from dpbench.results import (
     aggregate,
@@ -319,3 +320,17 @@ def test_ihm_clipping_annotation(tmp_path):
     assert texts.count(expected) == len(EPS)  # one per IHM point, none for AdaSSP
     with pytest.raises(ValueError, match="annotate"):
         build_figure(folder, annotate="nonsense")
+
+
+def test_zero_below_keeps_a_curve_far_below_the_default_cut(tmp_path):
+    """A real 10⁻¹²-relative curve (e.g. a non-private floor at n = 10¹²) is drawn once ``zero_below`` is lowered."""
+    trials = trial_rows()
+    low = trials[trials.label == "IHM"].assign(label="Low", mechanism="low", train_mse=lambda t: t.train_mse * 1e-12)
+    run = load_run(write_run(tmp_path / "z", pd.concat([trials, low], ignore_index=True)))
+    default = build_figure(run, logy=True, refs=False)
+    lowered = build_figure(run, logy=True, refs=False, zero_below=1e-14)
+    assert "Low" not in [line.get_label() for line in curve_lines(default.get_axes()[0])]
+    assert "Low" in [line.get_label() for line in curve_lines(lowered.get_axes()[0])]
+    assert parse_plot_options({"zero_below": 1e-14}) == {"zero_below": 1e-14}
+    with pytest.raises(ConfigError, match="zero_below"):
+        parse_plot_options({"zero_below": 2})

@@ -45,11 +45,13 @@ class Dataset:
     population : exact population quantities for synthetic data (else None).
     x_bound, y_bound : the data-independent bounds the preprocessing guarantees on the training rows.
     meta : provenance (file, recipe, split index, ...), written to the run's ``datasets.json``.
+    sums : rows-free data (``X_train = y_train = None``): the training rows' sufficient statistics
+        (:class:`~dpbench.linalg.SumStats`), which only mechanisms declared ``rows_free`` can fit from.
     """
 
     name: str
-    X_train: np.ndarray
-    y_train: np.ndarray
+    X_train: np.ndarray | None
+    y_train: np.ndarray | None
     X_test: np.ndarray
     y_test: np.ndarray
     X_public: np.ndarray | None = None
@@ -57,14 +59,19 @@ class Dataset:
     x_bound: float = 1.0
     y_bound: float = 1.0
     meta: dict[str, Any] = field(default_factory=dict)
+    sums: Any = None
+
+    def __post_init__(self) -> None:
+        if (self.X_train is None) != (self.sums is not None) or (self.X_train is None) != (self.y_train is None):
+            raise ValueError(f"dataset {self.name!r}: give either training rows (X_train, y_train) or sums, not both")
 
     @property
     def n(self) -> int:
-        return int(self.X_train.shape[0])
+        return int(self.sums.n if self.X_train is None else self.X_train.shape[0])
 
     @property
     def d(self) -> int:
-        return int(self.X_train.shape[1])
+        return int(self.sums.d if self.X_train is None else self.X_train.shape[1])
 
 
 def data_dir() -> Path:

@@ -41,7 +41,7 @@ from dpbench.config import Config, ConfigError, DatasetEntry, MechanismEntry
 from dpbench.data import Dataset, DataUnavailableError
 from dpbench.engine.core import Plan, TaskResult, check_plan_size
 from dpbench.engine.seeds import stable_hash
-from dpbench.linalg import GramStats, gram_stats
+from dpbench.linalg import GramStats, gram_stats, has_rows
 from dpbench.mechanisms import as_fit_result
 from dpbench.metrics import TrialCoordinates, get_metric
 
@@ -77,6 +77,8 @@ def prepare_dataset(entry: DatasetEntry, seed: int, draw: int | None = None) -> 
         if draw is not None and "data_draw" in info.options():
             options["data_draw"] = draw
         dataset = info.load(rng, **options)
+        if dataset.X_train is None:  # rows-free data: its sufficient statistics are the loader's own
+            return dataset, dataset.sums
         return dataset, gram_stats(dataset.X_train, dataset.y_train, copy=False)
 
 
@@ -197,7 +199,13 @@ def description(task: Task, config: Config, dataset: Dataset, stats: GramStats, 
 
 
 def fit_inputs(mech: registry.MechanismInfo, dataset: Dataset, stats: GramStats) -> dict[str, Any]:
-    """The extra keyword inputs a mechanism declared in ``needs``."""
+    """The extra keyword inputs a mechanism declared in ``needs``; a rows-free dataset (``stats.X`` is None) only
+    for a mechanism declared ``rows_free``."""
+    if not has_rows(stats) and not mech.rows_free:
+        raise ConfigError(
+            f"mechanism '{mech.name}' needs data rows, but dataset '{dataset.name}' has none (its loader returns "
+            "sufficient statistics only); use a mechanism declared rows_free, or a loader with rows"
+        )
     available = {"stats": stats, "public_X": dataset.X_public, "population": dataset.population}
     missing = [name for name in mech.needs if available[name] is None]
     if missing:

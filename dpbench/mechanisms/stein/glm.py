@@ -14,6 +14,10 @@ Privacy model: local, replace-one over the user's domain ({‖x‖ ≤ r} after 
 For GLMs the paper assumes |y| ≤ 1 without clipping (B_y = 1); the exponential GLM on ±1/p data violates it (A8),
 recorded as ``info.y_over_bound``. The central-noise variant is a separate, clearly labelled diagnostic mechanism
 (``stein_central_diagnostic``, central DP only, §3.8) — never the paper's private algorithm.
+
+Rows-free data (issue 17): Alg 1/3, the diagnostic and the non-private Stein estimator read only XᵀX and Xᵀy in
+their aggregate paths, so they are registered ``rows_free`` and fit from a :class:`~dpbench.linalg.SumStats`
+(``X = y = None``); clipping is then accounted for by a total-variation bound (:func:`sums_without_rows`).
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from dpbench.contract import AuditSetup, Bounds, Choice, Hyper
-from dpbench.linalg import GramStats
-from dpbench.mechanisms._base import FitResult, check_inputs
+from dpbench.linalg import GramStats, SumStats, has_rows
+from dpbench.mechanisms._base import FitResult, check_inputs, recording
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_user
 from dpbench.mechanisms.stein.core import (
     COV_ESTIMATORS,
@@ -117,8 +121,8 @@ def radius_for(covariates: str, public_X: np.ndarray, n: int, r: float | None, r
 
 
 def stein_fit(
-    X: np.ndarray,
-    y: np.ndarray,
+    X: np.ndarray | None,
+    y: np.ndarray | None,
     epsilon: float | None,
     delta: float | None,
     rng: np.random.Generator,
@@ -146,15 +150,20 @@ def stein_fit(
 
     ``simulation``: ``aggregate`` draws Σ_i E_{1,i} =_d Sym_p(n s_xx²), Σ_i E_{2,i} =_d N(0, n s_xy² I) once (§2.4,
     exact in law); ``per_user`` randomises every user (:func:`~dpbench.mechanisms.stein.core.simulate_user_sums`);
-    ``simulate_users=True`` is an alias of ``per_user``.
+    ``simulate_users=True`` is an alias of ``per_user``. ``X = y = None``: rows-free data, fitted from
+    ``stats`` (a :class:`~dpbench.linalg.SumStats`; aggregate path, Gaussian covariates; :func:`sums_without_rows`).
     """
     per_user = is_per_user(simulation, simulate_users)
     fam = get_family(family)
-    X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
-    n, p = X.shape
+    rows_free = X is None
+    if rows_free:
+        n, p = check_rows_free(stats, epsilon, delta, covariates, per_user)
+    else:
+        X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
+        n, p = X.shape
     public_X = check_public(public_X, p)
     radius = radius_for(covariates, public_X, n, r, r_const)
-    if covariates == "l1":
+    if covariates == "l1" and not rows_free:
         l1 = row_norms(X, 1)
         if l1.max() > radius * (1 + 1e-9):
             raise ValueError(
@@ -171,7 +180,11 @@ def stein_fit(
         s_xx, s_xy = scales.s_xx, scales.s_xy
     else:
         s_xx = s_xy = 0.0
-    xtx, xty, n_clipped = clean_sums(X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
+    if rows_free:
+        xtx, xty, tv_bound = sums_without_rows(stats, r=radius, clip_l2=clip_l2, y_clip=y_clip)
+        n_clipped = float("nan")  # not observable; the law is within TV tv_bound of the literal one
+    else:
+        xtx, xty, n_clipped = clean_sums(X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
     if private and per_user:
         if noise_aggregation != "local":
             raise ValueError("simulation='per_user' is only defined for noise_aggregation='local'")
@@ -198,13 +211,57 @@ def stein_fit(
         "s_xy": s_xy,
         "m": public_X.shape[0],
         "n_clipped": n_clipped,
-        "y_over_bound": float(np.mean(np.abs(y) > b_y * (1 + 1e-12))),
+        "y_over_bound": float("nan") if rows_free else float(np.mean(np.abs(y) > b_y * (1 + 1e-12))),
         "lam_min_A": float(np.linalg.eigvalsh(A)[0]),
         "noise_dominated": bool(noise_norm >= lam_clean / 2.0),
         "ols_norm": float(np.linalg.norm(w_ols)),
         "noise_aggregation": noise_aggregation if private else "none",
     }
+    if rows_free:
+        info["clip_tv_bound"] = tv_bound
     return FitResult(sol.c * w_ols, info)
+
+
+#: largest total-variation bound n·P(a row is clipped) a rows-free fit accepts (:func:`sums_without_rows`)
+ROWS_FREE_MAX_TV = 1e-6
+
+
+def check_rows_free(
+    stats: GramStats | None, epsilon: float | None, delta: float | None, covariates: str, per_user: bool
+) -> tuple[int, int]:
+    """(n, p) of rows-free data (``X = y = None``, ``stats`` a :class:`~dpbench.linalg.SumStats`); raises if the
+    fit needs rows: the per-user simulation, ℓ1 covariates (‖x_i‖₁ ≤ r is checked per row), an audit."""
+    if stats is None or has_rows(stats):
+        raise ValueError("X is None: a rows-free Stein fit needs stats = the data's SumStats")
+    if per_user:
+        raise ValueError("simulation='per_user' randomises every user's row; rows-free data has none")
+    if covariates != "gaussian":
+        raise ValueError("rows-free data: only covariates='gaussian' (the ℓ1 algorithms check ‖x_i‖₁ ≤ r per row)")
+    if recording():
+        raise ValueError("rows-free data cannot be audited (the releases' per-user centres are rows)")
+    check_inputs(np.zeros((1, stats.d)), np.zeros(1), epsilon, delta, x_bound=None, y_bound=None)
+    return stats.n, stats.d
+
+
+def sums_without_rows(
+    stats: SumStats, *, r: float, clip_l2: bool, y_clip: float | None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """(XᵀX, Xᵀy, TV bound) of rows-free data, standing in for :func:`~dpbench.mechanisms.stein.core.clean_sums`.
+
+    The sums are of the unclipped rows; the clipped sums equal them unless a row has ‖x‖₂ > r (``clip_l2``) or
+    |y| > B (``y_clip``), so every law computed from them is within total variation n·P(row clipped) of the
+    literal one (docs/deviations.md). Raises when that bound is unknown or exceeds :data:`ROWS_FREE_MAX_TV`."""
+    tv = 0.0
+    if clip_l2 or y_clip is not None:
+        if stats.change_probability is None:
+            raise ValueError("rows-free data without a row law: cannot bound the effect of clipping (r, B_y)")
+        tv = stats.n * stats.change_probability(r if clip_l2 else None, y_clip)
+        if not tv <= ROWS_FREE_MAX_TV:
+            raise ValueError(
+                f"rows-free sums: n·P(row clipped) = {tv:.3g} > {ROWS_FREE_MAX_TV:g} at r = {r:.4g}, B_y = {y_clip}; "
+                "the unclipped sums are not a valid stand-in (raise the bounds or use rows)"
+            )
+    return stats.xtx.copy(), stats.xty.copy(), float(tv)
 
 
 def _literal(kind: str, covariates: str):
@@ -273,6 +330,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         bounds=stein_bounds(_covariates),
         variants=SIMULATE,
         audit=stein_audit(_kind, _covariates),
+        rows_free=_cov == "gauss",
     )(_fit)
 
 
@@ -289,6 +347,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
            "noise_c": HYPER["noise_c"], "c0": HYPER["c0"]},
     bounds=Bounds(note="as Alg 1–4 for the chosen covariates"),
     audit=stein_audit("glm", "gaussian"),
+    rows_free=True,
 )
 def fit_central_diagnostic(
     X: np.ndarray,
@@ -327,6 +386,7 @@ def fit_central_diagnostic(
     style={"linestyle": "--", "color": "dimgray"},
     hyper={"family": family_choice(), "covariates": HYPER["covariates"],
            "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius")},
+    rows_free=True,
 )
 def fit_nonprivate_stein(
     X: np.ndarray,
@@ -343,6 +403,8 @@ def fit_nonprivate_stein(
 ) -> FitResult:
     if covariates == "l1" and r is None:
         r = 1.0
+    if X is None:  # rows-free data: O(p³), nothing to cache
+        return stein_fit(X, y, None, None, rng, public_X, family=family, covariates=covariates, r=r, stats=stats)
     public_X = check_public(public_X, np.asarray(X).shape[1])
     key = (_fingerprint(X, y), f"stein-{family}-{covariates}-{r}-{_fingerprint(public_X, public_X[:, 0])}")
     if key not in _MLE_CACHE:
