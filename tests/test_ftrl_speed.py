@@ -256,3 +256,60 @@ def test_public_moments_split_and_fit_agree_with_the_rows():
         load(np.random.default_rng(0), n=8, d=6, public_M=4, public_sampler="wishart")
     with pytest.raises(ValueError, match="public_sampler"):
         load(np.random.default_rng(0), n=8, d=6, public_sampler="cholesky")
+
+
+def _order_estimates(shuffle: bool, seeds, tau: float = 1.0) -> np.ndarray:
+    """½‖θ̂ − w*‖²_H of DP-FTRL-Σ (public) and -I at a fixed η, each seed its own data draw (iid rows)."""
+    out = []
+    for seed in seeds:
+        ds = load(np.random.default_rng(seed), n=64, d=6, spectrum="poly", r=2.0, public_MC=20)
+        for design in ("public", "identity"):
+            theta, _ = fit_dp_ftrl(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed + 1),
+                                   sigma_design=design, tau=tau, calibration_info={}, public_X=ds.X_public, eta=0.2,
+                                   public_C_rows=20, shuffle=shuffle, **_design(ds))
+            out.append(excess_pop_paper(theta, ds))
+    return np.array(out).reshape(-1, 2).T
+
+
+def test_unshuffled_stream_of_iid_rows_has_the_law_of_the_shuffled_one():
+    """Rows drawn iid are exchangeable and the permutation is independent of them, so X[π] =_d X: KS (500 data draws
+    per path) of the estimate with and without the shuffle; the control (node noise std × 1.5) is rejected."""
+    shuffled = _order_estimates(True, range(0, 1000, 2))
+    unshuffled = _order_estimates(False, range(100_000, 101_000, 2))
+    wrong = _order_estimates(False, range(200_000, 201_000, 2), tau=1.5)
+    for literal, fast, bad in zip(shuffled, unshuffled, wrong, strict=True):
+        assert sps.ks_2samp(fast, literal).pvalue > 1e-3
+        assert sps.ks_2samp(bad, literal).pvalue < 1e-6
+
+
+def test_next_data_draw_drops_the_previous_draws_work_and_reuses_its_xv_memory():
+    """A fit on a new frozen array forgets the Grams, XV and norms of the previous one (the old data can be freed);
+    XV is recomputed into the dropped XV's memory, and every output equals a cold run's."""
+    import gc
+    import weakref
+
+    draws = [_frozen_problem(300, 16, seed) for seed in (11, 12)]
+
+    def public(ds, seed):
+        return fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed), public_X=ds.X_public,
+                                public_C_rows=40, **_design(ds)).theta
+
+    cold = []
+    for ds in draws:
+        dp_ftrl_core._STREAMS.clear()
+        dp_ftrl_core._CACHE.clear()
+        dp_ftrl_core._PUBLIC.clear()
+        dp_ftrl_core._SPARE_XV.clear()
+        cold.append(public(ds, 5))
+    dp_ftrl_core._STREAMS.clear()
+    dp_ftrl_core._CACHE.clear()
+    dp_ftrl_core._CURRENT.clear()
+    np.testing.assert_array_equal(public(draws[0], 5), cold[0])
+    first_xv = next(value[2] for key, (value, _) in dp_ftrl_core._STREAMS.items() if key[0] == "xv")
+    np.testing.assert_array_equal(public(draws[1], 5), cold[1])
+    xv = [value[2] for key, (value, _) in dp_ftrl_core._STREAMS.items() if key[0] == "xv"]
+    assert len(xv) == 1 and xv[0] is first_xv  # the same memory, now holding the new draw's XV
+    old = weakref.ref(draws[0].X_train)
+    draws[0] = None
+    gc.collect()
+    assert old() is None  # nothing in the stores keeps the previous draw's data alive

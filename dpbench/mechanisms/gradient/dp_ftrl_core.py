@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -583,6 +584,9 @@ def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates, nod
 # the mechanism body (spec 002 §3.7)
 
 _CACHE: dict[tuple, Any] = {}
+#: the frozen data array the stores hold work for (a weak reference; :func:`_forget_other_data`) and a spare XV
+_CURRENT: dict[str, Any] = {}
+_SPARE_XV: list[np.ndarray] = []
 #: per-thread buffer of the permuted training rows (:func:`stream_rows`)
 _GATHER = threading.local()
 _CACHE_SIZE = 6
@@ -710,9 +714,33 @@ def _rotated_rows(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     key = ("xv", id(X), id(cov.basis))
     if key in _STREAMS and _STREAMS[key][0][0] is X and _STREAMS[key][0][1] is cov.basis:
         return _STREAMS[key][0][2]
-    XV = X @ cov.basis
+    shape = (X.shape[0], cov.basis.shape[1])
+    spare = [old[2] for old in _make_room(8 * shape[0] * shape[1]) if isinstance(old, tuple) and len(old) == 3]
+    spare += _SPARE_XV
+    _SPARE_XV.clear()
+    buffer = next((b for b in spare if b.shape == shape), None)
+    XV = np.matmul(X, cov.basis, out=buffer)  # a dropped XV lends its memory: no fresh pages (same product)
     _remember_stream(key, (X, cov.basis, XV), XV.nbytes)
     return XV
+
+
+def _forget_other_data(X: np.ndarray) -> None:
+    """A fit on another frozen data array (the runner's next data draw): drop the stores' entries tied to earlier
+    arrays — block Grams, XV, Σ⁻¹-norms, X F — which no later fit can read, and the arrays they hold with them (the
+    per-process peak then holds one draw's data). The last XV's memory is kept for the next XV (same shape, no fresh
+    pages); tree draws, keyed by the rng state, stay and are recycled as before."""
+    if not _frozen(X):
+        return
+    current = _CURRENT.get("X")
+    if current is not None and current() is X:
+        return
+    _CURRENT["X"] = weakref.ref(X)
+    for key in [key for key in _STREAMS if key[0] in ("grams", "xv")]:
+        value = _STREAMS.pop(key)[0]
+        if key[0] == "xv":
+            _SPARE_XV[:] = [value[2]]
+    for key in [key for key in _CACHE if key[0] in ("q", "xf")]:
+        del _CACHE[key]
 
 
 def _cached_xf(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
@@ -819,6 +847,7 @@ def fit_dp_ftrl(
         raise ValueError(f"psi_mode must be one of {PSI_MODES}, got {psi_mode!r}")
     if engine not in ("auto", "blocked", "reference"):
         raise ValueError(f"engine must be 'auto', 'blocked' or 'reference', got {engine!r}")
+    _forget_other_data(X)
     # 1. stream order (data-independent permutation from the trial rng)
     order = _rng_key(rng) if shuffle else None
     perm = rng.permutation(n) if shuffle else np.arange(n)
