@@ -313,3 +313,16 @@ def test_next_data_draw_drops_the_previous_draws_work_and_reuses_its_xv_memory()
     draws[0] = None
     gc.collect()
     assert old() is None  # nothing in the stores keeps the previous draw's data alive
+
+
+def test_freeing_the_data_empties_the_stores():
+    """When the runner frees a finished draw, nothing of the stores stays (loky restarts a worker grown by 300 MB)."""
+    import gc
+
+    ds = _frozen_problem(300, 16, 13)
+    fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(1), public_X=ds.X_public,
+                     public_C_rows=40, **_design(ds))
+    assert dp_ftrl_core._STREAMS and dp_ftrl_core._CACHE
+    ds = None
+    gc.collect()
+    assert not dp_ftrl_core._STREAMS and not dp_ftrl_core._CACHE and not dp_ftrl_core._PUBLIC

@@ -641,14 +641,15 @@ def _cached_grams(X_original: np.ndarray, order: str | None, X: np.ndarray, bloc
     """Block Grams (:func:`block_grams`) of the stream X = X_original in the order drawn from a generator in state
     ``order`` (None: unshuffled). Every mechanism given the same data and the same trial rng (common random numbers)
     streams the same order, whatever its Σ, ψ or η. Cached only for frozen arrays, matched by identity (the entry
-    holds the array, so its address cannot be reused by other data)."""
+    holds a weak reference; the array's finalizer empties the stores, so its address cannot be reused by other data
+    while an entry names it: :func:`_forget_other_data`)."""
     if not _frozen(X_original):
         return block_grams(X, block)
     key = ("grams", id(X_original), order, X.shape[0], block)
-    if key in _STREAMS and _STREAMS[key][0][0] is X_original:
+    if key in _STREAMS and _STREAMS[key][0][0]() is X_original:
         return _STREAMS[key][0][1]
     grams = block_grams(X, block)
-    _remember_stream(key, (X_original, grams), sum(g.nbytes for g in grams))
+    _remember_stream(key, (weakref.ref(X_original), grams), sum(g.nbytes for g in grams))
     return grams
 
 
@@ -678,7 +679,8 @@ def _public_design(P: np.ndarray | PublicMoments) -> dict[str, Any]:
     key = _public_key(P)
     if key not in _PUBLIC:
         _PUBLIC.clear()  # one public set at a time (a data draw's)
-        _PUBLIC[key] = {"gram": public_gram(P)}
+        design = _PUBLIC[key] = {"gram": public_gram(P)}
+        return design
     return _PUBLIC[key]
 
 
@@ -691,19 +693,20 @@ def _cached_public_cov(P: np.ndarray | PublicMoments, lam: float, factor: str = 
         raise ValueError(f"sigma_factor must be one of {SIGMA_FACTORS}, got {factor!r}")
     M, d = P.shape
     key = ("cov", _public_key(P), float(lam), factor if d <= M else "lowrank")
-    if key not in _CACHE:
-        if d > M:
-            cov = NoiseCovariance.from_public(P, lam)
-        elif factor == "eigh":
-            design = _public_design(P)
-            if "eigh" not in design:
-                design["eigh"] = np.linalg.eigh(design["gram"])
-            cov = NoiseCovariance.from_public_eigh(design["eigh"], M, lam)
-        else:
-            cov = NoiseCovariance.from_public(P, lam, gram=_public_design(P)["gram"])
-        cov.cache_key = key
-        _remember(key, cov)
-    return _CACHE[key]
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    if d > M:
+        cov = NoiseCovariance.from_public(P, lam)
+    elif factor == "eigh":
+        design = _public_design(P)
+        if "eigh" not in design:
+            design["eigh"] = np.linalg.eigh(design["gram"])
+        cov = NoiseCovariance.from_public_eigh(design["eigh"], M, lam)
+    else:
+        cov = NoiseCovariance.from_public(P, lam, gram=_public_design(P)["gram"])
+    cov.cache_key = key
+    return _remember(key, cov)
 
 
 def _rotated_rows(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
@@ -712,7 +715,7 @@ def _rotated_rows(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     if not _frozen(X):
         return X @ cov.basis
     key = ("xv", id(X), id(cov.basis))
-    if key in _STREAMS and _STREAMS[key][0][0] is X and _STREAMS[key][0][1] is cov.basis:
+    if key in _STREAMS and _STREAMS[key][0][0]() is X and _STREAMS[key][0][1] is cov.basis:
         return _STREAMS[key][0][2]
     shape = (X.shape[0], cov.basis.shape[1])
     spare = [old[2] for old in _make_room(8 * shape[0] * shape[1]) if isinstance(old, tuple) and len(old) == 3]
@@ -720,8 +723,20 @@ def _rotated_rows(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     _SPARE_XV.clear()
     buffer = next((b for b in spare if b.shape == shape), None)
     XV = np.matmul(X, cov.basis, out=buffer)  # a dropped XV lends its memory: no fresh pages (same product)
-    _remember_stream(key, (X, cov.basis, XV), XV.nbytes)
+    _remember_stream(key, (weakref.ref(X), cov.basis, XV), XV.nbytes)
     return XV
+
+
+def drop_stores() -> None:
+    """Empty every per-process store (called when the data array they serve is freed, e.g. by the runner's release
+    of a finished draw): between tasks a worker then holds none of it, so loky's between-call memory check (a worker
+    grown by > 300 MB is restarted, with a fresh interpreter) does not fire."""
+    _STREAMS.clear()
+    _CACHE.clear()
+    _PUBLIC.clear()
+    _SPARE_XV.clear()
+    _CURRENT.clear()
+    _GATHER.__dict__.clear()
 
 
 def _forget_other_data(X: np.ndarray) -> None:
@@ -735,6 +750,7 @@ def _forget_other_data(X: np.ndarray) -> None:
     if current is not None and current() is X:
         return
     _CURRENT["X"] = weakref.ref(X)
+    weakref.finalize(X, drop_stores)
     for key in [key for key in _STREAMS if key[0] in ("grams", "xv")]:
         value = _STREAMS.pop(key)[0]
         if key[0] == "xv":
@@ -766,10 +782,11 @@ def _cached_norms(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     if cov.kind == "eigen":
         if not _frozen(X):
             return np.sqrt(cov.rotated_inv_sq_norms(_rotated_rows(cov, X)))
-        key = ("q", cov.cache_key, id(X))  # trials of one (Σ, data) reuse it; the entry holds X (identity match)
-        if key not in _CACHE or _CACHE[key][0] is not X:
-            _remember(key, (X, np.sqrt(cov.rotated_inv_sq_norms(_rotated_rows(cov, X)))))
-        return _CACHE[key][1]
+        key = ("q", cov.cache_key, id(X))  # trials of one (Σ, data) reuse it; identity match by weak reference
+        cached = _CACHE.get(key)
+        if cached is None or cached[0]() is not X:
+            cached = _remember(key, (weakref.ref(X), np.sqrt(cov.rotated_inv_sq_norms(_rotated_rows(cov, X)))))
+        return cached[1]
     if cov.kind in ("identity", "diag") or cov.cache_key is None:
         return np.sqrt(cov.inv_sq_norms(X))
     key = ("q", cov.cache_key, _fingerprint(X))
