@@ -18,7 +18,14 @@ from dpbench.mechanisms.gradient import dp_ftrl_core
 from dpbench.mechanisms.gradient.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
 from dpbench.mechanisms.gradient.dp_ftrl_core import NoiseCovariance, fit_dp_ftrl
 from dpbench.mechanisms.gradient.tree_noise import blocked_tree_noise, inblock_prefix_noise
-from dpbench.papers.ftrl.generators import excess_pop_paper, load
+from dpbench.papers.ftrl.generators import (
+    bartlett_factor,
+    excess_pop_paper,
+    load,
+    sample_rows,
+    spectrum_values,
+    wishart_gram,
+)
 
 DESIGN = {"spectrum": "poly", "r": 2.0}
 
@@ -142,3 +149,180 @@ def test_recycled_noise_memory_gives_the_same_outputs(monkeypatch):
         np.testing.assert_array_equal(theta, cold[seed])
         buffers += [value.buffer for value, _ in dp_ftrl_core._STREAMS.values() if hasattr(value, "buffer")]
     assert len(buffers) == 4 and all(b is buffers[0] for b in buffers)  # one array, reused by every later stream
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# issue 16, part 3: allocation-free stream reads (bit-identical) and the Wishart public sampler (exact in law)
+
+
+def test_row_quadratic_is_the_einsum_bit_for_bit():
+    rng = np.random.default_rng(6)
+    A, w = rng.standard_normal((1000, 37)), rng.random(37) + 0.1
+    np.testing.assert_array_equal(dp_ftrl_core.row_quadratic(A, w, chunk=96), np.einsum("ij,ij->i", A, A / w))
+    np.testing.assert_array_equal(dp_ftrl_core.row_quadratic(A, chunk=7), np.einsum("ij,ij->i", A, A))
+
+
+def test_gathered_rows_are_slices_of_the_gathered_scaled_array():
+    rng = np.random.default_rng(7)
+    source, perm, scale = rng.standard_normal((50, 9)), rng.permutation(50), rng.random(9)
+    full = source[perm]
+    full *= scale
+    rows = dp_ftrl_core.GatheredRows(source, perm, scale)
+    for start, stop in ((0, 16), (16, 32), (48, 50)):
+        np.testing.assert_array_equal(rows[start:stop], full[start:stop])
+    np.testing.assert_array_equal(dp_ftrl_core.GatheredRows(source, perm)[3:11], source[perm][3:11])
+
+
+def test_stream_rows_reuses_one_buffer_and_gathers_exactly():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((40, 5))
+    first = dp_ftrl_core.stream_rows(X, rng.permutation(40))
+    perm = rng.permutation(40)
+    second = dp_ftrl_core.stream_rows(X, perm)
+    assert second is first  # the same memory, overwritten
+    np.testing.assert_array_equal(second, X[perm])
+    assert dp_ftrl_core.stream_rows(X[:30], perm[:30] % 30).shape == (30, 5)  # another shape: a new buffer
+
+
+def _wishart_stats(grams: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Statistics of PᵀP whose laws a wrong Wishart would change: diagonal and off-diagonal entries, λ_max."""
+    return {
+        "g00": np.array([g[0, 0] for g in grams]),
+        "g10": np.array([g[1, 0] for g in grams]),
+        "g_last": np.array([g[-1, -1] for g in grams]),
+        "lam_max": np.array([np.linalg.eigvalsh(g)[-1] for g in grams]),
+    }
+
+
+def test_wishart_gram_has_the_law_of_the_public_rows_gram():
+    """KS (500 draws per path): (H^{1/2}A)(H^{1/2}A)ᵀ, A Bartlett, vs PᵀP of M rows N(0, H); H × 1.5 is rejected."""
+    h, m = spectrum_values(5, "poly", 2.0), 7
+    rows = [sample_rows(h, m, np.random.default_rng(s)) for s in range(500)]
+    literal = _wishart_stats([P.T @ P for P in rows])
+    bartlett = _wishart_stats([wishart_gram(h, m, np.random.default_rng(10_000 + s)) for s in range(500)])
+    wrong = _wishart_stats([wishart_gram(1.5 * h, m, np.random.default_rng(20_000 + s)) for s in range(500)])
+    for name in literal:
+        assert sps.ks_2samp(bartlett[name], literal[name]).pvalue > 1e-3, name
+    assert sps.ks_2samp(wrong["g00"], literal["g00"]).pvalue < 1e-6  # negative control: the law × 1.5
+    assert sps.ks_2samp(wrong["lam_max"], literal["lam_max"]).pvalue < 1e-6
+    with pytest.raises(ValueError, match="m ≥ d"):
+        bartlett_factor(5, 4, np.random.default_rng(0))
+
+
+def _public_fit_outputs(sampler: str, seeds, gram_mult: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(½‖θ̂ − w*‖²_H, tr̂(Σ⁻¹H)) of DP-FTRL-Σ (public), each seed its own data draw with the public sampler."""
+    excess, trace = [], []
+    for seed in seeds:
+        ds = load(np.random.default_rng(seed), n=48, d=6, spectrum="poly", r=2.0, public_MC=20,
+                  public_sampler=sampler)
+        public = ds.X_public
+        if gram_mult != 1.0:
+            public = dp_ftrl_core.PublicMoments(gram_mult * public.gram, public.m, public.rows)
+        fit = fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed + 1), public_X=public,
+                               public_C_rows=20, **_design(ds))
+        excess.append(excess_pop_paper(fit.theta, ds))
+        trace.append(fit.info["trSH_est"])
+    return np.array(excess), np.array(trace)
+
+
+def test_wishart_public_sampler_gives_the_mechanism_the_same_law():
+    """KS (500 data draws per path) of DP-FTRL-Σ (public) on data with public rows vs PᵀP drawn as Wishart; the
+    control (the drawn PᵀP × 1.5, i.e. Wishart(M, 1.5H)) is rejected."""
+    rows = _public_fit_outputs("rows", range(0, 1000, 2))
+    wishart = _public_fit_outputs("wishart", range(100_000, 101_000, 2))
+    wrong = _public_fit_outputs("wishart", range(200_000, 201_000, 2), gram_mult=1.5)
+    for literal, fast in zip(rows, wishart, strict=True):
+        assert sps.ks_2samp(fast, literal).pvalue > 1e-3
+    assert sps.ks_2samp(wrong[1], rows[1]).pvalue < 1e-6  # negative control on tr̂(Σ⁻¹H)
+
+
+def test_public_moments_split_and_fit_agree_with_the_rows():
+    """[P; E] given as (PᵀP, M, E): the same Σ and C as the rows (up to round-off), whichever rows are held out."""
+    ds = _frozen_problem(64, 6)
+    rows = np.asarray(ds.X_public)  # 64 rows for Σ, then 40 for C
+    P, E = rows[:64], rows[64:]
+    moments = dp_ftrl_core.PublicMoments(P.T @ P, 64, E)
+    assert moments.shape == rows.shape and len(moments) == len(rows)
+    assert moments.mean_sq_norm() == pytest.approx(float(np.mean(np.einsum("ij,ij->i", rows, rows))), rel=1e-12)
+    for held_out in (40, 25):
+        fits = [fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(9), public_X=public,
+                                 public_C_rows=held_out, **_design(ds)) for public in (rows, moments)]
+        np.testing.assert_allclose(fits[1].theta, fits[0].theta, rtol=1e-8, atol=1e-12)
+        assert fits[1].info["M"] == fits[0].info["M"] == len(rows) - held_out
+        assert fits[1].info["C"] == pytest.approx(fits[0].info["C"], rel=1e-10)
+    with pytest.raises(ValueError, match="explicit rows"):
+        dp_ftrl_core.split_public(moments, 41)
+    with pytest.raises(ValueError, match="public_M ≥ d"):
+        load(np.random.default_rng(0), n=8, d=6, public_M=4, public_sampler="wishart")
+    with pytest.raises(ValueError, match="public_sampler"):
+        load(np.random.default_rng(0), n=8, d=6, public_sampler="cholesky")
+
+
+def _order_estimates(shuffle: bool, seeds, tau: float = 1.0) -> np.ndarray:
+    """½‖θ̂ − w*‖²_H of DP-FTRL-Σ (public) and -I at a fixed η, each seed its own data draw (iid rows)."""
+    out = []
+    for seed in seeds:
+        ds = load(np.random.default_rng(seed), n=64, d=6, spectrum="poly", r=2.0, public_MC=20)
+        for design in ("public", "identity"):
+            theta, _ = fit_dp_ftrl(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed + 1),
+                                   sigma_design=design, tau=tau, calibration_info={}, public_X=ds.X_public, eta=0.2,
+                                   public_C_rows=20, shuffle=shuffle, **_design(ds))
+            out.append(excess_pop_paper(theta, ds))
+    return np.array(out).reshape(-1, 2).T
+
+
+def test_unshuffled_stream_of_iid_rows_has_the_law_of_the_shuffled_one():
+    """Rows drawn iid are exchangeable and the permutation is independent of them, so X[π] =_d X: KS (500 data draws
+    per path) of the estimate with and without the shuffle; the control (node noise std × 1.5) is rejected."""
+    shuffled = _order_estimates(True, range(0, 1000, 2))
+    unshuffled = _order_estimates(False, range(100_000, 101_000, 2))
+    wrong = _order_estimates(False, range(200_000, 201_000, 2), tau=1.5)
+    for literal, fast, bad in zip(shuffled, unshuffled, wrong, strict=True):
+        assert sps.ks_2samp(fast, literal).pvalue > 1e-3
+        assert sps.ks_2samp(bad, literal).pvalue < 1e-6
+
+
+def test_next_data_draw_drops_the_previous_draws_work_and_reuses_its_xv_memory():
+    """A fit on a new frozen array forgets the Grams, XV and norms of the previous one (the old data can be freed);
+    XV is recomputed into the dropped XV's memory, and every output equals a cold run's."""
+    import gc
+    import weakref
+
+    draws = [_frozen_problem(300, 16, seed) for seed in (11, 12)]
+
+    def public(ds, seed):
+        return fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed), public_X=ds.X_public,
+                                public_C_rows=40, **_design(ds)).theta
+
+    cold = []
+    for ds in draws:
+        dp_ftrl_core._STREAMS.clear()
+        dp_ftrl_core._CACHE.clear()
+        dp_ftrl_core._PUBLIC.clear()
+        dp_ftrl_core._SPARE_XV.clear()
+        cold.append(public(ds, 5))
+    dp_ftrl_core._STREAMS.clear()
+    dp_ftrl_core._CACHE.clear()
+    dp_ftrl_core._CURRENT.clear()
+    np.testing.assert_array_equal(public(draws[0], 5), cold[0])
+    first_xv = next(value[2] for key, (value, _) in dp_ftrl_core._STREAMS.items() if key[0] == "xv")
+    np.testing.assert_array_equal(public(draws[1], 5), cold[1])
+    xv = [value[2] for key, (value, _) in dp_ftrl_core._STREAMS.items() if key[0] == "xv"]
+    assert len(xv) == 1 and xv[0] is first_xv  # the same memory, now holding the new draw's XV
+    old = weakref.ref(draws[0].X_train)
+    draws[0] = None
+    gc.collect()
+    assert old() is None  # nothing in the stores keeps the previous draw's data alive
+
+
+def test_freeing_the_data_empties_the_stores():
+    """When the runner frees a finished draw, nothing of the stores stays (loky restarts a worker grown by 300 MB)."""
+    import gc
+
+    ds = _frozen_problem(300, 16, 13)
+    fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(1), public_X=ds.X_public,
+                     public_C_rows=40, **_design(ds))
+    assert dp_ftrl_core._STREAMS and dp_ftrl_core._CACHE
+    ds = None
+    gc.collect()
+    assert not dp_ftrl_core._STREAMS and not dp_ftrl_core._CACHE and not dp_ftrl_core._PUBLIC

@@ -25,6 +25,8 @@ z = √(λ/M)u + Pᵀv/√M and Woodbury norms (§3.4).
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,18 +88,25 @@ class NoiseCovariance:
 
     @classmethod
     def from_public(
-        cls, P: np.ndarray, lam: float, lowrank: bool | None = None, gram: np.ndarray | None = None
+        cls, P: np.ndarray | PublicMoments, lam: float, lowrank: bool | None = None, gram: np.ndarray | None = None
     ) -> NoiseCovariance:
         """Σ = (λI + PᵀP)/M from M public rows P (uncentred, spec 002 Eq. 3.2); low-rank path when d > M.
 
+        P may be :class:`PublicMoments` (PᵀP given; dense Σ only).
         ``gram`` = PᵀP if already computed (it does not depend on λ; see ``_cached_public_cov``). For the eigen
         factor of the same Σ see :meth:`from_public_eigh`."""
-        P = np.asarray(P, dtype=float)
+        moments = isinstance(P, PublicMoments)
+        if moments:
+            gram = P.gram if gram is None else gram
+        else:
+            P = np.asarray(P, dtype=float)
         M, d = P.shape
         if not lam > 0:
             raise ValueError(f"lam must be > 0, got {lam}")
         if lowrank is None:
             lowrank = d > M
+        if lowrank and moments:
+            raise ValueError(f"the low-rank Σ (d = {d} > M = {M}) needs the public rows, not only PᵀP")
         if not lowrank:
             sigma = P.T @ P if gram is None else gram.copy()
             sigma[np.diag_indices(d)] += lam
@@ -169,7 +178,7 @@ class NoiseCovariance:
         if self.kind == "identity":
             out = np.einsum("ij,ij->i", X, X)
         elif self.kind == "diag":
-            out = np.einsum("ij,ij->i", X, X / self.diag)
+            out = row_quadratic(X, self.diag)
         elif self.kind == "dense":
             solved = solve_triangular(self.chol, X.T, lower=True)
             out = np.einsum("ij,ij->j", solved, solved)
@@ -188,7 +197,7 @@ class NoiseCovariance:
 
     def rotated_inv_sq_norms(self, XV: np.ndarray) -> np.ndarray:
         """‖x‖²_{Σ⁻¹} = Σ_j (Vᵀx)_j²/(s·v_j) of the eigen design from the rows in its basis, XV (O(Nd))."""
-        return np.einsum("ij,ij->i", XV, XV / (self.scale * self.diag))
+        return row_quadratic(XV, self.scale * self.diag)
 
     def matrix(self) -> np.ndarray:
         """Σ as a dense matrix (tests only)."""
@@ -201,6 +210,70 @@ class NoiseCovariance:
         if self.kind == "eigen":
             return self.scale * (self.basis * self.diag) @ self.basis.T
         return self.scale * (self.lam * np.eye(self.d) + self.P.T @ self.P) / self.n_public
+
+
+@dataclass(frozen=True)
+class PublicMoments:
+    """Unlabeled public data [P; E]: PᵀP of its first ``m`` rows (``gram``) and the rows E (``rows``) themselves.
+
+    Σ = (λI + PᵀP)/M reads the public rows only through PᵀP (spec 002 §3.4, Eq. 3.2), while C needs held-out rows one
+    by one (§3.5): a generator may draw PᵀP directly (``spectral_gaussian`` with ``public_sampler: wishart``: PᵀP ~
+    Wishart_d(M, H) for M rows N(0, H)) and only the M_C rows for C. ``m`` ≥ d (the low-rank Σ path needs P itself).
+    """
+
+    gram: np.ndarray
+    m: int
+    rows: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.m + self.rows.shape[0], self.gram.shape[0]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def head(self, k: int) -> PublicMoments:
+        """The first m + k public rows: PᵀP + E_kᵀE_k of [P; E_k] (E_k the first k explicit rows)."""
+        extra = self.rows[:k]
+        gram = self.gram + extra.T @ extra if k else self.gram
+        return PublicMoments(gram, self.m + k, self.rows[:0])
+
+    def mean_sq_norm(self) -> float:
+        """mean ‖x̃‖² over all M + M_C public rows = (tr PᵀP + Σ ‖e‖²)/(M + M_C) (tr PᵀP = Σ_{i≤M} ‖p_i‖²)."""
+        return (float(np.trace(self.gram)) + float(np.einsum("ij,ij->", self.rows, self.rows))) / len(self)
+
+
+def split_public(public_X: np.ndarray | PublicMoments, m_c: int) -> tuple[np.ndarray | PublicMoments, np.ndarray]:
+    """(rows building Σ, the last m_c rows held out for C) of the public data (spec 002 §3.5, default 80/20 split).
+
+    Rows: P[: M − m_c], P[M − m_c:]. :class:`PublicMoments` [P; E]: the same split when m_c ≤ #E (the Gram of the
+    Σ part is PᵀP + E_kᵀE_k, k = #E − m_c); held-out rows inside P are not available and raise ValueError."""
+    total = len(public_X)
+    if not 0 <= m_c < total:
+        raise ValueError(f"public_C_rows/public_C_fraction leave no rows to build Σ (M = {total})")
+    if not isinstance(public_X, PublicMoments):
+        return public_X[: total - m_c], public_X[total - m_c:]
+    explicit = public_X.rows.shape[0]
+    if m_c > explicit:
+        raise ValueError(f"public data given by PᵀP hold out at most its {explicit} explicit rows for C; "
+                         f"public_C_rows = {m_c} (set public_C_rows ≤ {explicit}, or draw public rows)")
+    return public_X.head(explicit - m_c), public_X.rows[explicit - m_c:]
+
+
+def public_gram(P: np.ndarray | PublicMoments) -> np.ndarray:
+    """PᵀP of the rows that build Σ (O(Md²) for rows; given for :class:`PublicMoments`)."""
+    return P.gram if isinstance(P, PublicMoments) else P.T @ P
+
+
+def row_quadratic(A: np.ndarray, weights: np.ndarray | None = None, chunk: int = 256) -> np.ndarray:
+    """Σ_j A_ij·(A_ij/w_j) per row (w = 1 if None), ``chunk`` rows at a time: no (N, d) temporary (a small one the
+    allocator reuses instead of fresh pages per call), and each row's terms and their summation are those of
+    ``einsum("ij,ij->i", A, A/w)`` (bit-identical, tests/test_ftrl_speed.py)."""
+    out = np.empty(A.shape[0])
+    for start in range(0, A.shape[0], chunk):
+        rows = A[start:start + chunk]
+        np.einsum("ij,ij->i", rows, rows if weights is None else rows / weights, out=out[start:start + chunk])
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -300,6 +373,24 @@ def stability_histogram_l(
 # engines
 
 
+@dataclass(frozen=True)
+class GatheredRows:
+    """The rows ``source[perm]`` with their columns times ``scale`` (if given), gathered a block at a time.
+
+    ``rows[t0:t1]`` = source[perm[t0:t1]]·scale: the same values as slicing the (N, k) array source[perm]·scale,
+    without making it (no (N, k) copy per fit)."""
+
+    source: np.ndarray
+    perm: np.ndarray
+    scale: np.ndarray | None = None
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        out = self.source[self.perm[rows]]
+        if self.scale is not None:
+            out *= self.scale
+        return out
+
+
 @dataclass
 class EngineResult:
     theta: np.ndarray  # w̄_N
@@ -354,7 +445,7 @@ def run_blocked(
     cov: NoiseCovariance,
     rng: np.random.Generator,
     block: int = 128,
-    XF: np.ndarray | None = None,
+    XF: np.ndarray | GatheredRows | None = None,
     grams: list[np.ndarray] | None = None,
     noise: BlockedTreeNoise | None = None,
 ) -> EngineResult:
@@ -362,9 +453,9 @@ def run_blocked(
 
     The noise is kept in the standard-normal coordinates u of z = F u: the iterates only need x_tᵀν(t) =
     (Fᵀx_t)ᵀν_u(t) and the weighted sum Σ m_s z_s = F Σ m_s u_s, so a dense Σ costs O(Nd) per trial once
-    ``XF`` = X F (``cov.transpose_apply(X)``, cacheable across trials) is known (identity/diagonal Σ: computed per
-    block). ``grams`` (:func:`block_grams`)
-    and ``noise`` (:func:`~dpbench.mechanisms.gradient.tree_noise.blocked_tree_noise` of this rng) may be passed
+    ``XF`` = X F (``cov.transpose_apply(X)``, cacheable across trials, or a :class:`GatheredRows` of it) is known
+    (identity/diagonal Σ: computed per block). ``grams`` (:func:`block_grams`) and ``noise``
+    (:func:`~dpbench.mechanisms.gradient.tree_noise.blocked_tree_noise` of this rng) may be passed
     precomputed: they depend only on the stream and the rng, not on Σ, σ, ψ or η.
     """
     n, d = X.shape
@@ -494,6 +585,11 @@ def _reference_loop(X, y, q, tau, eta, tree, w, wsum, psi_fn, psi, iterates, nod
 # the mechanism body (spec 002 §3.7)
 
 _CACHE: dict[tuple, Any] = {}
+#: the frozen data array the stores hold work for (a weak reference; :func:`_forget_other_data`) and a spare XV
+_CURRENT: dict[str, Any] = {}
+_SPARE_XV: list[np.ndarray] = []
+#: per-thread buffer of the permuted training rows (:func:`stream_rows`)
+_GATHER = threading.local()
 _CACHE_SIZE = 6
 #: PᵀP (and its eigendecomposition) of the current public rows: the public Σ's O(Md²) work that λ does not change
 _PUBLIC: dict[tuple, dict[str, Any]] = {}
@@ -546,14 +642,15 @@ def _cached_grams(X_original: np.ndarray, order: str | None, X: np.ndarray, bloc
     """Block Grams (:func:`block_grams`) of the stream X = X_original in the order drawn from a generator in state
     ``order`` (None: unshuffled). Every mechanism given the same data and the same trial rng (common random numbers)
     streams the same order, whatever its Σ, ψ or η. Cached only for frozen arrays, matched by identity (the entry
-    holds the array, so its address cannot be reused by other data)."""
+    holds a weak reference; the array's finalizer empties the stores, so its address cannot be reused by other data
+    while an entry names it: :func:`_forget_other_data`)."""
     if not _frozen(X_original):
         return block_grams(X, block)
     key = ("grams", id(X_original), order, X.shape[0], block)
-    if key in _STREAMS and _STREAMS[key][0][0] is X_original:
+    if key in _STREAMS and _STREAMS[key][0][0]() is X_original:
         return _STREAMS[key][0][1]
     grams = block_grams(X, block)
-    _remember_stream(key, (X_original, grams), sum(g.nbytes for g in grams))
+    _remember_stream(key, (weakref.ref(X_original), grams), sum(g.nbytes for g in grams))
     return grams
 
 
@@ -573,16 +670,22 @@ def _cached_tree_noise(rng: np.random.Generator, n: int, k: int, block: int) -> 
     return _remember_stream(key, noise, noise.nbytes)
 
 
-def _public_design(P: np.ndarray) -> dict[str, Any]:
-    """PᵀP (O(Md²)) and, once asked for, its eigendecomposition: shared by every λ, i.e. every ε and N·η."""
-    key = _fingerprint(P)
+def _public_key(P: np.ndarray | PublicMoments) -> tuple:
+    """Cache identity of the public rows building Σ (of their PᵀP and M when given as :class:`PublicMoments`)."""
+    return ("moments", _fingerprint(P.gram), P.m) if isinstance(P, PublicMoments) else _fingerprint(P)
+
+
+def _public_design(P: np.ndarray | PublicMoments) -> dict[str, Any]:
+    """PᵀP (O(Md²) from rows) and, once asked for, its eigendecomposition: shared by every λ, i.e. every ε and N·η."""
+    key = _public_key(P)
     if key not in _PUBLIC:
         _PUBLIC.clear()  # one public set at a time (a data draw's)
-        _PUBLIC[key] = {"gram": P.T @ P}
+        design = _PUBLIC[key] = {"gram": public_gram(P)}
+        return design
     return _PUBLIC[key]
 
 
-def _cached_public_cov(P: np.ndarray, lam: float, factor: str = "eigh") -> NoiseCovariance:
+def _cached_public_cov(P: np.ndarray | PublicMoments, lam: float, factor: str = "eigh") -> NoiseCovariance:
     """Σ = (λI + PᵀP)/M is deterministic given the public rows and λ: build it once per process (trials reuse).
 
     Dense (d ≤ M) with ``factor="eigh"``: the eigen design (:meth:`NoiseCovariance.from_public_eigh`); with
@@ -590,20 +693,21 @@ def _cached_public_cov(P: np.ndarray, lam: float, factor: str = "eigh") -> Noise
     if factor not in SIGMA_FACTORS:
         raise ValueError(f"sigma_factor must be one of {SIGMA_FACTORS}, got {factor!r}")
     M, d = P.shape
-    key = ("cov", _fingerprint(P), float(lam), factor if d <= M else "lowrank")
-    if key not in _CACHE:
-        if d > M:
-            cov = NoiseCovariance.from_public(P, lam)
-        elif factor == "eigh":
-            design = _public_design(P)
-            if "eigh" not in design:
-                design["eigh"] = np.linalg.eigh(design["gram"])
-            cov = NoiseCovariance.from_public_eigh(design["eigh"], M, lam)
-        else:
-            cov = NoiseCovariance.from_public(P, lam, gram=_public_design(P)["gram"])
-        cov.cache_key = key
-        _remember(key, cov)
-    return _CACHE[key]
+    key = ("cov", _public_key(P), float(lam), factor if d <= M else "lowrank")
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    if d > M:
+        cov = NoiseCovariance.from_public(P, lam)
+    elif factor == "eigh":
+        design = _public_design(P)
+        if "eigh" not in design:
+            design["eigh"] = np.linalg.eigh(design["gram"])
+        cov = NoiseCovariance.from_public_eigh(design["eigh"], M, lam)
+    else:
+        cov = NoiseCovariance.from_public(P, lam, gram=_public_design(P)["gram"])
+    cov.cache_key = key
+    return _remember(key, cov)
 
 
 def _rotated_rows(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
@@ -612,11 +716,48 @@ def _rotated_rows(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     if not _frozen(X):
         return X @ cov.basis
     key = ("xv", id(X), id(cov.basis))
-    if key in _STREAMS and _STREAMS[key][0][0] is X and _STREAMS[key][0][1] is cov.basis:
+    if key in _STREAMS and _STREAMS[key][0][0]() is X and _STREAMS[key][0][1] is cov.basis:
         return _STREAMS[key][0][2]
-    XV = X @ cov.basis
-    _remember_stream(key, (X, cov.basis, XV), XV.nbytes)
+    shape = (X.shape[0], cov.basis.shape[1])
+    spare = [old[2] for old in _make_room(8 * shape[0] * shape[1]) if isinstance(old, tuple) and len(old) == 3]
+    spare += _SPARE_XV
+    _SPARE_XV.clear()
+    buffer = next((b for b in spare if b.shape == shape), None)
+    XV = np.matmul(X, cov.basis, out=buffer)  # a dropped XV lends its memory: no fresh pages (same product)
+    _remember_stream(key, (weakref.ref(X), cov.basis, XV), XV.nbytes)
     return XV
+
+
+def drop_stores() -> None:
+    """Empty every per-process store (called when the data array they serve is freed, e.g. by the runner's release
+    of a finished draw): between tasks a worker then holds none of it, so loky's between-call memory check (a worker
+    grown by > 300 MB is restarted, with a fresh interpreter) does not fire."""
+    _STREAMS.clear()
+    _CACHE.clear()
+    _PUBLIC.clear()
+    _SPARE_XV.clear()
+    _CURRENT.clear()
+    _GATHER.__dict__.clear()
+
+
+def _forget_other_data(X: np.ndarray) -> None:
+    """A fit on another frozen data array (the runner's next data draw): drop the stores' entries tied to earlier
+    arrays — block Grams, XV, Σ⁻¹-norms, X F — which no later fit can read, and the arrays they hold with them (the
+    per-process peak then holds one draw's data). The last XV's memory is kept for the next XV (same shape, no fresh
+    pages); tree draws, keyed by the rng state, stay and are recycled as before."""
+    if not _frozen(X):
+        return
+    current = _CURRENT.get("X")
+    if current is not None and current() is X:
+        return
+    _CURRENT["X"] = weakref.ref(X)
+    weakref.finalize(X, drop_stores)
+    for key in [key for key in _STREAMS if key[0] in ("grams", "xv")]:
+        value = _STREAMS.pop(key)[0]
+        if key[0] == "xv":
+            _SPARE_XV[:] = [value[2]]
+    for key in [key for key in _CACHE if key[0] in ("q", "xf")]:
+        del _CACHE[key]
 
 
 def _cached_xf(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
@@ -629,13 +770,12 @@ def _cached_xf(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     return _CACHE[key] if key in _CACHE else _remember(key, cov.transpose_apply(X))
 
 
-def _stream_xf(cov: NoiseCovariance, X: np.ndarray, perm: np.ndarray) -> np.ndarray:
-    """X F in stream order (rows perm); the eigen design gathers XV's rows and scales them in place (one copy)."""
+def _stream_xf(cov: NoiseCovariance, X: np.ndarray, perm: np.ndarray) -> GatheredRows:
+    """X F in stream order (rows perm), read block by block: the eigen design gathers XV's rows and scales them by
+    √(s·v) (:meth:`NoiseCovariance.rotated_factor`), other dense designs gather the cached X F."""
     if cov.kind != "eigen":
-        return _cached_xf(cov, X)[perm]
-    XF = _rotated_rows(cov, X)[perm]
-    XF *= np.sqrt(cov.scale * cov.diag)
-    return XF
+        return GatheredRows(_cached_xf(cov, X), perm)
+    return GatheredRows(_rotated_rows(cov, X), perm, np.sqrt(cov.scale * cov.diag))
 
 
 def _cached_norms(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
@@ -643,14 +783,33 @@ def _cached_norms(cov: NoiseCovariance, X: np.ndarray) -> np.ndarray:
     if cov.kind == "eigen":
         if not _frozen(X):
             return np.sqrt(cov.rotated_inv_sq_norms(_rotated_rows(cov, X)))
-        key = ("q", cov.cache_key, id(X))  # trials of one (Σ, data) reuse it; the entry holds X (identity match)
-        if key not in _CACHE or _CACHE[key][0] is not X:
-            _remember(key, (X, np.sqrt(cov.rotated_inv_sq_norms(_rotated_rows(cov, X)))))
-        return _CACHE[key][1]
+        key = ("q", cov.cache_key, id(X))  # trials of one (Σ, data) reuse it; identity match by weak reference
+        cached = _CACHE.get(key)
+        if cached is None or cached[0]() is not X:
+            cached = _remember(key, (weakref.ref(X), np.sqrt(cov.rotated_inv_sq_norms(_rotated_rows(cov, X)))))
+        return cached[1]
     if cov.kind in ("identity", "diag") or cov.cache_key is None:
         return np.sqrt(cov.inv_sq_norms(X))
     key = ("q", cov.cache_key, _fingerprint(X))
     return _CACHE[key] if key in _CACHE else _remember(key, np.sqrt(cov.inv_sq_norms(X)))
+
+
+def in_sample_tr(cov: NoiseCovariance, P: np.ndarray | PublicMoments) -> float:
+    """mean ‖p‖²_{Σ⁻¹} over the rows building Σ; for :class:`PublicMoments`, tr(Σ⁻¹PᵀP)/M (= the same mean)."""
+    if isinstance(P, PublicMoments):
+        return float(np.trace(np.linalg.solve(cov.matrix(), P.gram))) / P.m
+    return float(np.mean(cov.inv_sq_norms(P)))
+
+
+def stream_rows(X: np.ndarray, perm: np.ndarray) -> np.ndarray:
+    """X[perm] written into this thread's reusable buffer of X's shape (the values of X[perm]; no fresh (N, d) array
+    per fit, whose first-touch page faults cost as much as the gather on this machine). Valid until the thread's next
+    call: a fit reads its stream only while it runs (nothing keeps it)."""
+    buffer = getattr(_GATHER, "buffer", None)
+    if buffer is None or buffer.shape != X.shape or buffer.dtype != X.dtype:
+        _GATHER.buffer = buffer = None  # drop the old one before allocating
+        buffer = _GATHER.buffer = np.empty_like(X, order="C")
+    return np.take(X, perm, axis=0, out=buffer, mode="clip")  # perm is in range; "raise" would buffer a full copy
 
 
 def _design_value(name: str, given: Any, population, key: str) -> Any:
@@ -706,11 +865,12 @@ def fit_dp_ftrl(
         raise ValueError(f"psi_mode must be one of {PSI_MODES}, got {psi_mode!r}")
     if engine not in ("auto", "blocked", "reference"):
         raise ValueError(f"engine must be 'auto', 'blocked' or 'reference', got {engine!r}")
+    _forget_other_data(X)
     # 1. stream order (data-independent permutation from the trial rng)
     order = _rng_key(rng) if shuffle else None
     perm = rng.permutation(n) if shuffle else np.arange(n)
     X_original = X
-    X, y = X[perm], y[perm]
+    X, y = (stream_rows(X, perm), y[perm]) if shuffle else (X, y)
     # design constants: hyperparameters, else the generator's (known design, synthetic only)
     spectrum = _design_value("spectrum", spectrum, population, "spectrum") or "unknown"
     r = _design_value("r", r, population, "r")
@@ -721,14 +881,15 @@ def fit_dp_ftrl(
     if sigma_design == "public":
         if public_X is None:
             raise ValueError("sigma_design='public' needs public_X (unlabeled public rows); none given")
-        public_X = np.asarray(public_X, dtype=float)
-        if public_X.ndim != 2 or public_X.shape[1] != d:
+        if not isinstance(public_X, PublicMoments):
+            public_X = np.asarray(public_X, dtype=float)
+        if len(public_X.shape) != 2 or public_X.shape[1] != d:
             raise ValueError(f"public_X must have shape (M, {d}), got {public_X.shape}")
         m_c = int(public_C_rows) if public_C_rows is not None else int(round(public_C_fraction * len(public_X)))
-        if not 0 <= m_c < len(public_X):
-            raise ValueError(f"public_C_rows/public_C_fraction leave no rows to build Σ (M = {len(public_X)})")
-        P_sigma, P_C = public_X[: len(public_X) - m_c], public_X[len(public_X) - m_c:]
-        if trH is None:
+        P_sigma, P_C = split_public(public_X, m_c)
+        if trH is None and isinstance(public_X, PublicMoments):
+            trH = public_X.mean_sq_norm()
+        elif trH is None:
             trH = float(np.mean(np.einsum("ij,ij->i", public_X, public_X)))
     if sigma_design == "oracle" and population is None:
         raise ValueError("sigma_design='oracle' needs the generator's population (synthetic data only)")
@@ -789,7 +950,7 @@ def fit_dp_ftrl(
         elif sigma_design == "public" and P_C is not None and len(P_C):
             tr_sh = float(np.mean(cov.inv_sq_norms(P_C)))
         elif sigma_design == "public":
-            tr_sh = float(np.mean(cov.inv_sq_norms(P_sigma)))  # in-sample: biased low (§3.5 pilot finding)
+            tr_sh = in_sample_tr(cov, P_sigma)  # in-sample: biased low (§3.5 pilot finding)
         else:
             raise ValueError("clip_C='auto' needs C_X, trH or a design that provides tr(Σ⁻¹H)")
         C = c_C * math.sqrt(tr_sh)

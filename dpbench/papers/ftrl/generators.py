@@ -6,6 +6,10 @@ generality (every Σ design and the Σ⁻¹-clipping are rotation equivariant, �
 
 Public data: ``public_M`` (default N) fresh unlabeled rows to build Σ followed by ``public_MC`` (default 1000) fresh
 rows to estimate C, concatenated in ``Dataset.X_public`` (set ``public_C_rows: public_MC`` on the mechanism).
+``public_sampler``: ``rows`` (default, the literal M·d normals) or ``wishart``: Σ reads the M rows only through PᵀP,
+which is drawn directly as H^{1/2}AAᵀH^{1/2} ~ Wishart_d(M, H) (Bartlett factor A, O(d³) instead of O(Md²)); then
+``Dataset.X_public`` is a :class:`~dpbench.mechanisms.gradient.dp_ftrl_core.PublicMoments` (PᵀP, M, the M_C rows).
+Exact in law (tests/test_ftrl_speed.py, KS test); needs M ≥ d.
 ``estimating_m`` labelled public rows (RESIDUALEST Option 1 ablation) go to ``population.extra["estimating"]``.
 
 Population extras (known design constants): ``h_diag``, ``spectrum``, ``r``, ``trH`` = tr H,
@@ -22,10 +26,12 @@ import math
 import numpy as np
 
 from dpbench.data._base import Dataset, Population
+from dpbench.mechanisms.gradient.dp_ftrl_core import PublicMoments
 from dpbench.metrics import TrialCoordinates, register_metric
 from dpbench.registry import register_dataset
 
 SPECTRA = ("poly", "exp")
+PUBLIC_SAMPLERS = ("rows", "wishart")
 
 
 def spectrum_values(d: int, spectrum: str, r: float) -> np.ndarray:
@@ -63,6 +69,41 @@ def sample_rows(h: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     return rows
 
 
+def bartlett_factor(d: int, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Lower-triangular A with AAᵀ ~ Wishart_d(m, I_d), m ≥ d (Bartlett decomposition).
+
+    A_ii = √c_i with c_i ~ χ²_{m−i+1} (i = 1..d), A_ij ~ N(0, 1) for i > j, all independent; AAᵀ has the law of ZᵀZ
+    for Z an (m, d) matrix of iid N(0, 1) (Bartlett 1933; e.g. Muirhead, Aspects of Multivariate Statistical Theory,
+    Thm 3.2.14)."""
+    if m < d:
+        raise ValueError(f"the Bartlett factor of Wishart_d(m, I) needs m ≥ d, got m = {m}, d = {d}")
+    A = np.zeros((d, d))
+    below = np.tril_indices(d, -1)
+    A[below] = rng.standard_normal(below[0].size)
+    A[np.diag_indices(d)] = np.sqrt(rng.chisquare(m - np.arange(d, dtype=float)))
+    return A
+
+
+def wishart_gram(h: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """PᵀP of m rows x = H^{1/2}z, drawn without the rows: (H^{1/2}A)(H^{1/2}A)ᵀ ~ Wishart_d(m, H), H = diag(h).
+
+    PᵀP = H^{1/2}(ZᵀZ)H^{1/2} and ZᵀZ =_d AAᵀ (:func:`bartlett_factor`), so the law is exact; O(d³) against
+    O(m d²) for the rows and their Gram (spec 002 §5.2 public data, issue 16)."""
+    B = bartlett_factor(h.size, m, rng)
+    B *= np.sqrt(h)[:, None]
+    return B @ B.T
+
+
+def public_data(h: np.ndarray, m: int, m_c: int, sampler: str, rng: np.random.Generator) -> np.ndarray | PublicMoments:
+    """The public set: m rows for Σ then m_c rows for C (``rows``), or PᵀP of the m rows and the m_c rows
+    (``wishart``)."""
+    if sampler == "rows":
+        return sample_rows(h, m + m_c, rng)
+    if sampler == "wishart":
+        return PublicMoments(wishart_gram(h, m, rng), m, sample_rows(h, m_c, rng))
+    raise ValueError(f"spectral_gaussian: public_sampler must be one of {PUBLIC_SAMPLERS}, got {sampler!r}")
+
+
 @register_dataset(
     "spectral_gaussian",
     summary="Synthetic Gaussian design with power-law/exp spectrum, w* ∝ 1/i, public rows (spec 002 §5.2)",
@@ -81,6 +122,7 @@ def load(
     public_MC: int = 1000,
     estimating_m: int = 0,
     n_test: int = 0,
+    public_sampler: str = "rows",
 ) -> Dataset:
     if n < 1 or d < 1 or public_MC < 0 or estimating_m < 0 or n_test < 0:
         raise ValueError(f"spectral_gaussian: need n, d ≥ 1 and counts ≥ 0, got n={n}, d={d}, "
@@ -94,7 +136,10 @@ def load(
     wstar = wstar_inv_i(d)
     X = sample_rows(h, n, rng)
     y = X @ wstar + sigma_noise * rng.standard_normal(n)
-    X_public = sample_rows(h, public_M + public_MC, rng)
+    if public_sampler == "wishart" and public_M < d:
+        raise ValueError(f"spectral_gaussian: public_sampler='wishart' needs public_M ≥ d (the low-rank Σ uses the "
+                         f"rows), got public_M = {public_M}, d = {d}")
+    X_public = public_data(h, public_M, public_MC, public_sampler, rng)
     X_est = sample_rows(h, estimating_m, rng)
     y_est = X_est @ wstar + sigma_noise * rng.standard_normal(estimating_m)
     X_test = sample_rows(h, n_test, rng)
@@ -115,7 +160,8 @@ def load(
         x_bound=math.inf,
         y_bound=math.inf,
         meta={"title": f"λ_i = {shape}, d = {d}, N = {n}", "recipe": "synthetic", "spectrum": spectrum,
-              "r": float(r), "public_M": public_M, "public_MC": public_MC, **constants},
+              "r": float(r), "public_M": public_M, "public_MC": public_MC, "public_sampler": public_sampler,
+              **constants},
     )
 
 
