@@ -400,3 +400,22 @@ def test_degenerate_data_gives_rows_or_a_named_error(small_config, monkeypatch, 
             assert f"mechanism {mechanism}" in str(err) and "ValueError: " in str(err), str(err)
             continue
         assert np.isfinite(table[["train_mse", "excess_train_mse"]].to_numpy()).all(), (mechanism, shape)
+
+
+def test_draw_zero_split_over_tasks_computes_its_characteristics_once(small_config, tmp_path, monkeypatch):
+    """With draw 0's trials split over several tasks (trial_block 1), only the task of trial 0 computes the Gram
+    characteristics (the worker frees a draw after each chunk, so every later task would recompute them); the
+    merged datasets.json equals the one written when a single task holds the draw."""
+    from dpbench.engine import regression
+
+    calls = []
+    original = regression.characteristics
+    monkeypatch.setattr(regression, "characteristics", lambda stats: calls.append(stats.n) or original(stats))
+    config = {**small_config, "data_draws": 2}
+    whole = run(parse_config({**config, "output_dir": str(tmp_path / "whole")}), n_jobs=1, progress=False)
+    calls.clear()
+    split = run(parse_config({**config, "output_dir": str(tmp_path / "split"), "trial_block": 1}), n_jobs=1,
+                progress=False)
+    assert len(calls) == 1
+    assert json.loads((split / "datasets.json").read_text()) == json.loads((whole / "datasets.json").read_text())
+    assert csv_without_timing(split) == csv_without_timing(whole)
