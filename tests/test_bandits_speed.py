@@ -2,7 +2,10 @@
 
 * :func:`elimination.eliminate` evaluates Eq. 8's tests of all estimates at once and intersects them; the literal
   algorithm intersects them one at a time, ignoring a test that would empty a row (spec 001 #10).
-* :func:`elimination.spanner` sends only rows with ≥ 2 survivors through the greedy + swap computation.
+* :func:`elimination.eliminate` computes exact widths only for (row, estimate) pairs that the σ_min lower bound of
+  the widths does not certify as keeping every arm.
+* :func:`elimination.spanner` sends only rows with ≥ 2 survivors through the greedy + swap computation; rows with
+  ≤ d survivors stop after the greedy when it picks them all, the others run on their packed survivors.
 * The G-PowerLaw sampler draws its Rademacher signs from the raw 64-bit words behind ``rng.random``.
 * :func:`simulator.run_lockstep` runs several cells of a trial on one shared stream; each run is its own
   :func:`simulator.run_bandit`.
@@ -72,6 +75,44 @@ def test_spanner_single_survivor_rows_match_the_greedy_computation():
     full = elim._greedy_spanner(Phi, mask, 2.0, 1e-10, 100)
     np.testing.assert_array_equal(span, full)
     assert (mask.sum(axis=1) == 1).sum() > 100 and not span[:20].any()
+
+
+def test_certified_tests_keep_every_arm_and_skip_exact_widths(monkeypatch):
+    rng = np.random.default_rng(12)
+    Phi = unit_sphere(rng, (500, 8), 4) * np.where(rng.random(500) < 0.05, 1.0, 0.01)[:, None, None]
+    wide = [_estimate(rng, 4, 3.0) for _ in range(3)]  # ‖θ̂‖ = 1, b̂ ≥ 3σ_min‖φ‖: certified on every row
+    narrow = _estimate(rng, 4, 0.05)
+    estimates = [*wide, narrow]
+    calls = []
+    original = np.concatenate
+    monkeypatch.setattr(np, "concatenate", lambda arrays, **kw: calls.append(len(arrays)) or original(arrays, **kw))
+    mask, emptied = elim.eliminate(Phi, estimates)
+    ref_mask, ref_emptied = sequential_eliminate(Phi, estimates)
+    np.testing.assert_array_equal(mask, ref_mask)
+    assert emptied == ref_emptied and (mask.sum(axis=1) < 8).any()
+    assert calls == [1]  # exact widths of the narrow estimate only
+    f, b = wide[0].predict(Phi)
+    assert (b >= wide[0].safe_slope * np.linalg.norm(Phi, axis=2) - 1e-12).all()
+
+
+@pytest.mark.parametrize("C", [2.0, 1.2])
+def test_spanner_packed_and_independent_rows_match_the_greedy_computation(C):
+    rng = np.random.default_rng(8)
+    n, n_arms, d = 900, 10, 5
+    Phi = unit_sphere(rng, (n, n_arms), d)
+    mask = rng.random((n, n_arms)) < rng.uniform(0.1, 1.0, size=(n, 1))
+    mask[np.arange(n), rng.integers(n_arms, size=n)] = True
+    mask[:10] = False
+    mask[:10, :3] = True
+    Phi[:10, 1] = Phi[:10, 0] * (1 + 1e-13)  # nearly dependent survivors: the greedy stops at rank 2 < m = 3
+    counts = mask.sum(axis=1)
+    assert {2, 3, 4, 5, 6, 7, 8, 9, 10} <= set(counts)
+    span = elim.spanner(Phi, mask, C=C)
+    full = elim._greedy_spanner(Phi, mask, C, 1e-10, 100)
+    np.testing.assert_array_equal(span, full)
+    assert (span[:10].sum(axis=1) == 2).all()
+    few = (counts >= 2) & (counts <= d)
+    assert (span[few] == mask[few]).sum() > 0.9 * mask[few].size and (span != mask).any()
 
 
 def test_powerlaw_signs_bit_identical_to_uniform_threshold():

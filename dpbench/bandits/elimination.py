@@ -28,6 +28,29 @@ PLANNING = ("spanner", "uniform")
 # planning and spanners (vectorised over the rounds of a chunk)
 
 
+#: absolute slack of the keep certificate (:func:`sure_keep`): far above the rounding of f̂ ± b̂ (values ≤ 3)
+KEEP_SLACK = 1e-9
+
+
+def arm_range(f: np.ndarray) -> np.ndarray:
+    """max_a f[:, a, :] − min_a f[:, a, :] for f (n, |A|, E), one pass per arm (faster than axis-1 reductions)."""
+    hi = f[:, 0].copy()
+    lo = f[:, 0].copy()
+    for a in range(1, f.shape[1]):
+        np.maximum(hi, f[:, a], out=hi)
+        np.minimum(lo, f[:, a], out=lo)
+    return hi - lo
+
+
+def sure_keep(f: np.ndarray, width_floor: np.ndarray) -> np.ndarray:
+    """(n, estimates) pairs whose Eq. 8 test provably keeps every arm, given f̂ (n, |A|, E) and a lower bound
+    ``width_floor`` (n, E) of b̂ over the row's arms.
+
+    f̂(a) + b̂(a) ≥ min f̂ + floor and max_{a'}(f̂ − b̂) ≤ max f̂ − floor, so max f̂ − min f̂ ≤ 2·floor − slack implies
+    keep_τ(x, a) for every a (the slack covers the rounding of both sides: the computed test keeps them too)."""
+    return arm_range(f) <= 2.0 * width_floor - KEEP_SLACK
+
+
 def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
     """Survivor mask A^(j−1)(x_t) (n, |A|) by Eq. 8 over the estimates τ = 0..j−1 (``None`` = no regression).
 
@@ -37,18 +60,34 @@ def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[
     If noise ever empties a row, that row keeps its previous survivors (post-processing; counted in the second
     return value): only rows whose intersection is empty are replayed estimate by estimate. Estimates whose widths
     are ≥ 2 everywhere cannot eliminate anything (clipped means differ by ≤ 2) and are skipped.
+
+    The widths b̂ = min(scale·‖Mᵀφ‖, cap) (d² work per arm and estimate) are computed only where needed: with the
+    cheap lower bound b̂ ≥ min(scale·σ_min(M)·min_a‖φ_a‖, cap) of a row, :func:`sure_keep` certifies (row,
+    estimate) pairs whose test keeps every arm; only the rows and estimates with an uncertified pair get exact
+    widths (a certified test is all True either way, so the mask is the same).
     """
     n, n_arms, d = Phi.shape
-    min_norm = float(np.sqrt(np.min(np.einsum("nad,nad->na", Phi, Phi)))) if Phi.size else 0.0
+    norms = np.sqrt(np.einsum("nad,nad->na", Phi, Phi))
+    min_norm = float(np.min(norms)) if Phi.size else 0.0
     active = [e for e in estimates if e is not None and e.min_width(min_norm) < e.cap]
     if not active:
         return np.ones((n, n_arms), dtype=bool), 0
     flat = Phi.reshape(-1, d)
     f_all = np.clip(flat @ np.stack([e.theta for e in active], axis=1), -1.0, 1.0).reshape(n, n_arms, -1)
-    P = (flat @ np.concatenate([e.M for e in active], axis=1)).reshape(n, n_arms, len(active), -1)
-    b_all = np.sqrt(np.einsum("naek,naek->nae", P, P)) * np.array([e.scale for e in active])
-    b_all = np.minimum(b_all, np.array([e.cap for e in active]))
-    keep = f_all + b_all >= np.max(f_all - b_all, axis=1, keepdims=True)  # (n, |A|, estimates)
+    caps = np.array([e.cap for e in active])
+    floor = np.minimum(norms.min(axis=1)[:, None] * np.array([e.safe_slope for e in active]), caps)
+    open_pairs = ~sure_keep(f_all, floor)  # (n, estimates)
+    keep = np.ones((n, n_arms, len(active)), dtype=bool)
+    cols = np.nonzero(open_pairs.any(axis=0))[0]
+    rows = np.nonzero(open_pairs[:, cols].any(axis=1))[0]
+    if rows.size:
+        sub = [active[k] for k in cols]
+        P = (Phi[rows].reshape(-1, d) @ np.concatenate([e.M for e in sub], axis=1)).reshape(rows.size, n_arms,
+                                                                                         cols.size, -1)
+        b = np.sqrt(np.einsum("naek,naek->nae", P, P)) * np.array([e.scale for e in sub])
+        b = np.minimum(b, caps[cols])
+        f = f_all[rows][:, :, cols]
+        keep[rows[:, None], :, cols[None, :]] = np.moveaxis(f + b >= np.max(f - b, axis=1, keepdims=True), 1, 2)
     mask = np.logical_and.reduce(keep, axis=2)
     empty = ~mask.any(axis=1)
     if not empty.any():
@@ -85,18 +124,61 @@ def spanner(Phi: np.ndarray, mask: np.ndarray, C: float = 2.0, tol: float = 1e-1
 
     A row with a single survivor a is its own spanner ({a} if φ(x_t, a) passes the rank tolerance, coefficient 1):
     only rows with ≥ 2 survivors go through the greedy + swap computation (rows are independent, so the result is
-    the same as running every row through it).
+    the same as running every row through it). Rows with 2 ≤ m ≤ d survivors skip the coefficients when the greedy
+    picks them all (:func:`_independent_spanner`); rows with m > d run on their packed survivors
+    (:func:`pack_survivors`, m instead of |A| arms).
     """
     norms = np.sqrt(np.einsum("nad,nad->na", Phi, Phi))
     chosen = mask & (norms > tol * np.maximum(norms, 1e-300))
-    multi = mask.sum(axis=1) > 1
-    if multi.any():
-        chosen[multi] = _greedy_spanner(Phi[multi], mask[multi], C, tol, max_swaps)
+    counts = mask.sum(axis=1)
+    d = Phi.shape[2]
+    few = (counts > 1) & (counts <= d) if C >= 1.0 + 1e-3 else np.zeros(counts.shape, dtype=bool)
+    many = (counts > 1) & ~few
+    if few.any():
+        chosen[few] = _independent_spanner(Phi[few], mask[few], counts[few], C, tol, max_swaps)
+    if many.any():
+        packed, packed_mask, arms = pack_survivors(Phi[many], mask[many], int(counts[many].max()))
+        chosen[many] = unpack(_greedy_spanner(packed, packed_mask, C, tol, max_swaps), arms, Phi.shape[1])
     return chosen
 
 
-def _greedy_spanner(Phi: np.ndarray, mask: np.ndarray, C: float, tol: float, max_swaps: int) -> np.ndarray:
-    """:func:`spanner` on every row: greedy pivoted Gram–Schmidt, then Awerbuch–Kleinberg swaps."""
+def pack_survivors(Phi: np.ndarray, mask: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's survivors first, in arm order, in ``width`` ≥ max survivors slots: (Phi (n, width, d), mask,
+    arm of each slot). :func:`_greedy_spanner` gives the same picks on this layout: masked-out slots have zero
+    residuals, are never picked (a pick needs a residual above the rank tolerance) and never trigger a swap, and
+    argmax ties resolve to the first survivor in arm order on both layouts."""
+    arms = np.argsort(~mask, axis=1, kind="stable")[:, :width]
+    rows = np.arange(mask.shape[0])[:, None]
+    return Phi[rows, arms], mask[rows, arms], arms
+
+
+def unpack(picked: np.ndarray, arms: np.ndarray, n_arms: int) -> np.ndarray:
+    """Scatter a packed (n, width) pick mask back to (n, |A|) (inverse of :func:`pack_survivors`)."""
+    out = np.zeros((picked.shape[0], n_arms), dtype=bool)
+    out[np.arange(picked.shape[0])[:, None], arms] = picked
+    return out
+
+
+def _independent_spanner(Phi: np.ndarray, mask: np.ndarray, counts: np.ndarray, C: float, tol: float,
+                         max_swaps: int) -> np.ndarray:
+    """:func:`_greedy_spanner` of rows with 2 ≤ m ≤ d survivors, without its coefficient and swap stages where the
+    greedy picks all m survivors (rank m, the generic case): the spanner is then every survivor — each survivor is
+    a basis vector, coefficients e_i up to rounding of order ε_mach/tol = 10⁻⁶ ≤ C (C ≥ 1 + 10⁻³), no swap.
+    Rows where the greedy stops earlier (nearly dependent survivors) take the full computation."""
+    packed, packed_mask, arms = pack_survivors(Phi, mask, int(counts.max()))
+    _, _, rank, _ = _greedy_basis(packed, packed_mask, tol)
+    out = mask.copy()
+    short = rank < counts
+    if short.any():
+        out[short] = unpack(_greedy_spanner(packed[short], packed_mask[short], C, tol, max_swaps), arms[short],
+                            Phi.shape[1])
+    return out
+
+
+def _greedy_basis(Phi: np.ndarray, mask: np.ndarray, tol: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Greedy pivoted Gram–Schmidt over the survivors of every row: (picked mask, basis arms (n, d), rank (n,),
+    orthonormal frame Q (n, d, d)); step i adds the survivor with the largest residual if it exceeds tol·scale."""
     n, n_arms, d = Phi.shape
     rows_all = np.arange(n)
     norms2 = np.einsum("nad,nad->na", Phi, Phi)
@@ -120,6 +202,14 @@ def _greedy_spanner(Phi: np.ndarray, mask: np.ndarray, C: float, tol: float, max
         chosen[ok, j[ok]] = True
         basis[ok, i] = j[ok]
         rank[ok] = i + 1
+    return chosen, basis, rank, Q
+
+
+def _greedy_spanner(Phi: np.ndarray, mask: np.ndarray, C: float, tol: float, max_swaps: int) -> np.ndarray:
+    """:func:`spanner` on every row: greedy pivoted Gram–Schmidt, then Awerbuch–Kleinberg swaps."""
+    n, n_arms, d = Phi.shape
+    rows_all = np.arange(n)
+    chosen, basis, rank, Q = _greedy_basis(Phi, mask, tol)
     # coordinates in the Gram–Schmidt frame; the basis matrix is lower triangular (row i = basis vector i)
     coords = np.einsum("nad,ndk->nak", Phi, Q)
     Bc = coords[rows_all[:, None], basis]  # (n, d, d)
