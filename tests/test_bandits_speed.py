@@ -6,7 +6,9 @@
   the widths does not certify as keeping every arm.
 * :func:`elimination.spanner` sends only rows with ≥ 2 survivors through the greedy + swap computation; rows with
   ≤ d survivors stop after the greedy when it picks them all, the others run on their packed survivors.
-* The G-PowerLaw sampler draws its Rademacher signs from the raw 64-bit words behind ``rng.random``.
+* The G-PowerLaw sampler draws its Rademacher signs from the raw 64-bit words behind ``rng.random`` (and sets the
+  sign bits of root in place); its chosen features are stored as packed sign bits (:class:`envs.SignCodec`).
+* Cumulative regret reads f* of a block once per trial (shared by the lockstep runs).
 * :func:`simulator.run_lockstep` runs several cells of a trial on one shared stream; each run is its own
   :func:`simulator.run_bandit`.
 """
@@ -23,8 +25,8 @@ from dpbench.bandits import elimination as elim
 from dpbench.bandits import kind
 from dpbench.bandits.config import parse_bandit_config
 from dpbench.bandits.envs import ContextStream, get_env, powerlaw, unit_sphere
-from dpbench.bandits.oracles import LinearEstimate
-from dpbench.bandits.simulator import chunks, run_bandit, run_lockstep
+from dpbench.bandits.oracles import LinearEstimate, dimfree_jdp_fit
+from dpbench.bandits.simulator import DataLedger, EpochData, chunks, run_bandit, run_lockstep
 
 
 def sequential_eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
@@ -115,6 +117,21 @@ def test_spanner_packed_and_independent_rows_match_the_greedy_computation(C):
     assert (span[few] == mask[few]).sum() > 0.9 * mask[few].size and (span != mask).any()
 
 
+def test_sign_codec_round_trip_and_oracle_on_codes_are_bit_identical():
+    env = powerlaw(np.random.default_rng(1), d=37, n_arms=4)
+    Phi = env.contexts(np.random.default_rng(2), 300)[:, 1]
+    codes = env.codec.encode(Phi)
+    assert codes.nbytes * 8 < Phi.nbytes / 7
+    np.testing.assert_array_equal(env.codec.decode(codes).view(np.uint64), Phi.view(np.uint64))
+    y = np.where(np.random.default_rng(3).random(300) < 0.5, -1.0, 1.0)
+    plain = EpochData(Phi, y, 0, DataLedger(300))
+    coded = EpochData(codes, y, 0, DataLedger(300), env.codec)
+    assert coded.d == plain.d == 37
+    fits = [dimfree_jdp_fit(data, 1.0, 1e-5, np.random.default_rng(4), fail_prob=1e-3)[0] for data in (plain, coded)]
+    np.testing.assert_array_equal(fits[0], fits[1])
+    assert coded.ledger.used == 300
+
+
 def test_powerlaw_signs_bit_identical_to_uniform_threshold():
     env = powerlaw(np.random.default_rng(0), d=37, n_arms=4)
     root = np.sqrt(env.meta["spectrum"])
@@ -178,7 +195,8 @@ def test_lockstep_groups_respect_the_memory_budget():
     for task in tasks:
         d = dict(task.env.options)["d"]
         by_d.setdefault(d, set()).add(len(task.cells))
-        assert len(task.cells) == 1 or len(task.cells) * kind.cell_bytes(1 << 20, d) <= kind.LOCKSTEP_BYTES
-    assert by_d[1000] == {1} and max(by_d[10]) == 6  # 4.2 GB per d = 1000 run: one cell per task
+        assert len(task.cells) * kind.cell_bytes(1 << 20, d, (d + 7) // 8) <= kind.LOCKSTEP_BYTES
+    assert by_d[1000] == {6} and by_d[10] == {6}  # sign-packed features: 91 MB per d = 1000 run
+    assert kind.cell_bytes(1 << 20, 1000) > kind.LOCKSTEP_BYTES  # float64 rows would need one cell per task
     keys = [key for task in tasks for key in task.planned_keys()]
     assert len(keys) == len(set(keys)) == 3 * 6 * 2 * len(tasks[0].checkpoints)
