@@ -32,23 +32,30 @@ PLANNING = ("spanner", "uniform")
 KEEP_SLACK = 1e-9
 
 
-def arm_range(f: np.ndarray) -> np.ndarray:
-    """max_a f[:, a, :] − min_a f[:, a, :] for f (n, |A|, E), one pass per arm (faster than axis-1 reductions)."""
+def arm_max(f: np.ndarray) -> np.ndarray:
+    """max_a f[:, a, :] for f (n, |A|, E), one pass per arm (faster than an axis-1 reduction)."""
     hi = f[:, 0].copy()
-    lo = f[:, 0].copy()
     for a in range(1, f.shape[1]):
         np.maximum(hi, f[:, a], out=hi)
-        np.minimum(lo, f[:, a], out=lo)
-    return hi - lo
+    return hi
 
 
 def sure_keep(f: np.ndarray, width_floor: np.ndarray) -> np.ndarray:
-    """(n, estimates) pairs whose Eq. 8 test provably keeps every arm, given f̂ (n, |A|, E) and a lower bound
+    """(n, |A|, E): arms whose Eq. 8 test provably keeps them, given f̂ (n, |A|, E) and a lower bound
     ``width_floor`` (n, E) of b̂ over the row's arms.
 
-    f̂(a) + b̂(a) ≥ min f̂ + floor and max_{a'}(f̂ − b̂) ≤ max f̂ − floor, so max f̂ − min f̂ ≤ 2·floor − slack implies
-    keep_τ(x, a) for every a (the slack covers the rounding of both sides: the computed test keeps them too)."""
-    return arm_range(f) <= 2.0 * width_floor - KEEP_SLACK
+    f̂(a) + b̂(a) ≥ f̂(a) + floor and max_{a'}(f̂ − b̂) ≤ max f̂ − floor, so f̂(a) + floor ≥ max f̂ − floor + slack
+    implies keep_τ(x, a) (the slack covers the rounding of both sides: the computed test keeps a too)."""
+    return f + width_floor[:, None, :] >= (arm_max(f) - width_floor + KEEP_SLACK)[:, None, :]
+
+
+def exact_keep(Phi: np.ndarray, f: np.ndarray, est: LinearEstimate) -> np.ndarray:
+    """Eq. 8's test of one estimate on every arm: f̂ + b̂ ≥ max_{a'}(f̂ − b̂), b̂ = min(scale·‖Mᵀφ‖, cap);
+    ``f`` = clipped f̂ (n, |A|)."""
+    n, n_arms, d = Phi.shape
+    P = (Phi.reshape(-1, d) @ est.M).reshape(n, n_arms, -1)
+    b = np.minimum(np.sqrt(np.einsum("nak,nak->na", P, P)) * est.scale, est.cap)
+    return f + b >= np.max(f - b, axis=1, keepdims=True)
 
 
 def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
@@ -56,45 +63,41 @@ def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[
 
     The max in Eq. 8 ranges over all of A (spec 001 #10), so estimate τ's test
     keep_τ(x, a) = [f̂^(τ)(x,a) + b̂^(τ)(x,a) ≥ max_{a'} (f̂^(τ)(x,a') − b̂^(τ)(x,a'))] does not depend on the earlier
-    survivors, and A^(j−1)(x) = ∩_τ keep_τ(x, ·): all tests are evaluated at once (one stacked matrix product).
-    If noise ever empties a row, that row keeps its previous survivors (post-processing; counted in the second
-    return value): only rows whose intersection is empty are replayed estimate by estimate. Estimates whose widths
-    are ≥ 2 everywhere cannot eliminate anything (clipped means differ by ≤ 2) and are skipped.
+    survivors, and A^(j−1)(x) = ∩_τ keep_τ(x, ·) whenever that is non-empty. If noise ever empties a row, that row
+    keeps its previous survivors (post-processing; counted in the second return value): only rows whose
+    intersection is empty are replayed estimate by estimate (:func:`_intersect_in_order`, every test exact).
+    Estimates whose widths are ≥ 2 everywhere cannot eliminate anything (clipped means differ by ≤ 2) and are
+    skipped.
 
-    The widths b̂ = min(scale·‖Mᵀφ‖, cap) (d² work per arm and estimate) are computed only where needed: with the
-    cheap lower bound b̂ ≥ min(scale·σ_min(M)·min_a‖φ_a‖, cap) of a row, :func:`sure_keep` certifies (row,
-    estimate) pairs whose test keeps every arm; only the rows and estimates with an uncertified pair get exact
-    widths (a certified test is all True either way, so the mask is the same).
+    The intersection needs exact widths b̂ = min(scale·‖Mᵀφ‖, cap) (d² work per arm and estimate) only where a test
+    could remove an arm that is still alive: the means f̂ of all tests come from one stacked product; with the
+    cheap bound b̂ ≥ min(scale·σ_min(M)·min_a‖φ_a‖, cap) of a row, :func:`sure_keep` certifies arms that a test
+    keeps. Tests are applied from the latest (narrowest) estimate back; a test is evaluated exactly on the rows
+    where some alive arm is not certified, and skipped elsewhere (it keeps every alive arm there; dead arms stay
+    dead), so the intersection is the same.
     """
     n, n_arms, d = Phi.shape
     norms = np.sqrt(np.einsum("nad,nad->na", Phi, Phi))
     min_norm = float(np.min(norms)) if Phi.size else 0.0
     active = [e for e in estimates if e is not None and e.min_width(min_norm) < e.cap]
+    alive = np.ones((n, n_arms), dtype=bool)
     if not active:
-        return np.ones((n, n_arms), dtype=bool), 0
+        return alive, 0
     flat = Phi.reshape(-1, d)
     f_all = np.clip(flat @ np.stack([e.theta for e in active], axis=1), -1.0, 1.0).reshape(n, n_arms, -1)
     caps = np.array([e.cap for e in active])
     floor = np.minimum(norms.min(axis=1)[:, None] * np.array([e.safe_slope for e in active]), caps)
-    open_pairs = ~sure_keep(f_all, floor)  # (n, estimates)
-    keep = np.ones((n, n_arms, len(active)), dtype=bool)
-    cols = np.nonzero(open_pairs.any(axis=0))[0]
-    rows = np.nonzero(open_pairs[:, cols].any(axis=1))[0]
-    if rows.size:
-        sub = [active[k] for k in cols]
-        P = (Phi[rows].reshape(-1, d) @ np.concatenate([e.M for e in sub], axis=1)).reshape(rows.size, n_arms,
-                                                                                         cols.size, -1)
-        b = np.sqrt(np.einsum("naek,naek->nae", P, P)) * np.array([e.scale for e in sub])
-        b = np.minimum(b, caps[cols])
-        f = f_all[rows][:, :, cols]
-        keep[rows[:, None], :, cols[None, :]] = np.moveaxis(f + b >= np.max(f - b, axis=1, keepdims=True), 1, 2)
-    mask = np.logical_and.reduce(keep, axis=2)
-    empty = ~mask.any(axis=1)
+    open_arms = ~sure_keep(f_all, floor)  # (n, |A|, estimates)
+    for k in reversed(range(len(active))):
+        rows = np.nonzero((alive & open_arms[:, :, k]).any(axis=1))[0]
+        if rows.size:
+            alive[rows] &= exact_keep(Phi[rows], f_all[rows, :, k], active[k])
+    empty = ~alive.any(axis=1)
     if not empty.any():
-        return mask, 0
-    replay, emptied = _intersect_in_order(keep[empty])
-    mask[empty] = replay
-    return mask, emptied
+        return alive, 0
+    keep = np.stack([exact_keep(Phi[empty], f_all[empty, :, k], e) for k, e in enumerate(active)], axis=2)
+    alive[empty], emptied = _intersect_in_order(keep)
+    return alive, emptied
 
 
 def _intersect_in_order(keep: np.ndarray) -> tuple[np.ndarray, int]:
