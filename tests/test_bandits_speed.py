@@ -9,6 +9,7 @@
 * The G-PowerLaw sampler draws its Rademacher signs from the raw 64-bit words behind ``rng.random`` (and sets the
   sign bits of root in place); its chosen features are stored as packed sign bits (:class:`envs.SignCodec`).
 * Cumulative regret reads f* of a block once per trial (shared by the lockstep runs).
+* The spanner's greedy Gram–Schmidt runs coordinate-major with einsum's summation order (row-major form kept).
 * :func:`simulator.run_lockstep` runs several cells of a trial on one shared stream; each run is its own
   :func:`simulator.run_bandit`.
 """
@@ -130,6 +131,21 @@ def test_sign_codec_round_trip_and_oracle_on_codes_are_bit_identical():
     fits = [dimfree_jdp_fit(data, 1.0, 1e-5, np.random.default_rng(4), fail_prob=1e-3)[0] for data in (plain, coded)]
     np.testing.assert_array_equal(fits[0], fits[1])
     assert coded.ledger.used == 300
+
+
+@pytest.mark.parametrize("d", [3, 5])
+def test_coordinate_major_greedy_basis_equals_the_row_major_form(d):
+    rng = np.random.default_rng(d)
+    Phi = unit_sphere(rng, (700, 9), d)  # unit rows: the first pick is decided by the last bit of the norms
+    Phi[:5, 2] = 0.0
+    mask = rng.random((700, 9)) < rng.uniform(0.2, 1.0, size=(700, 1))
+    mask[:, 4] = True
+    assert elim.planes_match_einsum(d)  # this platform's einsum order (else the row-major form runs: same result)
+    fast = elim._greedy_basis(Phi, mask, 1e-10)
+    literal = elim._greedy_basis_literal(Phi, mask, 1e-10)
+    for got, ref in zip(fast, literal, strict=True):
+        np.testing.assert_array_equal(got, ref)
+    assert (fast[2] == np.minimum(mask.sum(axis=1), d)).mean() > 0.95
 
 
 def test_powerlaw_signs_bit_identical_to_uniform_threshold():

@@ -10,6 +10,7 @@ than max(d, 8) records are not regressed (b̂ ≡ ∞ there: nothing eliminated,
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -181,7 +182,77 @@ def _independent_spanner(Phi: np.ndarray, mask: np.ndarray, counts: np.ndarray, 
 def _greedy_basis(Phi: np.ndarray, mask: np.ndarray, tol: float
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Greedy pivoted Gram–Schmidt over the survivors of every row: (picked mask, basis arms (n, d), rank (n,),
-    orthonormal frame Q (n, d, d)); step i adds the survivor with the largest residual if it exceeds tol·scale."""
+    orthonormal frame Q (n, d, d)); step i adds the survivor with the largest residual if it exceeds tol·scale.
+
+    Residuals are kept coordinate-major, R[k] = (n, |A|) for k < d, so every operation runs over long contiguous
+    (n, |A|) planes; each residual entry gets the same operations in the same order as the row-major einsum form
+    (R − <R, q>·q elementwise; the sums over k in numpy einsum's order, :func:`_planes_dot`). Where this platform's
+    einsum sums in another order (:func:`planes_match_einsum`), the row-major form runs instead."""
+    n, n_arms, d = Phi.shape
+    if not planes_match_einsum(d):
+        return _greedy_basis_literal(Phi, mask, tol)
+    rows_all = np.arange(n)
+    R = np.where(mask[None], np.moveaxis(Phi, 2, 0), 0.0)  # (d, n, |A|), a new contiguous array
+    scale = np.sqrt(np.max(_planes_dot(R, R), axis=1))  # per-row scale for the rank tolerance
+    floor = tol * np.maximum(scale, 1e-300)
+    closed = ~mask
+    chosen = np.zeros((n, n_arms), dtype=bool)
+    basis = np.zeros((n, d), dtype=np.int64)
+    rank = np.zeros(n, dtype=np.int64)
+    Q = np.zeros((n, d, d))
+    for i in range(d):
+        res2 = _planes_dot(R, R)
+        res2[closed] = 0.0
+        j = np.argmax(res2, axis=1)
+        top = np.sqrt(res2[rows_all, j])
+        ok = top > floor
+        if not ok.any():
+            break
+        q = np.where(ok, R[:, rows_all, j] / np.where(ok, top, 1.0), 0.0)  # (d, n)
+        dots = _planes_dot(R, q[:, :, None])
+        for k in range(d):
+            R[k] -= dots * q[k][:, None]
+        Q[:, :, i] = q.T
+        picked = (rows_all[ok], j[ok])
+        chosen[picked] = True
+        closed[picked] = True
+        basis[ok, i] = j[ok]
+        rank[ok] = i + 1
+    return chosen, basis, rank, Q
+
+
+def _planes_dot(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Σ_k A[k]·B[k] over the leading axis (A (d, n, m); B broadcastable) in two interleaved partial sums,
+    (A₀B₀ + A₂B₂ + …) + (A₁B₁ + A₃B₃ + …): the order of numpy's einsum over a short contiguous axis (two-lane
+    SIMD), so the result equals einsum("nad,nad->na") bit for bit where :func:`planes_match_einsum` says so."""
+    even = A[0] * B[0]
+    for k in range(2, A.shape[0], 2):
+        even += A[k] * B[k]
+    if A.shape[0] == 1:
+        return even
+    odd = A[1] * B[1]
+    for k in range(3, A.shape[0], 2):
+        odd += A[k] * B[k]
+    return even + odd
+
+
+@functools.cache
+def planes_match_einsum(d: int) -> bool:
+    """Whether :func:`_planes_dot` reproduces einsum's sums over a length-d axis bit for bit on this platform (both
+    patterns of :func:`_greedy_basis`, checked once per d on random data)."""
+    rng = np.random.default_rng(d)
+    A = rng.standard_normal((256, 4, d))
+    q = rng.standard_normal((256, d))
+    R = np.ascontiguousarray(np.moveaxis(A, 2, 0))
+    return (np.array_equal(_planes_dot(R, R), np.einsum("nad,nad->na", A, A))
+            and np.array_equal(_planes_dot(R, q.T[:, :, None]), np.einsum("nad,nd->na", A, q)))
+
+
+def _greedy_basis_literal(Phi: np.ndarray, mask: np.ndarray, tol: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Greedy pivoted Gram–Schmidt over the survivors of every row: (picked mask, basis arms (n, d), rank (n,),
+    orthonormal frame Q (n, d, d)); step i adds the survivor with the largest residual if it exceeds tol·scale.
+    Row-major einsum form (the reference of :func:`_greedy_basis`)."""
     n, n_arms, d = Phi.shape
     rows_all = np.arange(n)
     norms2 = np.einsum("nad,nad->na", Phi, Phi)
