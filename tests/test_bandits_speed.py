@@ -124,6 +124,7 @@ def test_sign_codec_round_trip_and_oracle_on_codes_are_bit_identical():
     codes = env.codec.encode(Phi)
     assert codes.nbytes * 8 < Phi.nbytes / 7
     np.testing.assert_array_equal(env.codec.decode(codes).view(np.uint64), Phi.view(np.uint64))
+    np.testing.assert_array_equal(env.codec.decode(codes, rows=7).view(np.uint64), Phi.view(np.uint64))
     y = np.where(np.random.default_rng(3).random(300) < 0.5, -1.0, 1.0)
     plain = EpochData(Phi, y, 0, DataLedger(300))
     coded = EpochData(codes, y, 0, DataLedger(300), env.codec)

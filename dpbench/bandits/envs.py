@@ -96,8 +96,11 @@ class SignCodec:
     def encode(self, rows: np.ndarray) -> np.ndarray:
         return np.packbits(rows > 0, axis=1)
 
-    def decode(self, codes: np.ndarray) -> np.ndarray:
-        words = np.unpackbits(codes, axis=1, count=self.d).astype(np.uint64)
+    def decode(self, codes: np.ndarray, rows: int = 4096) -> np.ndarray:
+        """float64 rows of the codes (unpacked ``rows`` at a time into the output's buffer: no N·d uint8 copy)."""
+        words = np.empty((codes.shape[0], self.d), dtype=np.uint64)
+        for r0 in range(0, codes.shape[0], rows):
+            words[r0:r0 + rows] = np.unpackbits(codes[r0:r0 + rows], axis=1, count=self.d)
         np.left_shift(words, np.uint64(63), out=words)
         return signed_root(words, self.root)
 

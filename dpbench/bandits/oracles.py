@@ -444,4 +444,5 @@ def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
                         lambda Phi=Phi, y=y, pred=pred: Phi * (np.clip(pred, -R, R) - y)[:, None],
                         scale=std, users=True, sensitivity=2.0 * (R + 1.0))
         theta = theta - step
+        del Phi, y, pred, residual  # a decoded batch (SignCodec) is N·d floats: free it before the next take
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}
