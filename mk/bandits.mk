@@ -2,10 +2,13 @@
 # Each target: one `dpbench run` (anytime curves from one run per trial at T_max), `dpbench plot` (the config's
 # presets: regret vs T, and the regret grid with its log–log slopes) and `dpbench report` (report.md/.html, running
 # the bandit_gap analysis — privacy gap vs 1/ε — where the config names it). Figures are copied to docs/figures/.
+# Grids of spec 001 §8 (issue 16): bandit_jdp T_max = 2^20 × 20 trials; bandit_dimfree (SquareCB) d ∈ {10, 100, 1000} at
+# 2^20; LDP elimination to 2^24 with eliminations (bandit_ctrl_ldp_agm). Costs and peak memory: docs/bandits.md ("Speed").
 BANDIT_FIGS = docs/figures
 
 .PHONY: reproduce-bandits reproduce-bandit-calibration reproduce-bandit-jdp reproduce-bandit-ldp reproduce-bandit-glm \
-	reproduce-bandit-dimfree reproduce-bandit-gap
+	reproduce-bandit-dimfree reproduce-bandit-gap reproduce-bandit-jdp-dims reproduce-bandit-jdp-long \
+	reproduce-bandit-ldp-agm
 
 reproduce-bandits: reproduce-bandit-jdp reproduce-bandit-ldp reproduce-bandit-dimfree reproduce-bandit-gap
 
@@ -51,10 +54,17 @@ reproduce-bandit-jdp-long:
 
 reproduce-bandits: reproduce-bandit-jdp-long
 
+# LDP elimination to T = 2^24 where eliminations happen (issue 16; 001 §8): AGM calibration, ε ∈ {2, 4}, 2 trials.
+# Also the issue-17 control of the claims table (reproduce-bandit-controls reuses this run).
+reproduce-bandit-ldp-agm:
+	$(call BANDIT_RUN,bandit_ctrl_ldp_agm)
+
+reproduce-bandits: reproduce-bandit-ldp-agm
+
 # Issue 17 controls (claims table of docs/bandits.md): perfect-oracle SquareCB, F8 regression error vs d, regret
 # ratios with CIs, F5 coverage, G-TwoScale elimination, LDP with AGM calibration.
 .PHONY: reproduce-bandit-controls
-reproduce-bandit-controls:
+reproduce-bandit-controls: reproduce-bandit-ldp-agm
 	$(DPBENCH) run configs/bandits/bandit_ctrl_dimfree.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) analyze bandit-dimfree-control results/bandit_ctrl_dimfree
 	$(DPBENCH) run configs/bandits/bandit_ctrl_f8.yaml --n-jobs $(N_JOBS) --no-progress
@@ -65,14 +75,10 @@ reproduce-bandit-controls:
 	$(DPBENCH) run configs/bandits/bandit_ctrl_twoscale.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) plot results/bandit_ctrl_twoscale
 	$(DPBENCH) report results/bandit_ctrl_twoscale
-	$(DPBENCH) run configs/bandits/bandit_ctrl_ldp_agm.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/bandit_ctrl_ldp_agm
-	$(DPBENCH) report results/bandit_ctrl_ldp_agm
 	$(DPBENCH) analyze bandit-coverage -o out=results/bandit_ctrl_coverage/coverage
 	mkdir -p $(BANDIT_FIGS)
 	cp results/bandit_ctrl_dimfree/dimfree_control.png $(BANDIT_FIGS)/bandit_ctrl_dimfree.png
 	cp results/bandit_ctrl_f8/f8.png $(BANDIT_FIGS)/bandit_ctrl_f8.png
 	cp results/bandit_ctrl_ratios/figure_regret_grid.png $(BANDIT_FIGS)/bandit_ctrl_ratios.png
 	cp results/bandit_ctrl_twoscale/figure_regret_grid.png $(BANDIT_FIGS)/bandit_ctrl_twoscale.png
-	cp results/bandit_ctrl_ldp_agm/figure_regret_grid.png $(BANDIT_FIGS)/bandit_ctrl_ldp_agm.png
 	cp results/bandit_ctrl_coverage/coverage.png $(BANDIT_FIGS)/bandit_ctrl_coverage.png

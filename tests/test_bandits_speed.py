@@ -2,8 +2,14 @@
 
 * :func:`elimination.eliminate` evaluates Eq. 8's tests of all estimates at once and intersects them; the literal
   algorithm intersects them one at a time, ignoring a test that would empty a row (spec 001 #10).
-* :func:`elimination.spanner` sends only rows with ≥ 2 survivors through the greedy + swap computation.
-* The G-PowerLaw sampler draws its Rademacher signs from the raw 64-bit words behind ``rng.random``.
+* :func:`elimination.eliminate` computes exact widths only for (row, estimate) pairs that the σ_min lower bound of
+  the widths does not certify as keeping every arm.
+* :func:`elimination.spanner` sends only rows with ≥ 2 survivors through the greedy + swap computation; rows with
+  ≤ d survivors stop after the greedy when it picks them all, the others run on their packed survivors.
+* The G-PowerLaw sampler draws its Rademacher signs from the raw 64-bit words behind ``rng.random`` (and sets the
+  sign bits of root in place); its chosen features are stored as packed sign bits (:class:`envs.SignCodec`).
+* Cumulative regret reads f* of a block once per trial (shared by the lockstep runs).
+* The spanner's greedy Gram–Schmidt runs coordinate-major with einsum's summation order (row-major form kept).
 * :func:`simulator.run_lockstep` runs several cells of a trial on one shared stream; each run is its own
   :func:`simulator.run_bandit`.
 """
@@ -20,8 +26,8 @@ from dpbench.bandits import elimination as elim
 from dpbench.bandits import kind
 from dpbench.bandits.config import parse_bandit_config
 from dpbench.bandits.envs import ContextStream, get_env, powerlaw, unit_sphere
-from dpbench.bandits.oracles import LinearEstimate
-from dpbench.bandits.simulator import chunks, run_bandit, run_lockstep
+from dpbench.bandits.oracles import LinearEstimate, dimfree_jdp_fit
+from dpbench.bandits.simulator import DataLedger, EpochData, chunks, run_bandit, run_lockstep
 
 
 def sequential_eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
@@ -72,6 +78,75 @@ def test_spanner_single_survivor_rows_match_the_greedy_computation():
     full = elim._greedy_spanner(Phi, mask, 2.0, 1e-10, 100)
     np.testing.assert_array_equal(span, full)
     assert (mask.sum(axis=1) == 1).sum() > 100 and not span[:20].any()
+
+
+def test_certified_tests_keep_every_arm_and_skip_exact_widths(monkeypatch):
+    rng = np.random.default_rng(12)
+    Phi = unit_sphere(rng, (500, 8), 4) * np.where(rng.random(500) < 0.05, 1.0, 0.01)[:, None, None]
+    wide = [_estimate(rng, 4, 3.0) for _ in range(3)]  # ‖θ̂‖ = 1, b̂ ≥ 3σ_min‖φ‖: certified on every row
+    narrow = _estimate(rng, 4, 0.05)
+    estimates = [*wide, narrow]
+    calls = []
+    original = elim.exact_keep
+    monkeypatch.setattr(elim, "exact_keep", lambda P, f, est: calls.append((est, P.shape[0])) or original(P, f, est))
+    mask, emptied = elim.eliminate(Phi, estimates)
+    ref_mask, ref_emptied = sequential_eliminate(Phi, estimates)
+    np.testing.assert_array_equal(mask, ref_mask)
+    assert emptied == ref_emptied and (mask.sum(axis=1) < 8).any()
+    assert [est for est, _ in calls] == [narrow]  # exact widths of the narrow estimate only
+    f, b = wide[0].predict(Phi)
+    assert (b >= wide[0].safe_slope * np.linalg.norm(Phi, axis=2) - 1e-12).all()
+
+
+@pytest.mark.parametrize("C", [2.0, 1.2])
+def test_spanner_packed_and_independent_rows_match_the_greedy_computation(C):
+    rng = np.random.default_rng(8)
+    n, n_arms, d = 900, 10, 5
+    Phi = unit_sphere(rng, (n, n_arms), d)
+    mask = rng.random((n, n_arms)) < rng.uniform(0.1, 1.0, size=(n, 1))
+    mask[np.arange(n), rng.integers(n_arms, size=n)] = True
+    mask[:10] = False
+    mask[:10, :3] = True
+    Phi[:10, 1] = Phi[:10, 0] * (1 + 1e-13)  # nearly dependent survivors: the greedy stops at rank 2 < m = 3
+    counts = mask.sum(axis=1)
+    assert {2, 3, 4, 5, 6, 7, 8, 9, 10} <= set(counts)
+    span = elim.spanner(Phi, mask, C=C)
+    full = elim._greedy_spanner(Phi, mask, C, 1e-10, 100)
+    np.testing.assert_array_equal(span, full)
+    assert (span[:10].sum(axis=1) == 2).all()
+    few = (counts >= 2) & (counts <= d)
+    assert (span[few] == mask[few]).sum() > 0.9 * mask[few].size and (span != mask).any()
+
+
+def test_sign_codec_round_trip_and_oracle_on_codes_are_bit_identical():
+    env = powerlaw(np.random.default_rng(1), d=37, n_arms=4)
+    Phi = env.contexts(np.random.default_rng(2), 300)[:, 1]
+    codes = env.codec.encode(Phi)
+    assert codes.nbytes * 8 < Phi.nbytes / 7
+    np.testing.assert_array_equal(env.codec.decode(codes).view(np.uint64), Phi.view(np.uint64))
+    np.testing.assert_array_equal(env.codec.decode(codes, rows=7).view(np.uint64), Phi.view(np.uint64))
+    y = np.where(np.random.default_rng(3).random(300) < 0.5, -1.0, 1.0)
+    plain = EpochData(Phi, y, 0, DataLedger(300))
+    coded = EpochData(codes, y, 0, DataLedger(300), env.codec)
+    assert coded.d == plain.d == 37
+    fits = [dimfree_jdp_fit(data, 1.0, 1e-5, np.random.default_rng(4), fail_prob=1e-3)[0] for data in (plain, coded)]
+    np.testing.assert_array_equal(fits[0], fits[1])
+    assert coded.ledger.used == 300
+
+
+@pytest.mark.parametrize("d", [3, 5])
+def test_coordinate_major_greedy_basis_equals_the_row_major_form(d):
+    rng = np.random.default_rng(d)
+    Phi = unit_sphere(rng, (700, 9), d)  # unit rows: the first pick is decided by the last bit of the norms
+    Phi[:5, 2] = 0.0
+    mask = rng.random((700, 9)) < rng.uniform(0.2, 1.0, size=(700, 1))
+    mask[:, 4] = True
+    assert elim.planes_match_einsum(d)  # this platform's einsum order (else the row-major form runs: same result)
+    fast = elim._greedy_basis(Phi, mask, 1e-10)
+    literal = elim._greedy_basis_literal(Phi, mask, 1e-10)
+    for got, ref in zip(fast, literal, strict=True):
+        np.testing.assert_array_equal(got, ref)
+    assert (fast[2] == np.minimum(mask.sum(axis=1), d)).mean() > 0.95
 
 
 def test_powerlaw_signs_bit_identical_to_uniform_threshold():
@@ -137,7 +212,8 @@ def test_lockstep_groups_respect_the_memory_budget():
     for task in tasks:
         d = dict(task.env.options)["d"]
         by_d.setdefault(d, set()).add(len(task.cells))
-        assert len(task.cells) == 1 or len(task.cells) * kind.cell_bytes(1 << 20, d) <= kind.LOCKSTEP_BYTES
-    assert by_d[1000] == {1} and max(by_d[10]) == 6  # 4.2 GB per d = 1000 run: one cell per task
+        assert len(task.cells) * kind.cell_bytes(1 << 20, d, (d + 7) // 8) <= kind.LOCKSTEP_BYTES
+    assert by_d[1000] == {6} and by_d[10] == {6}  # sign-packed features: 91 MB per d = 1000 run
+    assert kind.cell_bytes(1 << 20, 1000) > kind.LOCKSTEP_BYTES  # float64 rows would need one cell per task
     keys = [key for task in tasks for key in task.planned_keys()]
     assert len(keys) == len(set(keys)) == 3 * 6 * 2 * len(tasks[0].checkpoints)

@@ -10,6 +10,7 @@ than max(d, 8) records are not regressed (b̂ ≡ ∞ there: nothing eliminated,
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -28,34 +29,76 @@ PLANNING = ("spanner", "uniform")
 # planning and spanners (vectorised over the rounds of a chunk)
 
 
+#: absolute slack of the keep certificate (:func:`sure_keep`): far above the rounding of f̂ ± b̂ (values ≤ 3)
+KEEP_SLACK = 1e-9
+
+
+def arm_max(f: np.ndarray) -> np.ndarray:
+    """max_a f[:, a, :] for f (n, |A|, E), one pass per arm (faster than an axis-1 reduction)."""
+    hi = f[:, 0].copy()
+    for a in range(1, f.shape[1]):
+        np.maximum(hi, f[:, a], out=hi)
+    return hi
+
+
+def sure_keep(f: np.ndarray, width_floor: np.ndarray) -> np.ndarray:
+    """(n, |A|, E): arms whose Eq. 8 test provably keeps them, given f̂ (n, |A|, E) and a lower bound
+    ``width_floor`` (n, E) of b̂ over the row's arms.
+
+    f̂(a) + b̂(a) ≥ f̂(a) + floor and max_{a'}(f̂ − b̂) ≤ max f̂ − floor, so f̂(a) + floor ≥ max f̂ − floor + slack
+    implies keep_τ(x, a) (the slack covers the rounding of both sides: the computed test keeps a too)."""
+    return f + width_floor[:, None, :] >= (arm_max(f) - width_floor + KEEP_SLACK)[:, None, :]
+
+
+def exact_keep(Phi: np.ndarray, f: np.ndarray, est: LinearEstimate) -> np.ndarray:
+    """Eq. 8's test of one estimate on every arm: f̂ + b̂ ≥ max_{a'}(f̂ − b̂), b̂ = min(scale·‖Mᵀφ‖, cap);
+    ``f`` = clipped f̂ (n, |A|)."""
+    n, n_arms, d = Phi.shape
+    P = (Phi.reshape(-1, d) @ est.M).reshape(n, n_arms, -1)
+    b = np.minimum(np.sqrt(np.einsum("nak,nak->na", P, P)) * est.scale, est.cap)
+    return f + b >= np.max(f - b, axis=1, keepdims=True)
+
+
 def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[np.ndarray, int]:
     """Survivor mask A^(j−1)(x_t) (n, |A|) by Eq. 8 over the estimates τ = 0..j−1 (``None`` = no regression).
 
     The max in Eq. 8 ranges over all of A (spec 001 #10), so estimate τ's test
     keep_τ(x, a) = [f̂^(τ)(x,a) + b̂^(τ)(x,a) ≥ max_{a'} (f̂^(τ)(x,a') − b̂^(τ)(x,a'))] does not depend on the earlier
-    survivors, and A^(j−1)(x) = ∩_τ keep_τ(x, ·): all tests are evaluated at once (one stacked matrix product).
-    If noise ever empties a row, that row keeps its previous survivors (post-processing; counted in the second
-    return value): only rows whose intersection is empty are replayed estimate by estimate. Estimates whose widths
-    are ≥ 2 everywhere cannot eliminate anything (clipped means differ by ≤ 2) and are skipped.
+    survivors, and A^(j−1)(x) = ∩_τ keep_τ(x, ·) whenever that is non-empty. If noise ever empties a row, that row
+    keeps its previous survivors (post-processing; counted in the second return value): only rows whose
+    intersection is empty are replayed estimate by estimate (:func:`_intersect_in_order`, every test exact).
+    Estimates whose widths are ≥ 2 everywhere cannot eliminate anything (clipped means differ by ≤ 2) and are
+    skipped.
+
+    The intersection needs exact widths b̂ = min(scale·‖Mᵀφ‖, cap) (d² work per arm and estimate) only where a test
+    could remove an arm that is still alive: the means f̂ of all tests come from one stacked product; with the
+    cheap bound b̂ ≥ min(scale·σ_min(M)·min_a‖φ_a‖, cap) of a row, :func:`sure_keep` certifies arms that a test
+    keeps. Tests are applied from the latest (narrowest) estimate back; a test is evaluated exactly on the rows
+    where some alive arm is not certified, and skipped elsewhere (it keeps every alive arm there; dead arms stay
+    dead), so the intersection is the same.
     """
     n, n_arms, d = Phi.shape
-    min_norm = float(np.sqrt(np.min(np.einsum("nad,nad->na", Phi, Phi)))) if Phi.size else 0.0
+    norms = np.sqrt(np.einsum("nad,nad->na", Phi, Phi))
+    min_norm = float(np.min(norms)) if Phi.size else 0.0
     active = [e for e in estimates if e is not None and e.min_width(min_norm) < e.cap]
+    alive = np.ones((n, n_arms), dtype=bool)
     if not active:
-        return np.ones((n, n_arms), dtype=bool), 0
+        return alive, 0
     flat = Phi.reshape(-1, d)
     f_all = np.clip(flat @ np.stack([e.theta for e in active], axis=1), -1.0, 1.0).reshape(n, n_arms, -1)
-    P = (flat @ np.concatenate([e.M for e in active], axis=1)).reshape(n, n_arms, len(active), -1)
-    b_all = np.sqrt(np.einsum("naek,naek->nae", P, P)) * np.array([e.scale for e in active])
-    b_all = np.minimum(b_all, np.array([e.cap for e in active]))
-    keep = f_all + b_all >= np.max(f_all - b_all, axis=1, keepdims=True)  # (n, |A|, estimates)
-    mask = np.logical_and.reduce(keep, axis=2)
-    empty = ~mask.any(axis=1)
+    caps = np.array([e.cap for e in active])
+    floor = np.minimum(norms.min(axis=1)[:, None] * np.array([e.safe_slope for e in active]), caps)
+    open_arms = ~sure_keep(f_all, floor)  # (n, |A|, estimates)
+    for k in reversed(range(len(active))):
+        rows = np.nonzero((alive & open_arms[:, :, k]).any(axis=1))[0]
+        if rows.size:
+            alive[rows] &= exact_keep(Phi[rows], f_all[rows, :, k], active[k])
+    empty = ~alive.any(axis=1)
     if not empty.any():
-        return mask, 0
-    replay, emptied = _intersect_in_order(keep[empty])
-    mask[empty] = replay
-    return mask, emptied
+        return alive, 0
+    keep = np.stack([exact_keep(Phi[empty], f_all[empty, :, k], e) for k, e in enumerate(active)], axis=2)
+    alive[empty], emptied = _intersect_in_order(keep)
+    return alive, emptied
 
 
 def _intersect_in_order(keep: np.ndarray) -> tuple[np.ndarray, int]:
@@ -85,18 +128,131 @@ def spanner(Phi: np.ndarray, mask: np.ndarray, C: float = 2.0, tol: float = 1e-1
 
     A row with a single survivor a is its own spanner ({a} if φ(x_t, a) passes the rank tolerance, coefficient 1):
     only rows with ≥ 2 survivors go through the greedy + swap computation (rows are independent, so the result is
-    the same as running every row through it).
+    the same as running every row through it). Rows with 2 ≤ m ≤ d survivors skip the coefficients when the greedy
+    picks them all (:func:`_independent_spanner`); rows with m > d run on their packed survivors
+    (:func:`pack_survivors`, m instead of |A| arms).
     """
     norms = np.sqrt(np.einsum("nad,nad->na", Phi, Phi))
     chosen = mask & (norms > tol * np.maximum(norms, 1e-300))
-    multi = mask.sum(axis=1) > 1
-    if multi.any():
-        chosen[multi] = _greedy_spanner(Phi[multi], mask[multi], C, tol, max_swaps)
+    counts = mask.sum(axis=1)
+    d = Phi.shape[2]
+    few = (counts > 1) & (counts <= d) if C >= 1.0 + 1e-3 else np.zeros(counts.shape, dtype=bool)
+    many = (counts > 1) & ~few
+    if few.any():
+        chosen[few] = _independent_spanner(Phi[few], mask[few], counts[few], C, tol, max_swaps)
+    if many.any():
+        packed, packed_mask, arms = pack_survivors(Phi[many], mask[many], int(counts[many].max()))
+        chosen[many] = unpack(_greedy_spanner(packed, packed_mask, C, tol, max_swaps), arms, Phi.shape[1])
     return chosen
 
 
-def _greedy_spanner(Phi: np.ndarray, mask: np.ndarray, C: float, tol: float, max_swaps: int) -> np.ndarray:
-    """:func:`spanner` on every row: greedy pivoted Gram–Schmidt, then Awerbuch–Kleinberg swaps."""
+def pack_survivors(Phi: np.ndarray, mask: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's survivors first, in arm order, in ``width`` ≥ max survivors slots: (Phi (n, width, d), mask,
+    arm of each slot). :func:`_greedy_spanner` gives the same picks on this layout: masked-out slots have zero
+    residuals, are never picked (a pick needs a residual above the rank tolerance) and never trigger a swap, and
+    argmax ties resolve to the first survivor in arm order on both layouts."""
+    arms = np.argsort(~mask, axis=1, kind="stable")[:, :width]
+    rows = np.arange(mask.shape[0])[:, None]
+    return Phi[rows, arms], mask[rows, arms], arms
+
+
+def unpack(picked: np.ndarray, arms: np.ndarray, n_arms: int) -> np.ndarray:
+    """Scatter a packed (n, width) pick mask back to (n, |A|) (inverse of :func:`pack_survivors`)."""
+    out = np.zeros((picked.shape[0], n_arms), dtype=bool)
+    out[np.arange(picked.shape[0])[:, None], arms] = picked
+    return out
+
+
+def _independent_spanner(Phi: np.ndarray, mask: np.ndarray, counts: np.ndarray, C: float, tol: float,
+                         max_swaps: int) -> np.ndarray:
+    """:func:`_greedy_spanner` of rows with 2 ≤ m ≤ d survivors, without its coefficient and swap stages where the
+    greedy picks all m survivors (rank m, the generic case): the spanner is then every survivor — each survivor is
+    a basis vector, coefficients e_i up to rounding of order ε_mach/tol = 10⁻⁶ ≤ C (C ≥ 1 + 10⁻³), no swap.
+    Rows where the greedy stops earlier (nearly dependent survivors) take the full computation."""
+    packed, packed_mask, arms = pack_survivors(Phi, mask, int(counts.max()))
+    _, _, rank, _ = _greedy_basis(packed, packed_mask, tol)
+    out = mask.copy()
+    short = rank < counts
+    if short.any():
+        out[short] = unpack(_greedy_spanner(packed[short], packed_mask[short], C, tol, max_swaps), arms[short],
+                            Phi.shape[1])
+    return out
+
+
+def _greedy_basis(Phi: np.ndarray, mask: np.ndarray, tol: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Greedy pivoted Gram–Schmidt over the survivors of every row: (picked mask, basis arms (n, d), rank (n,),
+    orthonormal frame Q (n, d, d)); step i adds the survivor with the largest residual if it exceeds tol·scale.
+
+    Residuals are kept coordinate-major, R[k] = (n, |A|) for k < d, so every operation runs over long contiguous
+    (n, |A|) planes; each residual entry gets the same operations in the same order as the row-major einsum form
+    (R − <R, q>·q elementwise; the sums over k in numpy einsum's order, :func:`_planes_dot`). Where this platform's
+    einsum sums in another order (:func:`planes_match_einsum`), the row-major form runs instead."""
+    n, n_arms, d = Phi.shape
+    if not planes_match_einsum(d):
+        return _greedy_basis_literal(Phi, mask, tol)
+    rows_all = np.arange(n)
+    R = np.where(mask[None], np.moveaxis(Phi, 2, 0), 0.0)  # (d, n, |A|), a new contiguous array
+    scale = np.sqrt(np.max(_planes_dot(R, R), axis=1))  # per-row scale for the rank tolerance
+    floor = tol * np.maximum(scale, 1e-300)
+    closed = ~mask
+    chosen = np.zeros((n, n_arms), dtype=bool)
+    basis = np.zeros((n, d), dtype=np.int64)
+    rank = np.zeros(n, dtype=np.int64)
+    Q = np.zeros((n, d, d))
+    for i in range(d):
+        res2 = _planes_dot(R, R)
+        res2[closed] = 0.0
+        j = np.argmax(res2, axis=1)
+        top = np.sqrt(res2[rows_all, j])
+        ok = top > floor
+        if not ok.any():
+            break
+        q = np.where(ok, R[:, rows_all, j] / np.where(ok, top, 1.0), 0.0)  # (d, n)
+        dots = _planes_dot(R, q[:, :, None])
+        for k in range(d):
+            R[k] -= dots * q[k][:, None]
+        Q[:, :, i] = q.T
+        picked = (rows_all[ok], j[ok])
+        chosen[picked] = True
+        closed[picked] = True
+        basis[ok, i] = j[ok]
+        rank[ok] = i + 1
+    return chosen, basis, rank, Q
+
+
+def _planes_dot(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Σ_k A[k]·B[k] over the leading axis (A (d, n, m); B broadcastable) in two interleaved partial sums,
+    (A₀B₀ + A₂B₂ + …) + (A₁B₁ + A₃B₃ + …): the order of numpy's einsum over a short contiguous axis (two-lane
+    SIMD), so the result equals einsum("nad,nad->na") bit for bit where :func:`planes_match_einsum` says so."""
+    even = A[0] * B[0]
+    for k in range(2, A.shape[0], 2):
+        even += A[k] * B[k]
+    if A.shape[0] == 1:
+        return even
+    odd = A[1] * B[1]
+    for k in range(3, A.shape[0], 2):
+        odd += A[k] * B[k]
+    return even + odd
+
+
+@functools.cache
+def planes_match_einsum(d: int) -> bool:
+    """Whether :func:`_planes_dot` reproduces einsum's sums over a length-d axis bit for bit on this platform (both
+    patterns of :func:`_greedy_basis`, checked once per d on random data)."""
+    rng = np.random.default_rng(d)
+    A = rng.standard_normal((256, 4, d))
+    q = rng.standard_normal((256, d))
+    R = np.ascontiguousarray(np.moveaxis(A, 2, 0))
+    return (np.array_equal(_planes_dot(R, R), np.einsum("nad,nad->na", A, A))
+            and np.array_equal(_planes_dot(R, q.T[:, :, None]), np.einsum("nad,nd->na", A, q)))
+
+
+def _greedy_basis_literal(Phi: np.ndarray, mask: np.ndarray, tol: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Greedy pivoted Gram–Schmidt over the survivors of every row: (picked mask, basis arms (n, d), rank (n,),
+    orthonormal frame Q (n, d, d)); step i adds the survivor with the largest residual if it exceeds tol·scale.
+    Row-major einsum form (the reference of :func:`_greedy_basis`)."""
     n, n_arms, d = Phi.shape
     rows_all = np.arange(n)
     norms2 = np.einsum("nad,nad->na", Phi, Phi)
@@ -120,6 +276,14 @@ def _greedy_spanner(Phi: np.ndarray, mask: np.ndarray, C: float, tol: float, max
         chosen[ok, j[ok]] = True
         basis[ok, i] = j[ok]
         rank[ok] = i + 1
+    return chosen, basis, rank, Q
+
+
+def _greedy_spanner(Phi: np.ndarray, mask: np.ndarray, C: float, tol: float, max_swaps: int) -> np.ndarray:
+    """:func:`spanner` on every row: greedy pivoted Gram–Schmidt, then Awerbuch–Kleinberg swaps."""
+    n, n_arms, d = Phi.shape
+    rows_all = np.arange(n)
+    chosen, basis, rank, Q = _greedy_basis(Phi, mask, tol)
     # coordinates in the Gram–Schmidt frame; the basis matrix is lower triangular (row i = basis vector i)
     coords = np.einsum("nad,ndk->nak", Phi, Q)
     Bc = coords[rows_all[:, None], basis]  # (n, d, d)

@@ -60,11 +60,49 @@ def rademacher_scaled(rng: np.random.Generator, shape: tuple[int, ...], root: np
     ``Generator.random`` turns one raw 64-bit word w of the bit generator into u = ⌊w/2^11⌋·2^{−53}, so
     u < 1/2 ⇔ w < 2^63: the sign is the word's top bit, and the stream advances by the same words (PCG64, the
     streams' bit generator; any other bit generator takes the literal path).
+
+    With root > 0 the result is assembled bitwise in the words' own buffer: bits(±root_i) = bits(root_i) | sign,
+    sign = (NOT w) AND 2^63 (exact: only the sign bit differs between root_i and −root_i).
     """
-    if not isinstance(rng.bit_generator, np.random.PCG64):
+    if not isinstance(rng.bit_generator, np.random.PCG64) or not np.all(root > 0):
         return np.where(rng.random((*shape, root.size)) < 0.5, -1.0, 1.0) * root
     raw = rng.bit_generator.random_raw((*shape, root.size))
-    return np.where(raw >= np.uint64(1 << 63), root, -root)
+    return signed_root(raw, root)
+
+
+def signed_root(words: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """+root where a word's top bit is set, else −root, for root > 0 (float64), in place in ``words`` (uint64)."""
+    sign = np.uint64(1 << 63)
+    np.bitwise_and(words, sign, out=words)
+    np.bitwise_xor(words, sign, out=words)
+    np.bitwise_or(words, np.ascontiguousarray(root, dtype=np.float64).view(np.uint64), out=words)
+    return words.view(np.float64)
+
+
+@dataclass(frozen=True)
+class SignCodec:
+    """Lossless storage of features φ = s ⊙ root (s ∈ {±1}^d, root > 0) as packed sign bits: d/8 bytes a row
+    instead of 8d (the chosen features of an epoch of G-PowerLaw; decoding gives the same float64 bits)."""
+
+    root: np.ndarray
+
+    @property
+    def d(self) -> int:
+        return int(self.root.size)
+
+    def empty(self, n: int) -> np.ndarray:
+        return np.empty((n, (self.d + 7) // 8), dtype=np.uint8)
+
+    def encode(self, rows: np.ndarray) -> np.ndarray:
+        return np.packbits(rows > 0, axis=1)
+
+    def decode(self, codes: np.ndarray, rows: int = 4096) -> np.ndarray:
+        """float64 rows of the codes (unpacked ``rows`` at a time into the output's buffer: no N·d uint8 copy)."""
+        words = np.empty((codes.shape[0], self.d), dtype=np.uint64)
+        for r0 in range(0, codes.shape[0], rows):
+            words[r0:r0 + rows] = np.unpackbits(codes[r0:r0 + rows], axis=1, count=self.d)
+        np.left_shift(words, np.uint64(63), out=words)
+        return signed_root(words, self.root)
 
 
 @dataclass
@@ -82,6 +120,7 @@ class BanditEnv:
     sampler: Callable[[np.random.Generator, int], np.ndarray]
     link: str = "linear"
     meta: dict[str, Any] = field(default_factory=dict)
+    codec: SignCodec | None = None  # lossless compact storage of chosen features (None: float64 rows)
 
     def __post_init__(self) -> None:
         if self.link not in LINKS:
@@ -282,7 +321,7 @@ def powerlaw(rng: np.random.Generator, *, d: int = 100, n_arms: int = 10, link: 
         return rademacher_scaled(r, (n, n_arms), root)
 
     return BanditEnv("powerlaw", d, n_arms, theta, sampler, link,
-                     {"title": f"G-PowerLaw(d={d}, |A|={n_arms})", "spectrum": lam})
+                     {"title": f"G-PowerLaw(d={d}, |A|={n_arms})", "spectrum": lam}, codec=SignCodec(root))
 
 
 @register_env("fixedarms", summary="G-FixedArms: fixed unit arms, θ* with best-vs-second gap ≥ Δ_min (Thm 6.3)",

@@ -160,11 +160,13 @@ def eps_grid(config: BanditConfig, algo: AlgoEntry) -> list[tuple[int, float]]:
     return [(index, math.inf)]
 
 
-def cell_bytes(T: int, d: int) -> int:
-    """Memory of one run: per-round records (regret, action, reward: 20 B a round) and the chosen features of its
-    largest regressed epoch (≤ T/2 rounds × d floats, plus their rewards): ≈ T·(24 + 4d) bytes (4.2 GB at T = 2²⁰,
-    d = 1000)."""
-    return T * (24 + 4 * d)
+def cell_bytes(T: int, d: int, row_bytes: int | None = None) -> int:
+    """Memory of one run: per-round records (regret, action, reward: 20 B a round) and the stored chosen features
+    of its largest regressed epoch (< T/2 rounds; ``row_bytes`` a row, default 8d as float64, ⌈d/8⌉ under a
+    :class:`~dpbench.bandits.envs.SignCodec`) with their rewards: T·20 + (T/2)·(row_bytes + 8) bytes
+    (G-PowerLaw d = 1000, T = 2²⁰: 91 MB; float64 rows would take 4.2 GB)."""
+    row = 8 * d if row_bytes is None else row_bytes
+    return T * 20 + (T // 2) * (row + 8)
 
 
 def task_list(config: BanditConfig) -> list[BanditTask]:
@@ -173,7 +175,9 @@ def task_list(config: BanditConfig) -> list[BanditTask]:
     check_plan_size(len(cells) * len(config.environments) * config.trials * len(grid), "trials")
     tasks = []
     for env in config.environments:
-        size = max(1, LOCKSTEP_BYTES // cell_bytes(config.T, make_instance(config, env, 0).d))
+        inst = make_instance(config, env, 0)
+        row_bytes = None if inst.codec is None else (inst.d + 7) // 8
+        size = max(1, LOCKSTEP_BYTES // cell_bytes(config.T, inst.d, row_bytes))
         groups = [tuple(cells[i:i + size]) for i in range(0, len(cells), size)]
         for start in range(0, config.trials, config.trial_block):
             stop = min(config.trials, start + config.trial_block)

@@ -53,6 +53,16 @@ class LinearEstimate:
         """σ_min(M) (computed once: the elimination asks for it on every chunk of rounds)."""
         return float(np.linalg.svd(self.M, compute_uv=False).min())
 
+    @cached_property
+    def safe_slope(self) -> float:
+        """s with b̂(φ) ≥ min(s‖φ‖, cap) for every φ, rounding included: scale·(σ_min(M) − 10⁻¹²σ_max(M))₊.
+
+        ‖Mᵀφ‖ ≥ σ_min(M)‖φ‖ (M square); the SVD's absolute error is O(ε_mach·σ_max), far below the slack."""
+        if not math.isfinite(self.scale):
+            return math.inf
+        sv = np.linalg.svd(self.M, compute_uv=False)
+        return self.scale * max(float(sv.min()) - 1e-12 * float(sv.max()), 0.0)
+
     def min_width(self, min_norm: float) -> float:
         """A lower bound of b̂ over features with ‖φ‖ ≥ min_norm: min(scale·σ_min(M)·min_norm, cap)."""
         if not math.isfinite(self.scale):
@@ -434,4 +444,5 @@ def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
                         lambda Phi=Phi, y=y, pred=pred: Phi * (np.clip(pred, -R, R) - y)[:, None],
                         scale=std, users=True, sensitivity=2.0 * (R + 1.0))
         theta = theta - step
+        del Phi, y, pred, residual  # a decoded batch (SignCodec) is N·d floats: free it before the next take
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}

@@ -61,12 +61,16 @@ class DataLedger:
 
 @dataclass
 class EpochData:
-    """One epoch's data: chosen features ``Phi`` (N, d) and rewards ``y`` (N,), rounds start..start+N−1."""
+    """One epoch's data: chosen features ``Phi`` (N, d) and rewards ``y`` (N,), rounds start..start+N−1.
+
+    With a ``codec`` (e.g. :class:`dpbench.bandits.envs.SignCodec`) ``Phi`` holds the rows' lossless codes and
+    :meth:`take` decodes the rows it hands out (the same float64 features, a fraction of the memory)."""
 
     Phi: np.ndarray
     y: np.ndarray
     start: int
     ledger: DataLedger
+    codec: Any = None
 
     @property
     def n(self) -> int:
@@ -74,14 +78,15 @@ class EpochData:
 
     @property
     def d(self) -> int:
-        return int(self.Phi.shape[1])
+        return int(self.Phi.shape[1]) if self.codec is None else self.codec.d
 
     def take(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows lo..hi−1 of the epoch for one release stage (marks them used; a second take raises)."""
         if not 0 <= lo <= hi <= self.n:
             raise ValueError(f"take: bad range [{lo}, {hi}) for an epoch of {self.n} rounds")
         self.ledger.mark(self.start + lo, self.start + hi)
-        return self.Phi[lo:hi], self.y[lo:hi]
+        rows = self.Phi[lo:hi] if self.codec is None else self.codec.decode(self.Phi[lo:hi])
+        return rows, self.y[lo:hi]
 
 
 class Policy(Protocol):
@@ -267,8 +272,13 @@ class BanditRun:
         env, policy, rng, T = self.env, self.policy, self.rng, self.T
         chunk = max(MIN_CHUNK_ROUNDS, CHUNK_FLOATS // (env.n_arms * env.d))
         shared = getattr(policy, "uses_shared_contexts", False)
+        codec = env.codec
         for start, stop in zip(self.bounds, self.bounds[1:], strict=False):
-            chosen = np.empty((stop - start, env.d))
+            last = stop == T  # the last epoch's regression would never be used (spec 001 #11): no features kept
+            if codec is None:
+                chosen = np.empty((0 if last else stop - start, env.d))
+            else:
+                chosen = codec.empty(0 if last else stop - start)
             for c0, c1 in chunks(start, stop, chunk, self.stream.view_block):
                 started = time.perf_counter()
                 Phi, coins = self.stream.get(c0, c1)
@@ -278,14 +288,17 @@ class BanditRun:
                     a = policy.act(Phi, rng)
                 a = np.asarray(a, dtype=np.int64)
                 rows = np.arange(c1 - c0)
-                means = env.mean(Phi)
+                means = self.stream.derived("mean", env.mean, c0, c1)
                 picked = means[rows, a]
                 self.regret[c0:c1] = means.max(axis=1) - picked
                 self.actions[c0:c1] = a
                 self.rewards[c0:c1] = env.reward(picked, coins)
-                chosen[c0 - start:c1 - start] = Phi[rows, a]
-                if c1 == stop and stop < T:  # the last epoch's regression would never be used (spec 001 #11)
-                    policy.update(EpochData(chosen, self.rewards[start:stop].copy(), start, self.ledger), rng)
+                if not last:
+                    features = Phi[rows, a]
+                    chosen[c0 - start:c1 - start] = features if codec is None else codec.encode(features)
+                if c1 == stop and not last:
+                    data = EpochData(chosen, self.rewards[start:stop].copy(), start, self.ledger, codec)
+                    policy.update(data, rng)
                 self.seconds += time.perf_counter() - started
                 yield c1
 
