@@ -6,7 +6,8 @@
 # docs/deviations.md ("Full grids") and the README. Figs 15/16 run one config per dataset (ε ranges differ); Figs
 # 17/18 one config per panel (mechanisms differ).
 # `make reproduce-stein` runs everything; `make reproduce-stein_fig01` etc. one figure. `dpbench plot` draws each
-# config's preset (medians with bootstrap CIs; Fig 17 with log–log slopes); PNGs land in results/<name>/.
+# config's preset (medians with bootstrap CIs; Fig 17 with log–log slopes); PNGs land in results/<name>/ and are
+# copied to docs/figures/<name>.png.
 STEIN_RUNS := $(basename $(notdir $(wildcard configs/stein/stein_fig*.yaml)))
 
 .PHONY: reproduce-stein $(addprefix reproduce-,$(STEIN_RUNS)) test-stein
@@ -14,6 +15,7 @@ STEIN_RUNS := $(basename $(notdir $(wildcard configs/stein/stein_fig*.yaml)))
 $(addprefix reproduce-,$(STEIN_RUNS)): reproduce-%:
 	$(DPBENCH) run configs/stein/$*.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) plot results/$*
+	mkdir -p docs/figures && cp results/$*/figure_*.png docs/figures/$*.png
 
 reproduce-stein: $(addprefix reproduce-,$(STEIN_RUNS))
 
