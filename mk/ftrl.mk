@@ -1,6 +1,6 @@
 # DP-FTRL (spec 002): proposed synthetic demonstrations E1–E4 and the exploratory real-data E5 (the paper has no
-# experiments). `make reproduce-ftrl` runs everything (measured 27 min on 2 cores before issue 16 part 3: E1 ≈ 5 min per
-# spectrum, E3 ≈ 3.4; now E1 ≈ 360 CPU-s per spectrum, ≈ 3 min wall on two free cores, so ≈ 18 min in all; see docs/ftrl.md,
+# experiments). `make reproduce-ftrl` runs everything (measured 27 min on 2 cores before issue 16 part 3; measured 15.6 min
+# after it, in make reproduce-all with two E1 spectra at a time, 329–345 s each; see docs/ftrl.md,
 # Speed); `dpbench plot` draws each config's preset (E1: with its log–log slopes), `dpbench report` runs the analyses the config names
 # (ftrl_rates: slopes vs the §4.3 exponents; ftrl_diagnostics: mean ± CI with η, clip%, τ); figures are copied to
 # docs/figures/ftrl_*.png. Single-threaded BLAS per worker (oversubscription is much slower).
