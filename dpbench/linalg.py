@@ -273,10 +273,19 @@ def gram_stats(X: np.ndarray, y: np.ndarray, *, copy: bool = True) -> GramStats:
     return GramStats(_read_only(X, order="C", copy=copy), _read_only(y, order=None, copy=copy))
 
 
+def immutable(array: np.ndarray) -> bool:
+    """Read-only with no writeable memory behind it: owning its memory, or a view of a read-only array (numpy
+    refuses to make such a view writeable again)."""
+    base = array.base
+    return not array.flags.writeable and (base is None or (isinstance(base, np.ndarray) and not base.flags.writeable))
+
+
 def _read_only(array: np.ndarray, order: str | None, copy: bool) -> np.ndarray:
-    """A float array owning read-only memory: ``array`` itself, frozen, if ``copy`` is False and it already owns
-    float memory in the right order; otherwise a frozen copy."""
-    reuse = (not copy and isinstance(array, np.ndarray) and array.base is None and array.dtype == np.float64
+    """A read-only float array with no writeable memory behind it: ``array`` itself, frozen, if ``copy`` is False
+    and it already owns float memory (or is a view of read-only memory, e.g. a ``nested_n`` cut) in the right
+    order; otherwise a frozen copy."""
+    reuse = (not copy and isinstance(array, np.ndarray) and array.dtype == np.float64
+             and (array.base is None or immutable(array))
              and (order is None or array.flags.c_contiguous))
     out = array if reuse else np.array(array, dtype=float, order=order or "K", copy=True)
     out.setflags(write=False)

@@ -161,6 +161,10 @@ class DatasetInfo:
 
     ``shape(**options) -> (n_train, d)``, when given, states the training shape without loading (synthetic
     generators: it is in the options), so a run can plan size-dependent trial counts without loading the data.
+
+    ``prefix(dataset, **options) -> Dataset``, when given, cuts from a draw of a larger n the data set of the
+    options' n: its first n rows (and whatever else depends on n, e.g. a public sample). The loader's rows must be
+    iid given its instance, so that cut has the law of a draw of n rows; configs then may set ``nested_n: true``.
     """
 
     name: str
@@ -169,6 +173,7 @@ class DatasetInfo:
     kind: str = "real"  # real | synthetic
     spec: str = ""
     shape: Callable[..., tuple[int, int]] | None = None
+    prefix: Callable[..., Any] | None = None
 
     def options(self) -> dict[str, Any]:
         params = inspect.signature(self.load).parameters.values()
@@ -399,13 +404,15 @@ def register_dataset(
     kind: str = "real",
     spec: str = "",
     shape: Callable[..., tuple[int, int]] | None = None,
+    prefix: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``: see DatasetInfo)."""
+    """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``, ``prefix``: see
+    DatasetInfo)."""
 
     def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
         if name in DATASETS and DATASETS[name].load is not load:
             raise ValueError(f"dataset {name!r} is registered twice")
-        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape)
+        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix)
         return load
 
     return decorator

@@ -68,18 +68,39 @@ def prepare_dataset(entry: DatasetEntry, seed: int, draw: int | None = None) -> 
 
     Loading and every statistic run with one BLAS thread, so they are bitwise the same in every process whatever its
     thread pool (see the module docstring); a statistic is computed the first time a mechanism, a metric or the
-    dataset's description asks for it.
+    dataset's description asks for it. A ``nested_n`` entry is the loader's ``prefix`` cut of the draw of its grid's
+    largest n (:func:`nest_base_draw`, loaded once per worker and draw): read-only views, no copy.
     """
-    info = registry.get_dataset(entry.loader)
     with threadpool_limits(limits=1):
-        rng = np.random.default_rng(dataset_seed(seed, entry, draw))
-        options = dict(entry.options)
-        if draw is not None and "data_draw" in info.options():
-            options["data_draw"] = draw
-        dataset = info.load(rng, **options)
+        if entry.nest_from is None:
+            dataset = load_draw(entry, seed, draw)
+        else:
+            prefix = registry.get_dataset(entry.loader).prefix
+            dataset = prefix(nest_base_draw(entry.nest_base(), seed, draw), **dict(entry.options))
         if dataset.X_train is None:  # rows-free data: its sufficient statistics are the loader's own
             return dataset, dataset.sums
         return dataset, gram_stats(dataset.X_train, dataset.y_train, copy=False)
+
+
+def load_draw(entry: DatasetEntry, seed: int, draw: int | None) -> Dataset:
+    """The loader's data draw ``draw`` of ``entry``, from ``dataset_seed`` (call with one BLAS thread)."""
+    info = registry.get_dataset(entry.loader)
+    rng = np.random.default_rng(dataset_seed(seed, entry, draw))
+    options = dict(entry.options)
+    if draw is not None and "data_draw" in info.options():
+        options["data_draw"] = draw
+    return info.load(rng, **options)
+
+
+@functools.lru_cache(maxsize=1)
+def nest_base_draw(base: DatasetEntry, seed: int, draw: int | None) -> Dataset:
+    """The draw ``nested_n`` entries cut their rows from: exactly the largest-n entry's own draw (same seed), its
+    arrays frozen so the cuts are immutable views (``linalg.immutable``) that the runner uses without copying."""
+    dataset = load_draw(base, seed, draw)
+    for array in (dataset.X_train, dataset.y_train):
+        if isinstance(array, np.ndarray):
+            array.setflags(write=False)
+    return dataset
 
 
 def display_label(entry: DatasetEntry, dataset: Dataset | None) -> str:
@@ -127,14 +148,16 @@ class Task:
 
     @property
     def affinity(self) -> tuple:
-        """Tasks of the same dataset draw run in one worker (one load and Gram per draw; see core.affinity_chunks)."""
-        return (self.entry.key, self.draw)
+        """Tasks of the same dataset draw run in one worker (one load and Gram per draw; see core.affinity_chunks);
+        with ``nested_n`` every n of a draw reads one draw, so they share its key."""
+        return (self.entry.data_key, self.draw)
 
     def release(self) -> None:
         """After a chunk (core.affinity_chunks): a data draw is used by one chunk only, so drop the worker's cached
         draws (frees up to n·d·16 bytes per draw); a dataset without draws stays cached for the worker's next chunk."""
         if self.draw is not None:
             prepare_dataset.cache_clear()
+            nest_base_draw.cache_clear()
 
     @property
     def shard_name(self) -> str:
@@ -333,8 +356,18 @@ def plan_tasks(config: Config, log=print) -> Plan:
         else:  # one task per (draw, block), holding every (mechanism, ε) unit of the draw
             tasks += [Task(entry, tuple(units), start, stop, trials, draw)
                       for draw in range(draws) for start, stop in blocks]
+    tasks = affinity_order(tasks)
     draw_column = () if config.data_draws is None else ("data_draw",)
     return Plan(tasks, {}, skipped, KEY_COLUMNS + draw_column, COORDINATES + draw_column)
+
+
+def affinity_order(tasks: list[Task]) -> list[Task]:
+    """Tasks that read the same data draw made consecutive (stable): draw-major within a ``nested_n`` group, so one
+    worker cuts every n from one load (core.affinity_chunks); plain entries keep their (entry, draw) order."""
+    group_rank: dict[str, int] = {}
+    for task in tasks:
+        group_rank.setdefault(task.entry.data_key, len(group_rank))
+    return sorted(tasks, key=lambda t: (group_rank[t.entry.data_key], -1 if t.draw is None else t.draw))
 
 
 def row_order(table: pd.DataFrame, config: Config, plan: Plan) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.linalg import GramStats, gram_stats
+from dpbench.linalg import GramStats, gram_stats, immutable
 from dpbench.privacy.validate import EPSILON_RANGE, check_delta, check_epsilon, check_supported
 
 #: slack for floating-point round-off when checking ‖x_i‖ ≤ bound
@@ -103,8 +103,8 @@ _CHECKED_KEYS: dict[int, set[tuple]] = {}
 
 
 def _frozen(array: np.ndarray) -> bool:
-    """Read-only and owning its memory (no writeable base behind it), like the runner's GramStats arrays."""
-    return not array.flags.writeable and array.base is None
+    """Read-only with no writeable base behind it, like the runner's GramStats arrays (``linalg.immutable``)."""
+    return immutable(array)
 
 
 def _already_checked(X: np.ndarray, y: np.ndarray, key: tuple) -> bool:

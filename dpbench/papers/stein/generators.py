@@ -19,6 +19,7 @@ constants κ = E[h(⟨x, w*⟩)] (200-point Gauss–Hermite) and c = 1/κ with w
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -111,12 +112,32 @@ def sample_responses(
     return mu
 
 
+def public_rows(n: int, p: int, m: int | None) -> int:
+    """m public rows: ⌊n/p²⌋ unless given (spec 003 §6.2)."""
+    return n // p**2 if m is None else int(m)
+
+
+def prefix(dataset: Dataset, *, n: int, p: int, m: int | None = None, **_: object) -> Dataset:
+    """The data set of n rows cut from a draw of more rows (``nested_n``): its first n training rows and first m
+    public rows. Given the instance (Σ, w*), training rows (x_i, y_i) are iid and public rows iid, so the cut has the
+    law of a draw of n; the test rows (independent of both) and the population are the draw's own."""
+    m = public_rows(n, p, m)
+    if dataset.X_train.shape[0] < n or dataset.X_public.shape[0] < m:
+        raise ValueError(f"stein_synthetic: cannot cut n = {n}, m = {m} from a draw of n = {dataset.X_train.shape[0]}")
+    population = dataclasses.replace(dataset.population, extra={**dataset.population.extra, "m": m})
+    return dataclasses.replace(
+        dataset, X_train=dataset.X_train[:n], y_train=dataset.y_train[:n], X_public=dataset.X_public[:m],
+        population=population, meta={**dataset.meta, "m": m},
+    )
+
+
 @register_dataset(
     "stein_synthetic",
     summary="Wang et al. 2023 §6: Gaussian (diag / non-diag) or ±1/p covariates, GLM or NLR responses, public pool",
     kind="synthetic",
     spec="003 §6.2",
     shape=lambda n, p, **_: (n, p),
+    prefix=prefix,
 )
 def load(
     rng: np.random.Generator,
@@ -144,7 +165,7 @@ def load(
     fam = get_family(family)
     if n < 2 or p < 1 or n_test < 0:
         raise ValueError(f"stein_synthetic: need n ≥ 2, p ≥ 1, n_test ≥ 0, got n={n}, p={p}, n_test={n_test}")
-    m = n // p**2 if m is None else int(m)
+    m = public_rows(n, p, m)
     if m < 1:
         raise ValueError(f"stein_synthetic: m = {m} public rows (m defaults to ⌊n/p²⌋); need m ≥ 1")
     inst = rng if instance_seed is None else np.random.default_rng(
@@ -164,7 +185,8 @@ def load(
     title = f"{family}, {covariates}, p={p}"
     meta = {"title": title, "recipe": "synthetic 003 §6.2", "m": m, "s": s, "sigma_op_norm": extra["sigma_op_norm"],
             "lam_min_sigma": extra["lam_min_sigma"]}
+    X_train, y_train = (X, y) if n_test == 0 else (X[:n], y[:n])  # no view: the runner freezes owned arrays copy-free
     return Dataset(
-        "stein_synthetic", X[:n], y[:n], X[n:], y[n:], X_public=X_pub, population=population,
+        "stein_synthetic", X_train, y_train, X[n:], y[n:], X_public=X_pub, population=population,
         x_bound=float("inf"), y_bound=float("inf"), meta=meta,
     )
