@@ -62,7 +62,7 @@ TOP_LEVEL_KEYS = {
     "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
     "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
-DATASET_KEYS = {"loader", "label", "options", "grid", "nested_n"}
+DATASET_KEYS = {"loader", "label", "options", "grid", "nested"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
 DELTA_RULE = re.compile(r"^\s*1\s*/\s*n\s*(?:\^\s*([0-9]*\.?[0-9]+))?\s*$")
 #: a number as YAML 1.2 spells it; PyYAML (YAML 1.1) reads ``1e6`` (no dot) as a string, so numeric fields accept it
@@ -82,7 +82,7 @@ class DatasetEntry:
     label: str  # "" → the loaded dataset's meta["title"]
     options: tuple[tuple[str, Any], ...] = ()
     swept: tuple[str, ...] = ()
-    #: ``nested_n``: the options of the draw this entry's rows are a prefix of (its grid's largest n), else None
+    #: ``nested``: the options of the draw this entry is cut from (its grid's largest n or m), else None
     nest_from: tuple[tuple[str, Any], ...] | None = None
 
     @property
@@ -92,14 +92,14 @@ class DatasetEntry:
 
     @property
     def data_key(self) -> str:
-        """Identifier of the data draw the entry reads: its own key, or with ``nested_n`` the key of the largest-n
-        entry whose draw it takes the first n rows of (data seeds and worker affinity derive from it)."""
+        """Identifier of the data draw the entry reads: its own key, or with ``nested`` the key of the entry with the
+        grid's largest value, whose draw it is cut from (data seeds and worker affinity derive from it)."""
         if self.nest_from is None:
             return self.key
         return f"{self.loader}{json.dumps(dict(self.nest_from), sort_keys=True)}"
 
     def nest_base(self) -> DatasetEntry:
-        """The entry of the draw a ``nested_n`` entry is cut from (itself without ``nested_n``)."""
+        """The entry of the draw a ``nested`` entry is cut from (itself without ``nested``)."""
         options = self.options if self.nest_from is None else self.nest_from
         return DatasetEntry(self.loader, self.label, options, self.swept)
 
@@ -182,7 +182,7 @@ class Config:
         data = asdict(self)
         data["datasets"] = [
             {"loader": e.loader, "label": e.label, "options": dict(e.options), "swept": list(e.swept),
-             **({} if e.nest_from is None else {"nested_n": True})}  # absent when off: older fingerprints hold
+             **({} if e.nest_from is None else {"nest_from": dict(e.nest_from)})}  # absent when off: old runs resume
             for e in self.datasets
         ]
         data["mechanisms"] = [
@@ -356,32 +356,32 @@ def parse_dataset(raw: Any, index: int) -> list[DatasetEntry]:
     )
     label = str(raw.get("label") or "")  # empty: the runner uses the loader's title
     swept = tuple(combos[0])
-    nested = _nested_n_flag(raw.get("nested_n", False), info, combos, f"datasets[{index}].nested_n")
+    nested = _nested_option(raw.get("nested"), info, combos, f"datasets[{index}].nested")
     entries = []
     for combo in combos:
         merged = {**options, **combo}
         nest_from = None
         if nested:
-            nest_from = tuple(sorted({**merged, "n": max(c["n"] for c in combos)}.items()))
+            nest_from = tuple(sorted({**merged, nested: max(c[nested] for c in combos)}.items()))
         entries.append(DatasetEntry(info.name, label, tuple(sorted(merged.items())), swept, nest_from))
     return entries
 
 
-def _nested_n_flag(value: Any, info: registry.DatasetInfo, combos: list[dict[str, Any]], where: str) -> bool:
-    """``nested_n: true`` — the entries of an ``n`` grid share one data draw per draw index: each takes the first n
-    rows of the draw of the grid's largest n (the loader's ``prefix``; iid rows, so each entry's data has the law of
-    its own draw of n rows, while the curves across n share rows — common random numbers along n)."""
-    if not isinstance(value, bool):
-        raise _fail(where, f"must be true or false, got {value!r}")
-    if not value:
-        return False
-    if info.prefix is None:
-        raise _fail(where, f"loader '{info.name}' declares no prefix rule (its draws are not nested in n)")
-    if "n" not in combos[0]:
-        raise _fail(where, "needs a grid over the option n (grid: {n: [...]})")
-    if any(not isinstance(c["n"], int) or isinstance(c["n"], bool) for c in combos):
-        raise _fail(where, "the grid values of n must be integers")
-    return True
+def _nested_option(value: Any, info: registry.DatasetInfo, combos: list[dict[str, Any]], where: str) -> str | None:
+    """``nested: n`` (or another size option the loader nests, e.g. the public m) — the entries of that grid share
+    one data draw per draw index: each is the loader's ``prefix`` cut (first n rows, first m public rows, ...) of the
+    draw of the grid's largest value. Rows are iid, so each entry's data has the law of its own draw, while the
+    entries of one draw share rows (common random numbers along the option)."""
+    if value is None:
+        return None
+    if value not in info.nests:
+        nests = ", ".join(info.nests) or "none"
+        raise _fail(where, f"loader '{info.name}' cannot nest its draws in {value!r} (it nests: {nests})")
+    if value not in combos[0]:
+        raise _fail(where, f"needs a grid over the option {value} (grid: {{{value}: [...]}})")
+    if any(not isinstance(c[value], int) or isinstance(c[value], bool) for c in combos):
+        raise _fail(where, f"the grid values of {value} must be integers")
+    return str(value)
 
 
 def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> list[MechanismEntry]:

@@ -282,7 +282,7 @@ def immutable(array: np.ndarray) -> bool:
 
 def _read_only(array: np.ndarray, order: str | None, copy: bool) -> np.ndarray:
     """A read-only float array with no writeable memory behind it: ``array`` itself, frozen, if ``copy`` is False
-    and it already owns float memory (or is a view of read-only memory, e.g. a ``nested_n`` cut) in the right
+    and it already owns float memory (or is a view of read-only memory, e.g. a ``nested`` cut) in the right
     order; otherwise a frozen copy."""
     reuse = (not copy and isinstance(array, np.ndarray) and array.dtype == np.float64
              and (array.base is None or immutable(array))

@@ -162,9 +162,10 @@ class DatasetInfo:
     ``shape(**options) -> (n_train, d)``, when given, states the training shape without loading (synthetic
     generators: it is in the options), so a run can plan size-dependent trial counts without loading the data.
 
-    ``prefix(dataset, **options) -> Dataset``, when given, cuts from a draw of a larger n the data set of the
-    options' n: its first n rows (and whatever else depends on n, e.g. a public sample). The loader's rows must be
-    iid given its instance, so that cut has the law of a draw of n rows; configs then may set ``nested_n: true``.
+    ``prefix(dataset, **options) -> Dataset``, when given, cuts from a draw made with larger values of the size
+    options in ``nests`` (e.g. n, m) the data set of the given options: its first n rows, first m public rows, ....
+    The loader's rows must be iid given its instance, so that cut has the law of a draw at the given options;
+    configs then may set ``nested: <option>`` for an option in ``nests``.
     """
 
     name: str
@@ -174,6 +175,7 @@ class DatasetInfo:
     spec: str = ""
     shape: Callable[..., tuple[int, int]] | None = None
     prefix: Callable[..., Any] | None = None
+    nests: tuple[str, ...] = ()
 
     def options(self) -> dict[str, Any]:
         params = inspect.signature(self.load).parameters.values()
@@ -405,14 +407,15 @@ def register_dataset(
     spec: str = "",
     shape: Callable[..., tuple[int, int]] | None = None,
     prefix: Callable[..., Any] | None = None,
+    nests: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``, ``prefix``: see
-    DatasetInfo)."""
+    """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``, ``prefix``,
+    ``nests``: see DatasetInfo)."""
 
     def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
         if name in DATASETS and DATASETS[name].load is not load:
             raise ValueError(f"dataset {name!r} is registered twice")
-        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix)
+        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix, tuple(nests))
         return load
 
     return decorator

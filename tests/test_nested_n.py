@@ -1,13 +1,16 @@
-"""``nested_n`` (issue 16): the entries of an n grid cut their rows from one draw of the grid's largest n.
+"""``nested: n`` / ``nested: m`` (issue 16): the entries of an n (or public m) grid are cut from one draw of the
+grid's largest value.
 
 Exact in law: given the instance, a loader's rows are iid, so the first n rows of a draw of n_max rows have the law
 of a draw of n rows. Checked here: the cut really is the prefix (and the largest n is the draw it would have been
-without nesting, so ``nested_n: false`` — the literal path, one draw per (draw, n) — and ``true`` agree there), the
+without nesting, so no ``nested`` — the literal path, one draw per (draw, n) — and ``nested: n`` agree there), the
 plan keeps each draw's n values in one worker chunk, configs are validated, and a two-sample KS test of an
 estimate on cut vs directly drawn data (500 draws each, with a control that the test rejects).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -29,7 +32,7 @@ def stein_config(nested: bool, draws: int = 2, name: str = "nest", output_dir: s
         "grid": {"p": [3, 4], "n": [400, 900, 1600]},
     }
     if nested:
-        entry["nested_n"] = True
+        entry["nested"] = "n"
     return {
         "name": name, "output_dir": output_dir, "seed": 11, "trials": 1, "data_draws": draws, "epsilons": [10],
         "delta": "1/n^1.1",
@@ -62,6 +65,20 @@ def test_each_n_is_the_prefix_of_the_largest_n_draw() -> None:
                 assert np.shares_memory(stats.X, big.X_train)
 
 
+def test_nested_m_shares_the_private_rows_and_cuts_the_public_rows() -> None:
+    raw = stein_config(nested=False)
+    raw["datasets"][0].update(nested="m", options={"covariates": "gauss_diag", "family": "logistic", "n": 900,
+                                                    "p": 3, "instance_seed": 1}, grid={"m": [10, 40, 25]})
+    config = parse_config(raw)
+    prepare_dataset.cache_clear()
+    nest_base_draw.cache_clear()
+    cuts = {dict(e.options)["m"]: prepare_dataset(e, config.seed, 0)[0] for e in config.datasets}
+    for m, dataset in cuts.items():
+        assert dataset.X_public.shape == (m, 3)
+        np.testing.assert_array_equal(dataset.X_public, cuts[40].X_public[:m])
+        assert np.shares_memory(dataset.X_train, cuts[40].X_train)
+
+
 def test_largest_n_is_the_draw_without_nesting_and_smaller_n_differ(tmp_path) -> None:
     tables = {}
     for nested in (False, True):
@@ -89,15 +106,15 @@ def test_plan_keeps_a_draws_n_values_in_one_chunk() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"nested_n": "yes"}, "must be true or false"),
+        ({"nested": "p"}, "cannot nest its draws in 'p'"),
         ({"grid": {"p": [3, 4]}, "options": {"n": 500}}, "needs a grid over the option n"),
-        ({"loader": "sphere_linear", "options": {}, "grid": {"n": [100, 200]}}, "declares no prefix rule"),
+        ({"loader": "sphere_linear", "options": {}, "grid": {"n": [100, 200]}}, "it nests: none"),
     ],
 )
 def test_config_errors_name_the_field(change: dict, message: str) -> None:
     raw = stein_config(nested=True)
     raw["datasets"][0].update(change)
-    with pytest.raises(ConfigError, match=rf"datasets\[0\]\.nested_n.*{message}"):
+    with pytest.raises(ConfigError, match=rf"datasets\[0\]\.nested.*{re.escape(message)}"):
         parse_config(raw)
 
 

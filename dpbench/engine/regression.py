@@ -68,8 +68,8 @@ def prepare_dataset(entry: DatasetEntry, seed: int, draw: int | None = None) -> 
 
     Loading and every statistic run with one BLAS thread, so they are bitwise the same in every process whatever its
     thread pool (see the module docstring); a statistic is computed the first time a mechanism, a metric or the
-    dataset's description asks for it. A ``nested_n`` entry is the loader's ``prefix`` cut of the draw of its grid's
-    largest n (:func:`nest_base_draw`, loaded once per worker and draw): read-only views, no copy.
+    dataset's description asks for it. A ``nested`` entry is the loader's ``prefix`` cut of the draw of its grid's
+    largest value (:func:`nest_base_draw`, loaded once per worker and draw): read-only views, no copy.
     """
     with threadpool_limits(limits=1):
         if entry.nest_from is None:
@@ -94,7 +94,7 @@ def load_draw(entry: DatasetEntry, seed: int, draw: int | None) -> Dataset:
 
 @functools.lru_cache(maxsize=1)
 def nest_base_draw(base: DatasetEntry, seed: int, draw: int | None) -> Dataset:
-    """The draw ``nested_n`` entries cut their rows from: exactly the largest-n entry's own draw (same seed), its
+    """The draw ``nested`` entries are cut from: exactly the largest-value entry's own draw (same seed), its
     arrays frozen so the cuts are immutable views (``linalg.immutable``) that the runner uses without copying."""
     dataset = load_draw(base, seed, draw)
     for array in (dataset.X_train, dataset.y_train):
@@ -149,7 +149,7 @@ class Task:
     @property
     def affinity(self) -> tuple:
         """Tasks of the same dataset draw run in one worker (one load and Gram per draw; see core.affinity_chunks);
-        with ``nested_n`` every n of a draw reads one draw, so they share its key."""
+        with ``nested`` every entry of a draw reads one draw, so they share its key."""
         return (self.entry.data_key, self.draw)
 
     def release(self) -> None:
@@ -362,7 +362,7 @@ def plan_tasks(config: Config, log=print) -> Plan:
 
 
 def affinity_order(tasks: list[Task]) -> list[Task]:
-    """Tasks that read the same data draw made consecutive (stable): draw-major within a ``nested_n`` group, so one
+    """Tasks that read the same data draw made consecutive (stable): draw-major within a ``nested`` group, so one
     worker cuts every n from one load (core.affinity_chunks); plain entries keep their (entry, draw) order."""
     group_rank: dict[str, int] = {}
     for task in tasks:

@@ -118,9 +118,10 @@ def public_rows(n: int, p: int, m: int | None) -> int:
 
 
 def prefix(dataset: Dataset, *, n: int, p: int, m: int | None = None, **_: object) -> Dataset:
-    """The data set of n rows cut from a draw of more rows (``nested_n``): its first n training rows and first m
-    public rows. Given the instance (Σ, w*), training rows (x_i, y_i) are iid and public rows iid, so the cut has the
-    law of a draw of n; the test rows (independent of both) and the population are the draw's own."""
+    """The data set of n rows and m public rows cut from a draw of at least as many (``nested: n`` or ``m``): its
+    first n training rows and first m public rows. Given the instance (Σ, w*), training rows (x_i, y_i) are iid and
+    public rows iid, so the cut has the law of a draw at (n, m); the test rows (independent of both) and the
+    population are the draw's own."""
     m = public_rows(n, p, m)
     if dataset.X_train.shape[0] < n or dataset.X_public.shape[0] < m:
         raise ValueError(f"stein_synthetic: cannot cut n = {n}, m = {m} from a draw of n = {dataset.X_train.shape[0]}")
@@ -138,6 +139,7 @@ def prefix(dataset: Dataset, *, n: int, p: int, m: int | None = None, **_: objec
     spec="003 §6.2",
     shape=lambda n, p, **_: (n, p),
     prefix=prefix,
+    nests=("n", "m"),
 )
 def load(
     rng: np.random.Generator,
