@@ -4,6 +4,7 @@ computation it replaces."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dpbench.mechanisms.stein.families import get_family
 
@@ -101,3 +102,30 @@ def test_stein_constant_is_unchanged_by_the_cached_hermite_rule():
     reference = float(np.sum(w * fam.h(np.sqrt(2.0) * 0.7 * t)) / np.sqrt(np.pi))
     assert stein_constant(fam, 0.7) == stein_constant(fam, 0.7) == reference
     assert not hermite_rule(200)[0].flags.writeable
+
+
+@pytest.mark.parametrize("family", ["logistic", "sigmoid", "cubic"])
+def test_fused_baseline_pass_equals_the_two_pass_objective(family: str, monkeypatch) -> None:
+    """The baseline's blocked one-pass loss/gradient = the two-pass (1/n)Σ loss, (1/n)Xᵀ dz up to round-off, with
+    a ragged last block; and L-BFGS reaches the same optimum."""
+    from dpbench.mechanisms.stein import glm
+
+    fam = get_family(family)
+    rng = np.random.default_rng(3)
+    X = 0.4 * rng.standard_normal((5003, 7))
+    w_true = rng.standard_normal(7) / 3.0
+    y = fam.mean(X @ w_true) + (0.05 * rng.uniform(-1, 1, 5003) if fam.kind == "nlr" else 0.0)
+    monkeypatch.setattr(glm, "BASELINE_BLOCK_VALUES", 7 * 1000)  # blocks of 1000 rows, last one of 3
+    w = rng.standard_normal(7) / 3.0
+    loss, grad = glm.baseline_loss_grad(X, y, fam, w)
+    rows_loss, dz = fam.loss_grad(X @ w, y)
+    assert loss == pytest.approx(np.sum(rows_loss) / 5003, rel=1e-12)
+    np.testing.assert_allclose(grad, X.T @ dz / 5003, rtol=1e-11, atol=1e-15)
+    def two_pass(v: np.ndarray) -> tuple[float, np.ndarray]:
+        rows, dz_v = fam.loss_grad(X @ v, y)
+        return float(np.sum(rows) / 5003), X.T @ dz_v / 5003
+
+    theta, _ = glm.minimise_baseline_loss(X, y, fam, np.zeros(7))
+    reference = glm.minimize(two_pass, np.zeros(7), jac=True, method="L-BFGS-B",
+                             options={"gtol": 1e-10, "maxiter": 2000}).x
+    np.testing.assert_allclose(theta, reference, rtol=1e-6, atol=1e-7)
