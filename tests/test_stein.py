@@ -449,3 +449,15 @@ def test_symmetric_noise_includes_diagonal():
     draws = np.array([symmetric_gaussian(3, rng) for _ in range(4000)])
     assert draws[:, 0, 0].std() == pytest.approx(1.0, rel=0.05)
     assert draws[:, 0, 1].std() == pytest.approx(1.0, rel=0.05)
+
+
+@pytest.mark.parametrize("name", ["skin", "susy"])
+def test_real_loader_gathers_preprocessed_rows_bit_for_bit(name):
+    """The per-m cache of the preprocessed split (issue 16) gives exactly preprocess() of the drawn private rows."""
+    from dpbench.papers.stein import datasets as glm_real
+
+    X_tr, _, X_te, _, X_pool = glm_real.read_split(name)
+    idx = np.random.default_rng(4).choice(X_tr.shape[0], size=X_tr.shape[0] // 3, replace=False)
+    priv, test, pub = glm_real.preprocess(X_tr[idx], X_te, X_pool[:700])
+    ds = glm_real.load_real(name, np.random.default_rng(4), X_tr.shape[0] // 3, 700, "all54")
+    assert np.array_equal(ds.X_train, priv) and np.array_equal(ds.X_test, test) and np.array_equal(ds.X_public, pub)

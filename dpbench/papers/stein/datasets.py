@@ -70,6 +70,18 @@ def preprocess(
     return priv, test, pub
 
 
+@functools.lru_cache(maxsize=2)
+def preprocessed_split(name: str, features: str, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`preprocess` of the whole training part, the test part and the first m pool rows (cached per process:
+    it depends on m only). Every step is elementwise or row-wise, so the private sample's rows are these rows,
+    gathered: ``preprocess(X_tr[idx], ...)[0] == preprocessed_split(...)[0][idx]`` bit for bit."""
+    X_tr, _, X_te, _, X_pool = read_split(name, features)
+    arrays = preprocess(X_tr, X_te, X_pool[:m])
+    for array in arrays:
+        array.setflags(write=False)
+    return arrays
+
+
 def load_real(name: str, rng: np.random.Generator, n: int | None, m: int, features: str) -> Dataset:
     X_tr, y_tr, X_te, y_te, X_pool = read_split(name, features)
     n = X_tr.shape[0] if n is None else int(n)
@@ -78,7 +90,8 @@ def load_real(name: str, rng: np.random.Generator, n: int | None, m: int, featur
     if not 1 <= m <= X_pool.shape[0]:
         raise ValueError(f"{name}: m must be in [1, {X_pool.shape[0]}] (public pool), got {m}")
     idx = rng.choice(X_tr.shape[0], size=n, replace=False)
-    priv, test, pub = preprocess(X_tr[idx], X_te, X_pool[:m])
+    train, test, pub = preprocessed_split(name, features, m)
+    priv = train[idx]
     meta = {"title": name, "recipe": "003 §6.3", "file": SOURCES[name][0], "m": m, "n_test": len(y_te)}
     if name == "susy":
         meta["title"] = "SUSY (10k-row real sample, not the paper's 500k)"
