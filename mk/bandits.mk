@@ -17,8 +17,7 @@ reproduce-bandit-calibration:
 	$(PYTHON) -m dpbench.bandits.calibrate --out results/bandit_calibration
 
 define BANDIT_RUN
-	$(DPBENCH) run configs/bandits/$(1).yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/$(1)
+	$(DPBENCH) run configs/bandits/$(1).yaml --n-jobs $(N_JOBS) --no-progress --plot
 	$(DPBENCH) report results/$(1)
 	mkdir -p $(BANDIT_FIGS)
 	cp results/$(1)/figure_regret_grid.png $(BANDIT_FIGS)/$(1).png
@@ -69,11 +68,9 @@ reproduce-bandit-controls: reproduce-bandit-ldp-agm
 	$(DPBENCH) analyze bandit-dimfree-control results/bandit_ctrl_dimfree
 	$(DPBENCH) run configs/bandits/bandit_ctrl_f8.yaml --n-jobs $(N_JOBS) --no-progress
 	$(DPBENCH) analyze bandit-f8 results/bandit_ctrl_f8
-	$(DPBENCH) run configs/bandits/bandit_ctrl_ratios.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/bandit_ctrl_ratios
+	$(DPBENCH) run configs/bandits/bandit_ctrl_ratios.yaml --n-jobs $(N_JOBS) --no-progress --plot
 	$(DPBENCH) report results/bandit_ctrl_ratios     # runs bandit_gap and bandit-ratios
-	$(DPBENCH) run configs/bandits/bandit_ctrl_twoscale.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/bandit_ctrl_twoscale
+	$(DPBENCH) run configs/bandits/bandit_ctrl_twoscale.yaml --n-jobs $(N_JOBS) --no-progress --plot
 	$(DPBENCH) report results/bandit_ctrl_twoscale
 	$(DPBENCH) analyze bandit-coverage -o out=results/bandit_ctrl_coverage/coverage
 	mkdir -p $(BANDIT_FIGS)

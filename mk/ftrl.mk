@@ -15,38 +15,33 @@ FTRL_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 reproduce-ftrl: reproduce-ftrl-e3 reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-ftrl-e4 reproduce-ftrl-e5
 
 $(addprefix ftrl-e1-,$(FTRL_E1)): ftrl-e1-%:
-	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e1_$*.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/ftrl_e1_$*
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e1_$*.yaml --n-jobs $(N_JOBS) --no-progress --plot
 	$(DPBENCH) report results/ftrl_e1_$*
 	mkdir -p docs/figures && cp results/ftrl_e1_$*/figure_excess_pop_paper_vs_data_n.png docs/figures/ftrl_e1_$*.png
 
 reproduce-ftrl-e1: $(addprefix ftrl-e1-,$(FTRL_E1))
 
 reproduce-ftrl-e2:
-	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e2_dim.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/ftrl_e2_dim
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e2_dim.yaml --n-jobs $(N_JOBS) --no-progress --plot
 	$(DPBENCH) report results/ftrl_e2_dim
 	mkdir -p docs/figures && cp results/ftrl_e2_dim/figure_excess_pop_paper_vs_data_d.png docs/figures/ftrl_e2_dim.png
 
 $(addprefix ftrl-,$(FTRL_E3)): ftrl-%:
-	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_$*.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/ftrl_$*
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_$*.yaml --n-jobs $(N_JOBS) --no-progress --plot
 	$(DPBENCH) report results/ftrl_$*
 	mkdir -p docs/figures && cp results/ftrl_$*/figure_excess_pop_paper.png docs/figures/ftrl_$*.png
 
 reproduce-ftrl-e3: $(addprefix ftrl-,$(FTRL_E3))
 
 $(addprefix ftrl-,$(FTRL_E4)): ftrl-%:
-	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_$*.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/ftrl_$*
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_$*.yaml --n-jobs $(N_JOBS) --no-progress --plot
 	$(DPBENCH) report results/ftrl_$*
 	mkdir -p docs/figures && cp results/ftrl_$*/figure_excess_pop_paper*.png docs/figures/ftrl_$*.png
 
 reproduce-ftrl-e4: $(addprefix ftrl-,$(FTRL_E4))
 
 reproduce-ftrl-e5:
-	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e5_real.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/ftrl_e5_real   # figure_test_mse and figure_train_mse (the config's plots:)
+	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e5_real.yaml --n-jobs $(N_JOBS) --no-progress --plot   # figure_test_mse and figure_train_mse (the config's plots:)
 	$(DPBENCH) report results/ftrl_e5_real
 	mkdir -p docs/figures && cp results/ftrl_e5_real/figure_test_mse.png docs/figures/ftrl_e5_real.png
 

@@ -4,8 +4,7 @@ IHM_FIGURES := 2 3 4 5 6 7
 .PHONY: reproduce-ihm-paper table2 bench-ihm $(addprefix reproduce-figure,$(IHM_FIGURES))
 
 $(addprefix reproduce-figure,$(IHM_FIGURES)): reproduce-figure%:
-	$(DPBENCH) run configs/ihm/ihm_figure$*.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/ihm_figure$*   # figure_train_mse and figure_excess (the config's plots:)
+	$(DPBENCH) run configs/ihm/ihm_figure$*.yaml --n-jobs $(N_JOBS) --no-progress --plot   # figure_train_mse and figure_excess (the config's plots:)
 
 reproduce-ihm-paper: reproduce-figure1 $(addprefix reproduce-figure,$(IHM_FIGURES)) table2
 

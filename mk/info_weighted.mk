@@ -12,8 +12,7 @@ IWR_FIG := docs/figures
 reproduce-iwr: reproduce-iwr-e1 reproduce-iwr-e2 reproduce-iwr-e3 reproduce-iwr-e4 reproduce-iwr-e5 reproduce-iwr-e7
 
 define IWR_RUN
-	$(IWR_ENV) $(DPBENCH) run configs/info_weighted/$(1).yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/$(1)
+	$(IWR_ENV) $(DPBENCH) run configs/info_weighted/$(1).yaml --n-jobs $(N_JOBS) --no-progress --plot
 	$(DPBENCH) report results/$(1)
 endef
 

@@ -13,8 +13,7 @@ STEIN_RUNS := $(basename $(notdir $(wildcard configs/stein/stein_fig*.yaml)))
 .PHONY: reproduce-stein $(addprefix reproduce-,$(STEIN_RUNS)) test-stein
 
 $(addprefix reproduce-,$(STEIN_RUNS)): reproduce-%:
-	$(DPBENCH) run configs/stein/$*.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/$*
+	$(DPBENCH) run configs/stein/$*.yaml --n-jobs $(N_JOBS) --no-progress --plot
 	mkdir -p docs/figures && cp results/$*/figure_*.png docs/figures/$*.png
 
 reproduce-stein: $(addprefix reproduce-,$(STEIN_RUNS))
@@ -42,8 +41,7 @@ reproduce-stein-controls:
 		$(DPBENCH) run configs/stein/$$c.yaml --n-jobs $(N_JOBS) --no-progress || exit 1; \
 		$(DPBENCH) plot results/$$c || exit 1; \
 	done
-	$(DPBENCH) run configs/stein/stein_ctrl_gauss_nbig.yaml --n-jobs $(N_JOBS) --no-progress
-	$(DPBENCH) plot results/stein_ctrl_gauss_nbig
+	$(DPBENCH) run configs/stein/stein_ctrl_gauss_nbig.yaml --n-jobs $(N_JOBS) --no-progress --plot
 	$(DPBENCH) analyze stein-snr -o out=results/stein_ctrl_snr/snr
 	mkdir -p docs/figures && cp results/stein_ctrl_pm1_p5/stein_ctrl_stein_err2.png docs/figures/stein_ctrl_pm1_p5.png
 	for c in $(STEIN_CTRL); do cp results/$$c/figure_stein_err*.png docs/figures/$$c.png; done
