@@ -12,7 +12,8 @@ FTRL_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 .PHONY: reproduce-ftrl reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-ftrl-e3 reproduce-ftrl-e4 reproduce-ftrl-e5 \
 	test-ftrl $(addprefix ftrl-e1-,$(FTRL_E1)) $(addprefix ftrl-,$(FTRL_E3)) $(addprefix ftrl-,$(FTRL_E4))
 
-reproduce-ftrl: reproduce-ftrl-e3 reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-ftrl-e4 reproduce-ftrl-e5
+# longest first (E1 ≈ 5–6 min per spectrum): under make -j the short E2–E5 runs then fill the last E1's tail
+reproduce-ftrl: reproduce-ftrl-e1 reproduce-ftrl-e3 reproduce-ftrl-e2 reproduce-ftrl-e4 reproduce-ftrl-e5
 
 $(addprefix ftrl-e1-,$(FTRL_E1)): ftrl-e1-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e1_$*.yaml --n-jobs $(N_JOBS) --no-progress --plot
