@@ -171,6 +171,41 @@ def test_gathered_rows_are_slices_of_the_gathered_scaled_array():
     for start, stop in ((0, 16), (16, 32), (48, 50)):
         np.testing.assert_array_equal(rows[start:stop], full[start:stop])
     np.testing.assert_array_equal(dp_ftrl_core.GatheredRows(source, perm)[3:11], source[perm][3:11])
+    unshuffled = dp_ftrl_core.GatheredRows(source, None, scale)  # drawn order: one-pass product, same values
+    for start, stop in ((0, 16), (48, 50)):
+        np.testing.assert_array_equal(unshuffled[start:stop], (source * scale)[start:stop])
+    np.testing.assert_array_equal(dp_ftrl_core.GatheredRows(source, None)[3:11], source[3:11])
+
+
+def test_block_coefficients_match_the_matmul_recursion_bit_for_bit():
+    """``np.dot`` per row is the same ddot as the former ``gram[u, :u] @ cb[:u]``: identical coefficients."""
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((128, 300))
+    gram = X @ X.T
+    for _ in range(5):
+        base, y, q = 10 * rng.standard_normal(128), rng.standard_normal(128), np.abs(rng.standard_normal(128))
+        eta, psi = 10 ** rng.uniform(-5, -2), rng.uniform(0.1, 5.0)
+        expected, clipped = np.zeros(128), 0
+        for u in range(128):
+            r = -eta * (base[u] + float(gram[u, :u] @ expected[:u])) - y[u]
+            c = dp_ftrl_core.clip_coefficient(r, q[u], psi)
+            clipped += c != r
+            expected[u] = c
+        cb, clips = dp_ftrl_core.block_coefficients(base, gram, y, q, eta, psi)
+        assert cb.tobytes() == expected.tobytes() and clips == clipped
+
+
+def test_public_c_norms_are_shared_across_lambdas_bit_for_bit():
+    """P_C V of the rows that set C is computed once per public set; every λ's norms equal the per-fit product."""
+    dp_ftrl_core.drop_stores()
+    ds = _frozen_problem(256, 16)
+    P, P_C = dp_ftrl_core.split_public(ds.X_public, 40)
+    for lam in (0.5, 3.0):
+        cov = dp_ftrl_core._cached_public_cov(P, lam)
+        assert cov.kind == "eigen"
+        np.testing.assert_array_equal(dp_ftrl_core._public_inv_sq_norms(cov, P_C), cov.inv_sq_norms(P_C))
+    assert sum(isinstance(key, tuple) and key[0] == "rotated_c" for design in dp_ftrl_core._PUBLIC.values()
+               for key in design) == 1
 
 
 def test_stream_rows_reuses_one_buffer_and_gathers_exactly():

@@ -419,3 +419,18 @@ def test_draw_zero_split_over_tasks_computes_its_characteristics_once(small_conf
     assert len(calls) == 1
     assert json.loads((split / "datasets.json").read_text()) == json.loads((whole / "datasets.json").read_text())
     assert csv_without_timing(split) == csv_without_timing(whole)
+
+
+def test_tasks_run_without_huge_page_advice_unless_the_user_chose(monkeypatch):
+    """numpy's THP advice is off while a task runs (restored after), unless NUMPY_MADVISE_HUGEPAGE is set."""
+    from dpbench.engine import core, pages
+
+    if pages._SET_ADVICE is None:
+        pytest.skip("this numpy has no huge-page switch")
+    before = pages._SET_ADVICE(True)
+    seen = []
+    monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+    core._run_guarded("task", None, lambda task, config: seen.append(pages._SET_ADVICE(False)) or [])
+    monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
+    core._run_guarded("task", None, lambda task, config: seen.append(pages._SET_ADVICE(True)) or [])
+    assert seen == [False, True] and pages._SET_ADVICE(before) is True

@@ -44,6 +44,7 @@ from joblib import Parallel, delayed
 
 from dpbench import registry
 from dpbench.config import ConfigError
+from dpbench.engine.pages import advice_wanted, huge_page_advice
 from dpbench.engine.store import (
     SHARD_DIR,
     RunError,
@@ -127,9 +128,11 @@ def as_task_result(output: Rows | TaskResult) -> TaskResult:
 
 
 def _run_guarded(task: Any, config: Any, run_task: Callable[[Any, Any], Any]) -> tuple[Any, TaskResult | TaskFailure]:
-    """Run one task in a worker; an exception comes back as a :class:`TaskFailure` naming it."""
+    """Run one task in a worker (without numpy's huge-page advice, :mod:`.pages`); an exception comes back as a
+    :class:`TaskFailure` naming it."""
     try:
-        return task, as_task_result(run_task(task, config))
+        with huge_page_advice(advice_wanted()):
+            return task, as_task_result(run_task(task, config))
     except Exception as err:  # noqa: BLE001 - reported in the main process with the task's coordinates
         return task, TaskFailure(f"{type(err).__name__}: {err}", traceback.format_exc())
 

@@ -187,15 +187,17 @@ class Task:
 
 
 def characteristics(stats: GramStats) -> dict[str, float]:
-    """Per-dataset reference values written to datasets.json (OLS floor, ‖Y‖²/n, spectrum)."""
+    """Per-dataset reference values written to datasets.json (OLS floor, ‖Y‖²/n, spectrum: eigenvalues only unless a
+    mechanism already decomposed the Grams, :attr:`~dpbench.linalg.GramStats.eigvals_x`; tiny negative round-off of
+    the λ_min clamped at 0)."""
     return {
         "n": stats.n,
         "d": stats.d,
         "ols_train_mse": stats.ols_loss / stats.n,
         "zero_train_mse": stats.yty / stats.n,
-        "lam_min_x": stats.lam_min_x,
-        "lam_max_x": stats.lam_max_x,
-        "lam_min_xy": stats.lam_min_xy,
+        "lam_min_x": max(float(stats.eigvals_x[0]), 0.0),
+        "lam_max_x": float(stats.eigvals_x[-1]),
+        "lam_min_xy": max(float(stats.eigvals_xy[0]), 0.0),
         "theta_ols_sq_norm": float(stats.theta_ols @ stats.theta_ols),
     }
 
