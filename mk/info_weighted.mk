@@ -2,8 +2,9 @@
 # E1–E5 and the exploratory E7 (the paper has no experiments). `make reproduce-iwr` runs everything; `dpbench plot`
 # draws each config's presets (median + bootstrap 95% CI, log–log, privacy models marked), `dpbench report` runs the
 # analyses the config names (iw_ratio: medians and their ratio; iw_e5: E5's normalised errors and ratio figure), and
-# the figures are copied to docs/figures/iw_*.png. Single-threaded BLAS per worker.
-IWR_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# the figures are copied to docs/figures/iw_*.png. Single-threaded BLAS per worker; numpy's huge-page advice kept
+# (NUMPY_MADVISE_HUGEPAGE=1: E4's 10⁷-row arrays cost 159 CPU-s with it, 199 without — dpbench/engine/pages.py).
+IWR_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMPY_MADVISE_HUGEPAGE=1
 IWR_FIG := docs/figures
 
 .PHONY: reproduce-iwr reproduce-iwr-e1 reproduce-iwr-e2 reproduce-iwr-e3 reproduce-iwr-e4 reproduce-iwr-e5 \
