@@ -30,7 +30,7 @@ from dpbench.mechanisms._base import as_fit_result
 from dpbench.privacy.validate import check_delta, check_epsilon
 
 #: constructor parameters of :class:`DPLinearRegression`; every other keyword is a mechanism hyperparameter
-ESTIMATOR_PARAMS = ("mechanism", "epsilon", "delta", "x_bound", "y_bound", "random_state")
+ESTIMATOR_PARAMS = ("mechanism", "epsilon", "delta", "x_bound", "y_bound", "random_state", "privacy")
 #: mechanism inputs the estimator can supply (the others need data a plain fit(X, y) does not have)
 SUPPORTED_INPUTS = ("stats",)
 
@@ -88,6 +88,9 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     y_bound : labels are clipped to |y_i| ≤ y_bound; None leaves them alone (only for mechanisms whose contract
         relies on no label bound, e.g. IHM, which clips residuals instead).
     random_state : seed (int), numpy Generator/RandomState, or None. All noise is drawn from it.
+    privacy : ``"strict"`` (default): the mechanism at the accounting its theorem proves — e.g. LinMix with
+        ``strict=True`` —, refusing a hyperparameter whose accounting is not a theorem; ``"paper"``: the mechanism's
+        own defaults, the papers' choices (LinMix's code variant under-counts one release, docs/privacy.md).
     **hyper : keyword-only hyperparameters of the mechanism (e.g. ``T=3, C=1.0`` for IHM), validated in ``fit``
         against the mechanism's declared contract. Hyperparameters that hold a data bound (the contract's
         ``bounds``) are set by the estimator: the data it passes are scaled to that bound.
@@ -119,6 +122,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         x_bound: float = 1.0,
         y_bound: float | None = 1.0,
         random_state: Any = None,
+        privacy: str = "strict",
         **hyper: Any,
     ) -> None:
         self.mechanism = mechanism
@@ -127,6 +131,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         self.x_bound = x_bound
         self.y_bound = y_bound
         self.random_state = random_state
+        self.privacy = privacy
         self._hyper = dict(hyper)
 
     # -- scikit-learn parameter protocol (constructor parameters + the mechanism's hyperparameters) ------------
@@ -180,8 +185,10 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         hyper = dict(self._hyper)
         for name in info.bounds.hyper_names().values():  # the data are scaled to the unit bound: say so
             hyper[name] = 1.0
+        if self.privacy not in registry.PRIVACY_PROFILES:
+            raise ValueError(f"privacy must be one of {registry.PRIVACY_PROFILES}, got {self.privacy!r}")
         try:
-            hyper = info.check_hyper(hyper)
+            hyper = info.check_hyper(info.with_profile(hyper, self.privacy))
         except HyperError as err:
             raise ValueError(f"hyperparameter {err.name!r} of mechanism {info.name!r}: {err.reason}") from None
         x_target, y_target = info.bounds.resolve(info.resolve(hyper))

@@ -59,3 +59,30 @@ def test_lookup_of_unknown_names_lists_registered():
         registry.get_mechanism("nope")
     with pytest.raises(KeyError, match="registered: .*concreteslump"):
         registry.get_dataset("nope")
+
+
+def test_strict_privacy_profile_sets_and_certifies_the_theorem_accounting():
+    """``privacy: strict`` (registry.PRIVACY_PROFILES): each mechanism's strict values are set unless given, and a
+    setting whose accounting is not a theorem is refused naming the hyperparameter; ``paper`` passes hyper through."""
+    from dpbench.contract import HyperError
+
+    registry.discover()
+    assert registry.PRIVACY_PROFILES == ("strict", "paper")
+    linmix = registry.get_mechanism("linmix")
+    assert linmix.with_profile({"k_factor": 3.0}, "strict") == {"strict": True, "k_factor": 3.0}
+    assert linmix.with_profile({"k_factor": 3.0}, "paper") == {"k_factor": 3.0}
+    with pytest.raises(HyperError, match="strict: not allowed under privacy: strict .* C² = 2"):
+        linmix.with_profile({"strict": False}, "strict")
+    ftrl = registry.get_mechanism("dp_ftrl_identity")
+    assert ftrl.with_profile({"calibration": "paper"}, "strict") == {"calibration": "paper"}  # zero-out: certified
+    with pytest.raises(HyperError, match="calibration: .*not certified under replace-one"):
+        ftrl.with_profile({"calibration": "paper", "neighbour": "replace_one"}, "strict")
+    with pytest.raises(HyperError, match="calibration: .*classical Gaussian σ is a theorem only for ε′ < 1"):
+        registry.get_mechanism("stein_glm_l1").with_profile({"calibration": "classical"}, "strict")
+    assert registry.get_mechanism("ihm").with_profile({"T": 3}, "strict") == {"T": 3}  # nothing to change
+    with pytest.raises(ValueError, match="privacy profile must be one of"):
+        linmix.with_profile({}, "lenient")
+    # every mechanism's strict values are declared and certified (checked at registration too)
+    for info in registry.MECHANISMS.values():
+        merged = info.with_profile({}, "strict")
+        assert info.certify is None or info.certify(info.resolve(merged)) is None
