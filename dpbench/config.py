@@ -59,6 +59,8 @@ TOP_LEVEL_KEYS = {
     "plots": "several named figure presets {name: {metric, x, hue, ...}} (each merged over `plot:`)",
     "analyses": "named analyses `dpbench report` runs: [name, {name: NAME, options: {key: value}}]",
     "notes": "free text kept with the run",
+    "privacy": "privacy profile: paper (default; each mechanism's defaults, the papers' choices) or strict (every "
+               "mechanism at the accounting its theorem proves, e.g. LinMix strict: true; the leaderboard's)",
     "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
     "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
@@ -144,6 +146,7 @@ class Config:
     notes: str = ""
     backend: str = "loky"
     scheduler: str | None = None
+    privacy: str = "paper"
 
     @property
     def run_dir(self) -> Path:
@@ -384,10 +387,13 @@ def _nested_option(value: Any, info: registry.DatasetInfo, combos: list[dict[str
     return str(value)
 
 
-def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> list[MechanismEntry]:
+def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = (), privacy: str = "paper"
+                    ) -> list[MechanismEntry]:
     """One ``mechanisms[index]`` entry → its concrete instances, every hyperparameter checked against the
     mechanism's contract (type, range/choices, cross-field rules) and ``epsilons`` against the ε range its
-    calibration covers — all before any work starts."""
+    calibration covers — all before any work starts. Under the ``privacy`` profile ``strict`` each instance gets
+    the mechanism's strict values unless it sets them, and is refused if its accounting is not a theorem
+    (:meth:`~dpbench.registry.MechanismInfo.with_profile`)."""
     where = f"mechanisms[{index}]"
     info, raw, hyper, combos = _parse_component(
         raw,
@@ -414,10 +420,40 @@ def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> l
     for combo in combos:
         suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
         label = f"{base_label} ({suffix})" if suffix else base_label
-        merged = _checked_hyper(info, {**hyper, **combo}, f"{where}.hyper")
+        merged = _checked_hyper(info, _profiled(info, {**hyper, **combo}, privacy, where), f"{where}.hyper")
         _check_epsilon_range(info, merged, epsilons, where)
         entries.append(MechanismEntry(reference, label, tuple(sorted(merged.items()))))
     return entries
+
+
+def _profiled(info: registry.MechanismInfo, hyper: dict[str, Any], privacy: str, where: str) -> dict[str, Any]:
+    try:
+        return info.with_profile(hyper, privacy)
+    except HyperError as err:
+        raise _fail(f"{where}.hyper.{err.name}", err.reason) from None
+
+
+def _check_rows_needed(datasets: list[DatasetEntry], mechanisms: list[MechanismEntry]) -> None:
+    """Refuse, before any work, a mechanism that needs data rows on a dataset whose loader returns sufficient
+    statistics only for its options (``register_dataset(rows_free=...)``; e.g. stein_linear_sums with rows: false)."""
+    for i, entry in enumerate(datasets):
+        info = registry.get_dataset(entry.loader)
+        if info.rows_free is None or not info.rows_free(**dict(entry.options)):
+            continue
+        for j, mech in enumerate(mechanisms):
+            if not registry.get_mechanism(mech.mechanism).rows_free:
+                raise _fail(
+                    f"mechanisms[{j}].mechanism",
+                    f"'{mech.mechanism}' needs data rows, but datasets[{i}] ({entry.loader} with "
+                    f"{dict(entry.options)}) has none (its loader returns sufficient statistics only); use a "
+                    "mechanism declared rows_free, or give the loader the option that draws rows",
+                )
+
+
+def parse_privacy(value: Any) -> str:
+    if value not in registry.PRIVACY_PROFILES:
+        raise _fail("privacy", f"must be one of {', '.join(registry.PRIVACY_PROFILES)}, got {value!r}")
+    return str(value)
 
 
 def _checked_hyper(
@@ -739,11 +775,16 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
     if not isinstance(crn, bool):
         raise _fail("common_random_numbers", f"must be true or false, got {crn!r}")
     epsilons = parse_epsilons(raw.get("epsilons"))
+    privacy = parse_privacy(raw.get("privacy", "paper"))
+    datasets = _parse_list(raw, "datasets", parse_dataset)
+    mechanisms = _parse_list(raw, "mechanisms", functools.partial(parse_mechanism, epsilons=epsilons, privacy=privacy))
+    _check_rows_needed(datasets, mechanisms)
     return Config(
         name=name,
-        datasets=_parse_list(raw, "datasets", parse_dataset),
+        datasets=datasets,
         epsilons=epsilons,
-        mechanisms=_parse_list(raw, "mechanisms", functools.partial(parse_mechanism, epsilons=epsilons)),
+        mechanisms=mechanisms,
+        privacy=privacy,
         delta=parse_delta(raw.get("delta", "1/n^2")),
         trials=_positive_int(raw.get("trials", 100), "trials"),
         large_nd_above=large_nd,

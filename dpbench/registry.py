@@ -207,6 +207,10 @@ class DatasetInfo:
     options in ``nests`` (e.g. n, m) the data set of the given options: its first n rows, first m public rows, ....
     The loader's rows must be iid given its instance, so that cut has the law of a draw at the given options;
     configs then may set ``nested: <option>`` for an option in ``nests``.
+
+    ``rows_free(**options) -> bool``, when given, says without loading whether the loader returns sufficient
+    statistics only (no rows) for these options: a config pairing such data with a mechanism not declared
+    ``rows_free`` is refused at validation.
     """
 
     name: str
@@ -217,6 +221,7 @@ class DatasetInfo:
     shape: Callable[..., tuple[int, int]] | None = None
     prefix: Callable[..., Any] | None = None
     nests: tuple[str, ...] = ()
+    rows_free: Callable[..., bool] | None = None
 
     def options(self) -> dict[str, Any]:
         params = inspect.signature(self.load).parameters.values()
@@ -453,14 +458,15 @@ def register_dataset(
     shape: Callable[..., tuple[int, int]] | None = None,
     prefix: Callable[..., Any] | None = None,
     nests: tuple[str, ...] = (),
+    rows_free: Callable[..., bool] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``, ``prefix``,
-    ``nests``: see DatasetInfo)."""
+    ``nests``, ``rows_free``: see DatasetInfo)."""
 
     def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
         if name in DATASETS and DATASETS[name].load is not load:
             raise ValueError(f"dataset {name!r} is registered twice")
-        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix, tuple(nests))
+        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix, tuple(nests), rows_free)
         return load
 
     return decorator
