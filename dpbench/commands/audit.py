@@ -235,8 +235,8 @@ def register(app: typer.Typer) -> None:
                 parts.append(f"Black-box (θ̂): N = {trials} runs per side unless capped, n = {n or 100}, d = {d or 2} "
                              "unless the mechanism declares otherwise.\n\n"
                              + audit_lib.format_table(black, markdown=True))  # fmt: skip
-            text = write_doc.read_text() if write_doc.exists() else "# Privacy\n"
-            write_doc.write_text(replace_doc_table(text, "\n\n".join(parts), doc_block))
+            text = write_doc.read_text(encoding="utf-8") if write_doc.exists() else "# Privacy\n"
+            write_doc.write_text(replace_doc_table(text, "\n\n".join(parts), doc_block), encoding="utf-8")
             typer.echo(f"wrote {write_doc}")
         honest_fail = any(r.status == "FAIL" for r in white) or any(r.status == "FAIL" for r in black)
         explicit_caught = broken != "none" and any(r.broken == broken and r.violated for r in black)
