@@ -57,3 +57,22 @@ def test_honest_bases_pass_over_three_seeds(entry):
         for eps in (0.5, 2.0):
             r = audit(entry, epsilon=eps, seed=seed, replays=10_000)
             assert r.status == "pass", (seed, eps, r.message)
+
+
+def test_randomizer_named_by_import_path_is_audited_as_a_randomizer(monkeypatch):
+    """A randomiser registered with ``register_randomizer`` and named ``module:fit`` is audited in the local view
+    (issue 30: it was audited as a central zero-out plug-in, and its ×0.5 noise passed)."""
+    import audit_zoo
+
+    from dpbench import registry
+    from dpbench.audit.request import auditable
+    from dpbench.audit.settings import pair_spec
+
+    monkeypatch.setattr(registry, "RANDOMIZERS", dict(registry.RANDOMIZERS))
+    fit = registry.register_randomizer("zoo_half_noise", summary="×0.5 noise, declared")(
+        audit_zoo.ldp_half_noise_declared)
+    monkeypatch.setattr(audit_zoo, "registered_randomizer", fit, raising=False)
+    info = auditable("audit_zoo:registered_randomizer")
+    assert info.name == "zoo_half_noise" and info.privacy_model == "local" and info.neighbour == "replace_one"
+    r = audit_whitebox(info, 2.0, DELTA, runs=1_000_000, pilot=50, replays=200, spec=pair_spec(info))
+    assert r.view == "local" and r.status == "FAIL" and {"cert", "gdp"} & set(r.flags), r.message

@@ -366,7 +366,8 @@ def audit_whitebox(
 
 WHITEBOX_HEADER = (
     "mechanism", "neighbour", "view", "releases audited", "control", "ε claimed", "exact ε", "declared ε",
-    "ε̂_lower (certified)", "ε̂ [95%]", "method", "tightness", "history", "status",
+    "ε̂_lower (certified)", "ε̂ [95%]", "method", "tightness", "history", "integrity (replays)", "θ̂ ε̂_lower",
+    "status",
 )  # fmt: skip
 
 
@@ -389,15 +390,24 @@ def whitebox_row(r: WhiteboxResult) -> list[str]:
     """One table row (:data:`WHITEBOX_HEADER`)."""
     if r.status in ("error", "n/a"):
         return [r.mechanism, r.neighbour, r.view, "—", r.control, f"{r.epsilon:g}", "—", "—", "—", "—", "—", "—",
-                "—", f"{r.status} ({r.message[:80]})"]  # fmt: skip
+                "—", "—", "—", f"{r.status} ({r.message[:80]})"]  # fmt: skip
     eps_hat, lo, hi = r.estimate
     releases = ", ".join(r.releases) if len(r.releases) <= 3 else f"{', '.join(r.releases[:2])}, … ({len(r.releases)})"
     status = r.status + (f" [{'+'.join(r.flags)}]" if r.flags else "")
     return [
         r.mechanism, r.neighbour, r.view, releases, r.control, f"{r.epsilon:g}", _exact(r),
         _num(r.eps_declared), _num(r.eps_lower), f"{eps_hat:.3f} [{lo:.3f}, {hi:.3f}]", r.method,
-        _num(r.tightness, 2), r.history, status,
+        _num(r.tightness, 2), r.history, _integrity(r), "—" if r.witness is None else _num(r.witness.eps_lower),
+        status,
     ]  # fmt: skip
+
+
+def _integrity(r: WhiteboxResult) -> str:
+    """``ok (N)`` or the failed checks with N, the replays; ``—`` when the checks did not run (controls, later ε)."""
+    if r.integrity is None:
+        return "—"
+    flags = r.integrity.flags
+    return f"{'+'.join(flags) if flags else 'ok'} ({r.integrity.runs:,})"
 
 
 def format_whitebox_table(results: list[WhiteboxResult], markdown: bool = False) -> str:
