@@ -97,9 +97,11 @@ def _log(message: str) -> None:
 
 
 def _plot_paths(path: Path, only: str | None = None, **overrides: Any) -> list[Path]:
-    """Draw the figures of every run under ``path`` (see :func:`dpbench.plot.presets`); print slope tables."""
-    from dpbench.plot import plot_presets, slope_table_text
-    from dpbench.results import find_runs
+    """Draw the figures of every run under ``path`` (see :func:`dpbench.analysis.figures.presets.presets`); print
+    slope tables."""
+    from dpbench.analysis.figures.presets import plot_presets
+    from dpbench.analysis.figures.slopes import slope_table_text
+    from dpbench.analysis.runs import find_runs
 
     runs = find_runs(path)
     if not runs:
