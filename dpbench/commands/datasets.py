@@ -18,9 +18,9 @@ def register(app: typer.Typer) -> None:
 
 def _list_datasets(seed: int) -> None:
     from dpbench import registry
-    from dpbench.config import DatasetEntry
     from dpbench.data import DataUnavailableError
     from dpbench.engine.regression import prepare_dataset
+    from dpbench.engine.schema import DatasetEntry
 
     registry.discover()
     for info in sorted(registry.DATASETS.values(), key=lambda d: d.name):
