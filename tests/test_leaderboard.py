@@ -123,6 +123,7 @@ def test_one_mechanism_and_one_epsilon_leaderboard(tmp_path):
     text = (run_dir / "leaderboard" / "leaderboard.md").read_text()
     assert "no pair to compare" in text
     assert (run_dir / "leaderboard" / "performance_profile.png").stat().st_size > 0
+    assert "<table" in (run_dir / "leaderboard" / "leaderboard.html").read_text()
     report = CliRunner().invoke(app, ["report", str(run_dir)])
     assert report.exit_code == 0, report.output
     only_ols = run(parse_config({**config, "name": "only_ols", "mechanisms": ["ols"]}), n_jobs=1, progress=False,
