@@ -187,13 +187,13 @@ class DatasetInfo:
 class KindInfo:
     """An experiment kind run by :func:`dpbench.engine.run` (see :mod:`dpbench.engine.core` for the protocol).
 
-    ``parse(raw, source) -> config`` (None: the regression schema of :mod:`dpbench.config`),
+    ``parse(raw, source) -> config`` (its schema; :func:`dpbench.config.parse_config` dispatches on ``kind:``),
     ``plan(config, log) -> Plan``, ``run_task(task, config) -> rows``, ``order(table, config, plan) -> row order``.
     """
 
     name: str
     summary: str
-    parse: Callable[..., Any] | None
+    parse: Callable[..., Any]
     plan: Callable[..., Any]
     run_task: Callable[..., Any]
     order: Callable[..., Any]
@@ -426,7 +426,7 @@ def register_kind(
     name: str,
     *,
     summary: str,
-    parse: Callable[..., Any] | None,
+    parse: Callable[..., Any],
     plan: Callable[..., Any],
     run_task: Callable[..., Any],
     order: Callable[..., Any],

@@ -18,9 +18,9 @@ def register(app: typer.Typer) -> None:
 
 def dataset_status(name: str, seed: int) -> str:
     """``n=… d=…`` for a loadable real dataset; otherwise what is missing, in words (never an exception's name)."""
-    from dpbench.config import DatasetEntry
     from dpbench.data import DataUnavailableError
     from dpbench.engine.regression import prepare_dataset
+    from dpbench.engine.schema import DatasetEntry
 
     try:
         dataset, _ = prepare_dataset(DatasetEntry(loader=name, label=""), seed)

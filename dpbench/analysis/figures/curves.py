@@ -1,7 +1,7 @@
 """The curves figure — one figure kind that draws every paper's per-trial figures (``dpbench plot``).
 
-A figure is described by a *preset* (the options of :data:`dpbench.config.PLOT_KEYS`): any numeric CSV coordinate
-on ``x``; curves keyed by ``hue`` (colour) and ``style`` (line style/marker); panels keyed by ``panel`` (and
+A figure is described by a *preset* (the options of :data:`dpbench.config.presets.PLOT_KEYS`): any numeric CSV
+coordinate on ``x``; curves keyed by ``hue`` (colour) and ``style`` (line style/marker); panels keyed by ``panel`` (and
 ``row`` for a grid); the point drawn is the ``stat`` (mean | median) of the trials at that coordinate and the band
 its 95% ``interval`` (normal | seeded bootstrap | none, see :func:`dpbench.analysis.stats.summarise`); log axes; the
 dataset's reference lines, any ``hlines`` and ``ref_slopes`` (power laws through a curve's first point);
@@ -43,7 +43,7 @@ from dpbench.analysis.figures.styles import curve_styles
 from dpbench.analysis.figures.text import axis_name, coordinate_text, metric_name, value_text
 from dpbench.analysis.runs import EXCESS_NAMES, Run, load_run, metric_values, reference_lines
 from dpbench.analysis.stats import summarise
-from dpbench.config import PLOT_KEYS, parse_plot_options
+from dpbench.config.presets import PLOT_KEYS, parse_plot_options
 
 #: defaults of every preset option
 DEFAULTS: dict[str, Any] = {
@@ -505,7 +505,7 @@ def _tables(sel: _Selection, curves: _Curves, fits: list[dict[str, Any]]) -> tup
 
 
 def render(run: Run | str | Path, **options: Any) -> Drawing:
-    """Draw one preset (see :data:`dpbench.config.PLOT_KEYS`) of ``run``; nothing is written."""
+    """Draw one preset (see :data:`dpbench.config.presets.PLOT_KEYS`) of ``run``; nothing is written."""
     run = run if isinstance(run, Run) else load_run(run)
     o = resolve_options(options)
     annotation = None

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
-from dpbench.config import DatasetEntry
 from dpbench.data import DataUnavailableError
+from dpbench.engine.schema import DatasetEntry
 from dpbench.linalg import GramStats, gram_stats
 from dpbench.papers.ihm.paper_table2 import FIELDS, TABLE2
 from dpbench.privacy.mixing import k_ihm, solve_gamma_ihm
