@@ -38,6 +38,8 @@ def text_io_without_encoding(source: str) -> list[int]:
         name = _name(node)
         if name not in TEXT_CALLS or any(k.arg == "encoding" for k in node.keywords):
             continue
+        if name in {"read_text", "write_text"} and not isinstance(node.func, ast.Attribute):
+            continue  # a project function of that name (e.g. an atomic writer), not pathlib's method
         if name == "open" and isinstance(node.func, ast.Attribute) and node.func.attr == "open" \
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in {"os", "gzip_module"}:
             continue  # os.open returns a descriptor (bytes)
@@ -49,6 +51,7 @@ def text_io_without_encoding(source: str) -> list[int]:
 def test_the_checker_sees_a_missing_encoding_and_accepts_binary_and_explicit_ones():
     assert text_io_without_encoding("open('a')\nPath('a').read_text()\np.write_text(s)\n") == [1, 2, 3]
     assert text_io_without_encoding("open('a', 'rb')\np.read_text(encoding='utf-8')\nos.open('a', 0)\n") == []
+    assert text_io_without_encoding("write_text(path, text)\n") == []  # an atomic writer of the project's own
 
 
 def test_every_text_file_the_package_opens_names_its_encoding():

@@ -204,8 +204,8 @@ def test_bitwise_identical_csv_for_any_n_jobs_and_block_size_on_pol_and_protein(
 def test_gram_statistics_do_not_depend_on_the_blas_thread_count():
     from threadpoolctl import threadpool_limits
 
-    from dpbench.config import DatasetEntry
     from dpbench.engine.regression import prepare_dataset
+    from dpbench.engine.schema import DatasetEntry
 
     entry = DatasetEntry("pol", "Pol")
     prepare_dataset.cache_clear()
@@ -232,8 +232,8 @@ def test_gram_stats_freezes_a_fresh_array_in_place_or_copies_it():
 
 
 def test_gram_statistics_are_computed_only_when_read():
-    from dpbench.config import DatasetEntry
     from dpbench.engine.regression import prepare_dataset
+    from dpbench.engine.schema import DatasetEntry
 
     prepare_dataset.cache_clear()
     _, stats = prepare_dataset(DatasetEntry("pol", "Pol"), 50)
