@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from dpbench.engine.metrics import param_error_sigma
 from dpbench.mechanisms.gradient.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
 from dpbench.mechanisms.gradient.dp_ftrl_core import (
     NoiseCovariance,
@@ -20,7 +21,6 @@ from dpbench.mechanisms.gradient.dp_ftrl_core import (
     run_reference,
 )
 from dpbench.mechanisms.gradient.tree_noise import ReferenceTreeAggregator, TreeNoise, release_counts
-from dpbench.metrics import param_error_sigma
 from dpbench.papers.ftrl.generators import excess_pop_paper, load
 from dpbench.privacy.tree import (
     certified,

@@ -26,8 +26,8 @@ import math
 import numpy as np
 
 from dpbench.data._base import Dataset, Population
+from dpbench.engine.metrics import TrialCoordinates, register_metric
 from dpbench.mechanisms.gradient.dp_ftrl_core import PublicMoments
-from dpbench.metrics import TrialCoordinates, register_metric
 from dpbench.registry import register_dataset
 
 SPECTRA = ("poly", "exp")
