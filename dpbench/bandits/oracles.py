@@ -8,8 +8,8 @@ means: the mean of N users' N(0, s²) noises is N(0, s²/N), of N users' Sym_d(s
 tests/test_shortcuts.py).
 
 Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP-" references). Noise scales use
-the shared calibration of :mod:`dpbench.privacy.info_weighted` (``gaussian_std``: paper / classical / AGM, with
-replace-one l2-sensitivities), never tuned.
+the shared calibration of :mod:`dpbench.mechanisms.info_weighted.calibration` (``gaussian_std``: paper / classical /
+AGM, with replace-one l2-sensitivities), never tuned.
 
 Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂):
 ``f̂(φ) = clip_{[-1,1]}(<φ, θ̂>)`` and ``b̂(φ) = min{scale·‖Mφ‖, 2}`` (spec 000 §3.11 / #23; the clip and cap are
@@ -29,10 +29,10 @@ from dpbench.bandits.envs import link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
 from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
+from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds, sigma_chen
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
 from dpbench.mechanisms.info_weighted.matrix import dp_weight, ldp_weight, spectral_iteration
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
-from dpbench.privacy.info_weighted import gaussian_std, release_stds, sigma_chen
 
 PRESETS = ("calibrated", "theory")
 

@@ -38,6 +38,7 @@ from dpbench.mechanisms.info_weighted._common import (
     shuffled,
     unit_sigma,
 )
+from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, row_norms, unit_rows
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
@@ -46,7 +47,6 @@ from dpbench.mechanisms.info_weighted.matrix import (
     spectral_iteration,
 )
 from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_gaussian
-from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
 LOCAL_STYLE = {
