@@ -31,7 +31,8 @@ from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds, sigma_chen
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.matrix import dp_weight, ldp_weight, spectral_iteration
+from dpbench.mechanisms.info_weighted.local import spectral_ldp_release
+from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
 
 PRESETS = ("calibrated", "theory")
@@ -297,18 +298,7 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
     std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
     per_user = is_per_user(simulation)
-
-    def noise_fn(k: int, H: np.ndarray, rows) -> np.ndarray:
-        if std_V == 0:
-            return H
-        if per_user:
-            value = H + per_user_sym_sum(Nk, d, std_V, rng) / Nk
-        else:
-            value = H + sym_gaussian(d, std_V / math.sqrt(Nk), rng)
-        return released(f"Ṽ epoch {k + 1}", value, rows, scale=std_V, symmetric=True, users=True, sensitivity=2.0 * B)
-
-    schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
-    spectral = spectral_iteration(blocks, ldp_weight, noise_fn, schedule, user_rows=True)
+    spectral = spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=per_user)
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
     UPhi = Phi1 @ U
