@@ -102,3 +102,13 @@ def test_report_html_in_a_real_browser(browser, runs):
     seen = open_page(browser, first / "report.html")
     assert seen["title"] == "Run report: main"
     assert_page_is_sound(seen, min_images=3, min_tables=3)  # two figures and the performance profile
+
+
+def test_leaderboard_html_in_a_real_browser(browser, runs, tmp_path):
+    first, second = runs
+    out = tmp_path / "board"
+    result = CliRunner().invoke(app, ["leaderboard", str(first), str(second), "--out", str(out), "--bootstrap", "50"])
+    assert result.exit_code == 0, result.output
+    seen = open_page(browser, out / "leaderboard.html")
+    assert seen["title"] == "Leaderboard over 2 datasets"
+    assert_page_is_sound(seen, min_images=1, min_tables=4)  # per ε: the summary and the win/tie/loss matrix

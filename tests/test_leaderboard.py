@@ -107,3 +107,26 @@ def test_report_has_a_leaderboard_section(two_runs):
     assert "Leaderboard across datasets" in headings and "ε = 4" in headings
     written = write_report(first, metrics=["train_mse"])
     assert "performance_profile.png" in written[0].read_text()
+
+
+def test_one_mechanism_and_one_epsilon_leaderboard(tmp_path):
+    """A run with one private mechanism at one ε: the table, the matrix note and the files, no bare KeyError."""
+    config = {
+        "name": "single", "output_dir": str(tmp_path / "results"), "seed": 1, "trials": 3, "epsilons": [1.0],
+        "datasets": [{"loader": "sphere_linear", "label": f"n={n}", "options": {"n": n, "d": 3}} for n in (300, 900)],
+        "mechanisms": ["adassp"],
+    }
+    run_dir = run(parse_config(config), n_jobs=1, progress=False, log=lambda m: None)
+    result = CliRunner().invoke(app, ["leaderboard", str(run_dir), "--bootstrap", "20"])
+    assert result.exit_code == 0, result.output
+    assert "| adassp |" in result.output and "error" not in result.output
+    text = (run_dir / "leaderboard" / "leaderboard.md").read_text()
+    assert "no pair to compare" in text
+    assert (run_dir / "leaderboard" / "performance_profile.png").stat().st_size > 0
+    assert "<table" in (run_dir / "leaderboard" / "leaderboard.html").read_text()
+    report = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert report.exit_code == 0, report.output
+    only_ols = run(parse_config({**config, "name": "only_ols", "mechanisms": ["ols"]}), n_jobs=1, progress=False,
+                   log=lambda m: None)
+    result = CliRunner().invoke(app, ["leaderboard", str(only_ols)])
+    assert result.exit_code == 2 and "nothing to rank" in result.output

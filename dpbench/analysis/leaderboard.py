@@ -38,6 +38,8 @@ from dpbench.analysis.stats import bootstrap, fmt, halfwidth95
 PROFILE_FLOOR = 1e-12
 #: how the tables write a missing value (a mechanism that did not run)
 MISSING = "n/a"
+#: columns of :attr:`Leaderboard.matrix` (present even when one mechanism leaves no pair to compare)
+MATRIX_COLUMNS = ["epsilon", "label", "other", "wins", "ties", "losses"]
 
 
 @dataclass
@@ -180,6 +182,8 @@ def build_leaderboard(
         raise ValueError("no trials with a train_mse and an OLS reference: nothing to rank")
     reference = [lab for lab in order if lab in set(frame.loc[~frame["private"].astype(bool), "label"])]
     labels = [lab for lab in order if lab in set(frame["label"]) and lab not in reference]
+    if not labels:
+        raise ValueError(f"nothing to rank: only non-private mechanisms ({', '.join(reference)}) in these runs")
     cells = cell_table(frame)
     rng = np.random.default_rng(seed)
     summary_rows, matrix_rows = [], []
@@ -212,7 +216,8 @@ def build_leaderboard(
                     matrix_rows.append({"epsilon": eps, "label": lab, "other": other, "wins": int(wtl[j, o, 0]),
                                         "ties": int(wtl[j, o, 1]), "losses": int(wtl[j, o, 2])})
     summary = pd.DataFrame(summary_rows).sort_values(["epsilon", "mean_rank"], kind="stable").reset_index(drop=True)
-    return Leaderboard(cells, summary, pd.DataFrame(matrix_rows), labels, datasets, reference, notes)
+    matrix = pd.DataFrame(matrix_rows, columns=MATRIX_COLUMNS)
+    return Leaderboard(cells, summary, matrix, labels, datasets, reference, notes)
 
 
 def performance_profile(board: Leaderboard, epsilon: float, taus: np.ndarray) -> pd.DataFrame:
@@ -256,6 +261,8 @@ def summary_markdown(board: Leaderboard, epsilon: float) -> str:
 
 def matrix_markdown(board: Leaderboard, epsilon: float) -> str:
     """Rows beat columns: 'W/T/L' datasets."""
+    if len(board.labels) < 2:
+        return f"(one mechanism, {board.labels[0]}: no pair to compare)"
     at = board.matrix[board.matrix["epsilon"] == epsilon].set_index(["label", "other"])
     out = ["| row vs column | " + " | ".join(board.labels) + " |", "|---" * (len(board.labels) + 1) + "|"]
     for lab in board.labels:
