@@ -51,8 +51,8 @@ class Leaderboard:
 
     ``cells``: epsilon, dataset, label, mean, ci95, lo, hi, count. ``summary``: epsilon, label, median, median_lo,
     median_hi, mean_rank, rank_lo, rank_hi, wins, ties, losses, datasets, fallback_datasets (datasets where every
-    trial released the mechanism's data-independent fallback, ``info.fallback``). ``matrix``: epsilon, label, other, wins,
-    ties, losses. ``reference``: the non-private labels. ``notes``: what was skipped and why.
+    trial released the mechanism's data-independent fallback, ``info.fallback``). ``matrix``: epsilon, label, other,
+    wins, ties, losses. ``reference``: the non-private labels. ``notes``: what was skipped and why.
     """
 
     cells: pd.DataFrame
