@@ -174,7 +174,7 @@ def test_data_rich_problem_is_solved_without_any_bound():
 def test_too_few_rows_per_model_releases_zero():
     X = np.random.default_rng(0).standard_normal((50, 10))
     result = INFO.fit(X, X[:, 0], 1.0, 1e-5, np.random.default_rng(0))
-    assert result.info == {"models": 5, "ptr_passed": 0, "depth": 0, "k_hat": 0}
+    assert result.info == {"models": 5, "ptr_passed": 0, "depth": 0, "k_hat": 0, "fallback": 1}
     assert not result.theta.any()
 
 

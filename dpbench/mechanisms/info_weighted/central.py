@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.contract import AuditSetup, Bounds, Hyper
+from dpbench.contract import FALLBACK_INFO, AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, recording, released
 from dpbench.mechanisms.info_weighted._common import (
     AUDIT,
@@ -291,7 +291,7 @@ def erm_stage2(
                            sensitivity=2.0 * B * f / (gamma * N))  # fmt: skip
     Q = root @ H_tilde @ root
     if np.linalg.eigvalsh((Q + Q.T) / 2.0).min() < 0.25:
-        return np.zeros(d), {"std_H": s_H, "std_w": s_w, "rejected": 1, "delta_N": delta_n}
+        return np.zeros(d), {"std_H": s_H, "std_w": s_w, "rejected": 1, FALLBACK_INFO: 1, "delta_N": delta_n}
     b = (PW * (weights * y1)[:, None]).sum(axis=0) / N
     W_inv = np.linalg.inv(W)
     A = W_inv @ Q @ W_inv  # Hessian in θ = Ww
