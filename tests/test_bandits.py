@@ -30,8 +30,8 @@ from dpbench.bandits.simulator import (
 )
 from dpbench.bandits.squarecb import igw_probabilities
 from dpbench.config import ConfigError, load_config
+from dpbench.mechanisms.info_weighted.calibration import sigma_chen
 from dpbench.mechanisms.info_weighted.linalg import msqrt
-from dpbench.privacy.info_weighted import sigma_chen
 
 
 def _data(env, N, seed=0):
@@ -340,6 +340,27 @@ def test_bandit_config_errors_name_the_field(tmp_path):
         load_config(_config(tmp_path, bogus=1))
 
 
+def test_bandit_config_shares_the_regression_rules_for_common_fields(tmp_path):
+    """ε and δ of a bandit run obey the supported ranges the regression schema enforces (one base for both);
+    .inf stays the bandit kind's non-private marker."""
+    from dpbench.bandits.config import BanditConfig
+    from dpbench.config.base import BaseConfig
+    from dpbench.engine.schema import Config
+
+    assert issubclass(BanditConfig, BaseConfig) and issubclass(Config, BaseConfig)
+    with pytest.raises(ConfigError, match=r"epsilons\[1\].*supported range"):
+        load_config(_config(tmp_path, epsilons=[0.5, 1e11]))
+    with pytest.raises(ConfigError, match=r"epsilons\[1\].*repeats"):
+        load_config(_config(tmp_path, epsilons=[0.5, 0.5]))
+    with pytest.raises(ConfigError, match="delta.*supported minimum"):
+        load_config(_config(tmp_path, delta=1e-301))
+    with pytest.raises(ConfigError, match="n_jobs"):
+        load_config(_config(tmp_path, n_jobs=0))
+    config = load_config(_config(tmp_path, delta="1 / T^2", epsilons={"logspace": [-1, 0, 2]}))
+    assert config.delta == "1/T^2" and config.privacy_delta == 300.0**-2
+    assert config.epsilons == pytest.approx((0.1, 1.0))
+
+
 def test_bandit_run_and_resume(tmp_path):
     from dpbench.engine import run
 
@@ -375,9 +396,9 @@ def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_p
     every panel), its slope fit, and `dpbench report` running the bandit_gap analysis the config names."""
     from typer.testing import CliRunner
 
+    from dpbench.analysis.figures.curves import render
     from dpbench.cli import app
     from dpbench.engine import run
-    from dpbench.plot import render
 
     grid = {"metric": "regret", "x": "T", "logy": True, "hue": "epsilon", "row": "dataset_id", "panel": "label",
             "baseline": {"privacy_model": "none"}, "fit": True, "fit_min": 64}

@@ -29,7 +29,7 @@ from dpbench.bandits.oracles import (
 )
 from dpbench.bandits.simulator import EpochData, SharedChunk, doubling_epochs, register_algorithm
 from dpbench.mechanisms._simulation import is_per_user
-from dpbench.privacy.info_weighted import check_calibration
+from dpbench.mechanisms.info_weighted.calibration import check_calibration
 
 PLANNING = ("spanner", "uniform")
 

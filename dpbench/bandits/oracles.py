@@ -30,11 +30,11 @@ from dpbench.bandits.envs import link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
 from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
+from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds, sigma_chen
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.local import ldp_sgd_glm
-from dpbench.mechanisms.info_weighted.matrix import SpectralResult, dp_weight, ldp_weight, spectral_iteration
+from dpbench.mechanisms.info_weighted.local import ldp_sgd_glm, spectral_ldp_release
+from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
-from dpbench.privacy.info_weighted import gaussian_std, release_stds, sigma_chen
 
 PRESETS = ("calibrated", "theory")
 
@@ -291,46 +291,26 @@ def iwr_ldp_params(N: int, d: int, epsilon: float, delta: float, fail_prob: floa
     return K, lam
 
 
-def _ldp_weights(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, K: int, lam: float,
-                 calibration: str, B: float, per_user: bool) -> tuple[SpectralResult, float]:
-    """Spec 000 Alg 2 on the first half of an epoch: each user of block k releases SymPriv_B(V_t),
-    V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ B; l2-sensitivity 2B); the server averages; λ_(k) = (2k+1)λ/(2K+1).
-    Returns the spectral result (U = ``.X``) and the per-user std."""
-    n0 = data.n // 2
-    Nk = n0 // K
-    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
-    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
-
-    def noise_fn(k: int, H: np.ndarray, rows) -> np.ndarray:
-        if std_V == 0:
-            return H
-        if per_user:
-            value = H + per_user_sym_sum(Nk, data.d, std_V, rng) / Nk
-        else:
-            value = H + sym_gaussian(data.d, std_V / math.sqrt(Nk), rng)
-        return released(f"Ṽ epoch {k + 1}", value, rows, scale=std_V, symmetric=True, users=True, sensitivity=2.0 * B)
-
-    schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
-    return spectral_iteration(blocks, ldp_weight, noise_fn, schedule, user_rows=True), std_V
-
-
 def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
                 preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_b: float = 1.0,
                 calibration: str = "paper", B: float = 1.0, simulation: str = "aggregate") -> LinearEstimate:
-    """Spec 000 Alg 3 (Alg 2 on the first half, :func:`_ldp_weights`) on one epoch, per-user noise aggregated
-    exactly (§3.0 shortcut; ``simulation="per_user"``: every user's noise drawn).
+    """Spec 000 Alg 3 (Alg 2 on the first half) on one epoch, per-user noise aggregated exactly (§3.0 shortcut;
+    ``simulation="per_user"``: every user's noise drawn).
 
-    Alg 3: each user releases ψ_t = Uφy/‖Uφ‖ (Priv_2) and Ψ_t = Uφφᵀ/‖Uφ‖ (Priv_{2B});
-    θ̂ = argmin_{‖θ‖≤1} ‖(Ψ̂ + λI)θ − ψ̂‖. Width b̂ = c_b·8λ‖Uφ‖ capped at 2.
+    Alg 2: each user releases SymPriv_B(V_t), V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ B; l2-sensitivity 2B); the
+    server averages; λ_(k) = (2k+1)λ/(2K+1). Alg 3: each user releases ψ_t = Uφy/‖Uφ‖ (Priv_2) and Ψ_t = Uφφᵀ/‖Uφ‖
+    (Priv_{2B}); θ̂ = argmin_{‖θ‖≤1} ‖(Ψ̂ + λI)θ − ψ̂‖. Width b̂ = c_b·8λ‖Uφ‖ capped at 2.
     """
     N, d = data.n, data.d
     K, lam = iwr_ldp_params(N, d, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam,
                             calibration=calibration, B=B)
     n0 = N // 2
+    Nk = n0 // K
     N1 = N - n0
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
     per_user = is_per_user(simulation)
-    spectral, std_V = _ldp_weights(data, epsilon, delta, rng, K=K, lam=lam, calibration=calibration, B=B,
-                                   per_user=per_user)
+    spectral = spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=per_user)
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
     UPhi = Phi1 @ U
@@ -359,7 +339,8 @@ def iwr_glm_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
                     fail_prob: float, K: int = 4, c_lam: float = 1.0, c_b: float = 1.0, calibration: str = "paper",
                     B: float = 1.0, simulation: str = "aggregate") -> LinearEstimate:
     """Spec 000 Alg 12 (Remark H.6: the LDP GLM bandit's oracle) on one epoch: (U, λ) by Alg 2 on the first half
-    (:func:`_ldp_weights`, λ of Thm 4.4 as in :func:`iwr_ldp_params`), then Alg 11 — per-user LDP-SGD
+    (:func:`~dpbench.mechanisms.info_weighted.local.spectral_ldp_release`, λ of Thm 4.4 as in
+    :func:`iwr_ldp_params`), then Alg 11 — per-user LDP-SGD
     g_t = unit(Uφ_t)(ν(<Uφ_t, w_t>) − y_t) + λμ_νUw_t, Priv_2 (l2-sensitivity 4: |ν − y| ≤ 2), η_t = 2/(μ_ν t),
     projected on {‖Uw‖ ≤ 1}, last iterate, θ̂ = Uw — on the second half (N₁ users, noise drawn per user).
 
@@ -371,9 +352,11 @@ def iwr_glm_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
     K, lam = iwr_ldp_params(N, d, epsilon, delta, fail_prob, preset="calibrated", K=K, c_lam=c_lam,
                             calibration=calibration, B=B)
     n0 = N // 2
+    Nk = n0 // K
     N1 = N - n0
-    spectral, std_V = _ldp_weights(data, epsilon, delta, rng, K=K, lam=lam, calibration=calibration, B=B,
-                                   per_user=is_per_user(simulation))
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
+    spectral = spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=is_per_user(simulation))
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
     std_g = noise_std(4.0, epsilon, delta, calibration)

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpbench.analysis.figures.save import save_figure
 from dpbench.engine.store import write_atomic
 from dpbench.mechanisms.info_weighted.matrix import W_gamma0, population_info_matrix
-from dpbench.plot import save_figure
 
 #: spec 000 §7.3 expected values: (generator, α, T) → (PoP_IW, PoP_SSP)
 SPEC_TABLE = {
@@ -123,7 +123,7 @@ def e1_figure(table: pd.DataFrame, path: Path) -> Path:
                  "Lemma 5.7 / Eq. 23 (proposed in spec 000 §7.3), not a reproduction", y=0.935, fontsize=9)
     fig.subplots_adjust(top=0.86, bottom=0.16, left=0.06, right=0.98, hspace=0.3, wspace=0.25)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path, dpi=130)
+    save_figure(fig, path)
     return path
 
 
@@ -138,6 +138,6 @@ def run_e1(out_dir: Path) -> dict[str, Path]:
     for r in comp.itertuples():
         lines.append(f"| {r.generator} | {r.alpha:g} | {r.T:.0e} | {r.pop_iw:.3g} | {r.spec_pop_iw:g} | "
                      f"{r.pop_ssp:.3g} | {r.spec_pop_ssp:g} |")
-    (out_dir / "spec_comparison.md").write_text("\n".join(lines) + "\n")
+    (out_dir / "spec_comparison.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     fig = e1_figure(table, out_dir / "figure_e1.png")
     return {"table": out_dir / "table.csv", "comparison": out_dir / "spec_comparison.md", "figure": fig}
