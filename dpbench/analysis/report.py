@@ -39,7 +39,7 @@ from dpbench.analysis.leaderboard import (
     summary_markdown,
 )
 from dpbench.analysis.runs import Run, load_run
-from dpbench.analysis.stats import fmt
+from dpbench.analysis.stats import fallback_counts, fallback_sentences, fmt
 from dpbench.engine.store import git_commit, write_atomic
 
 REPORT_DIR = "report_files"
@@ -443,6 +443,8 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, anal
     if run.caption:
         blocks.append(Paragraph(run.caption))
     blocks += [Heading("Datasets"), datasets_table(run)]
+    blocks += [Paragraph(f"**Fallback**: {line}.") for line in
+               fallback_sentences(fallback_counts(run.trials, dataset_key(run.trials)))]
     figures = [f for m in metrics for f in presets(run, {"metric": m})] if metrics else presets(run)
     named = bool(run.config.get("plots")) and not metrics
     for stem, options in figures:
