@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dpbench.linalg import gram_stats
+from dpbench.mechanisms.sketch.calibration import k_ihm, solve_gamma_ihm
 from dpbench.papers.ihm import table2
-from dpbench.privacy.mixing import k_ihm, solve_gamma_ihm
 
 
 def test_row_formulas_by_hand():

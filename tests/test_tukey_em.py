@@ -1,4 +1,4 @@
-"""TukeyEM (dpbench/mechanisms/peers/tukey_em.py) and its calibration (dpbench/privacy/tukey.py).
+"""TukeyEM (dpbench/mechanisms/peers/tukey_em.py) and its calibration (dpbench/mechanisms/peers/tukey_calibration.py).
 
 Calibration checks: the depth-region volumes against a brute-force depth, the PTR distance bound against its
 definition and its sensitivity 1 over random neighbouring model sets, the mechanism's PTR pass rate against the exact
@@ -14,8 +14,8 @@ import pytest
 from scipy.stats import chisquare
 
 from dpbench import audit, registry
+from dpbench.mechanisms.peers import tukey_calibration as tukey
 from dpbench.mechanisms.peers import tukey_em
-from dpbench.privacy import tukey
 
 registry.discover()
 INFO = registry.MECHANISMS["tukey_em"]

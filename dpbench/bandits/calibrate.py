@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         print(f"{oracle}: c_b = {chosen[oracle]}")
     suffix = "" if not args.only else "_" + "_".join(args.only)
     pd.concat(tables).to_csv(out / f"coverage{suffix}.csv", index=False)
-    (out / f"chosen{suffix}.json").write_text(json.dumps(chosen, indent=2))
+    (out / f"chosen{suffix}.json").write_text(json.dumps(chosen, indent=2), encoding="utf-8")
     return chosen
 
 

@@ -20,7 +20,7 @@ from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.oracles import PRESETS, LinearEstimate, iwr_dp_fit, iwr_glm_dp_fit, iwr_ldp_fit, ssp_ols_fit
 from dpbench.bandits.simulator import EpochData, SharedChunk, doubling_epochs, register_algorithm
 from dpbench.mechanisms._simulation import is_per_user
-from dpbench.privacy.info_weighted import check_calibration
+from dpbench.mechanisms.info_weighted.calibration import check_calibration
 
 PLANNING = ("spanner", "uniform")
 

@@ -8,8 +8,8 @@ means: the mean of N users' N(0, s²) noises is N(0, s²/N), of N users' Sym_d(s
 tests/test_shortcuts.py).
 
 Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP-" references). Noise scales use
-the shared calibration of :mod:`dpbench.privacy.info_weighted` (``gaussian_std``: paper / classical / AGM, with
-replace-one l2-sensitivities), never tuned.
+the shared calibration of :mod:`dpbench.mechanisms.info_weighted.calibration` (``gaussian_std``: paper / classical /
+AGM, with replace-one l2-sensitivities), never tuned.
 
 Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂):
 ``f̂(φ) = clip_{[-1,1]}(<φ, θ̂>)`` and ``b̂(φ) = min{scale·‖Mφ‖, 2}`` (spec 000 §3.11 / #23; the clip and cap are
@@ -29,10 +29,11 @@ from dpbench.bandits.envs import link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
 from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
+from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds, sigma_chen
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.matrix import dp_weight, ldp_weight, spectral_iteration
+from dpbench.mechanisms.info_weighted.local import spectral_ldp_release
+from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
-from dpbench.privacy.info_weighted import gaussian_std, release_stds, sigma_chen
 
 PRESETS = ("calibrated", "theory")
 
@@ -297,18 +298,7 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
     std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
     per_user = is_per_user(simulation)
-
-    def noise_fn(k: int, H: np.ndarray, rows) -> np.ndarray:
-        if std_V == 0:
-            return H
-        if per_user:
-            value = H + per_user_sym_sum(Nk, d, std_V, rng) / Nk
-        else:
-            value = H + sym_gaussian(d, std_V / math.sqrt(Nk), rng)
-        return released(f"Ṽ epoch {k + 1}", value, rows, scale=std_V, symmetric=True, users=True, sensitivity=2.0 * B)
-
-    schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
-    spectral = spectral_iteration(blocks, ldp_weight, noise_fn, schedule, user_rows=True)
+    spectral = spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=per_user)
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
     UPhi = Phi1 @ U

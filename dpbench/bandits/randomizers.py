@@ -14,7 +14,7 @@ from dpbench.bandits.oracles import dimfree_ldp_fit, iwr_ldp_fit, ssp_ols_fit
 from dpbench.bandits.simulator import DataLedger, EpochData
 from dpbench.contract import AuditSetup, Bounds, Choice
 from dpbench.mechanisms._base import FitResult
-from dpbench.privacy.info_weighted import CALIBRATIONS
+from dpbench.mechanisms.info_weighted.calibration import CALIBRATIONS
 from dpbench.registry import register_randomizer
 
 CALIBRATION = Choice(*CALIBRATIONS, doc="Gaussian calibration of the users' reports (the oracles' default: paper)")

@@ -40,11 +40,11 @@ from dpbench import registry
 from dpbench.config import ConfigError
 from dpbench.data import Dataset, DataUnavailableError
 from dpbench.engine.core import Plan, TaskResult, check_plan_size
+from dpbench.engine.metrics import TrialCoordinates, get_metric
 from dpbench.engine.schema import Config, DatasetEntry, MechanismEntry, parse_regression_config
 from dpbench.engine.seeds import stable_hash
 from dpbench.linalg import GramStats, gram_stats, has_rows
 from dpbench.mechanisms import as_fit_result
-from dpbench.metrics import TrialCoordinates, get_metric
 
 #: row columns a task fixes (checked per block) and the columns identifying a row of trials.csv
 KEY_COLUMNS = ("loader", "label", "epsilon_index", "trial")

@@ -25,7 +25,9 @@ import numpy as np
 
 from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper, HyperError
 from dpbench.mechanisms._base import FitResult, check_inputs
-from dpbench.mechanisms.gradient.dp_ftrl_core import PSI_MODES, SIGMA_FACTORS, SPECTRA, fit_dp_ftrl
+from dpbench.mechanisms.gradient.dp_ftrl_core import PSI_MODES, fit_dp_ftrl
+from dpbench.mechanisms.gradient.dp_ftrl_covariance import SIGMA_FACTORS
+from dpbench.mechanisms.gradient.dp_ftrl_rules import SPECTRA
 from dpbench.privacy.tree import TREE_METHODS, TREE_NEIGHBOURS, certified, kbar, tau_tree
 from dpbench.registry import register_mechanism
 

@@ -41,6 +41,7 @@ from dpbench.mechanisms.info_weighted._common import (
     unit_sigma,
 )
 from dpbench.mechanisms.info_weighted._memo import data_memo
+from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, row_norms
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
@@ -51,7 +52,6 @@ from dpbench.mechanisms.info_weighted.matrix import (
 )
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
 from dpbench.mechanisms.info_weighted.sgd import cached_sgd_average, sgd_average
-from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
 CENTRAL_STYLE = {

@@ -17,6 +17,7 @@ Alg 11: Priv_2; Alg 8: Priv_{R+1}); generic families use the l2-sensitivities of
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from dpbench.mechanisms.info_weighted._common import (
     shuffled,
     unit_sigma,
 )
+from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, row_norms, unit_rows
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
@@ -46,7 +48,6 @@ from dpbench.mechanisms.info_weighted.matrix import (
     spectral_iteration,
 )
 from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_gaussian
-from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
 LOCAL_STYLE = {
@@ -101,14 +102,24 @@ def spectral_ldp(
     B: float = 1.0, calibration: str = "paper", per_user_noise: bool = False, nonprivate: bool = False,
     simulation: str = "aggregate",
 ) -> tuple[SpectralResult, float]:
-    """Algorithm 2 (Spectral-Iteration-LDP): per user V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ ‖φ‖ ≤ B),
-    Ṽ_t = SymPriv_B(V_t) (std σB = gaussian_std(2B, ε, δ)); λ_(k) = (2k+1)λ/(2K+1); floor at λ_(k)/2.
-    Epoch noise: mean of N users' Sym_d(σ²B²) = Sym_d(σ²B²/N) in law (aggregate) or drawn per user."""
-    per_user = is_per_user(simulation, per_user_noise)
+    """Algorithm 2 (Spectral-Iteration-LDP) on K disjoint epochs of ``Phi0`` (:func:`spectral_ldp_release`), with
+    the per-user std σB = gaussian_std(2B, ε, δ); returns the result and that std."""
     epochs = epoch_slices(Phi0.shape[0], K, Phi0.shape[1])
     std = 0.0 if nonprivate else gaussian_std(2.0 * B, epsilon, delta, calibration)
-    d = Phi0.shape[1]
-    N = epochs[0].stop - epochs[0].start
+    result = spectral_ldp_release([Phi0[s] for s in epochs], lam=lam, std=std, B=B, rng=rng,
+                                  per_user=is_per_user(simulation, per_user_noise))
+    return result, std
+
+
+def spectral_ldp_release(blocks: Sequence[np.ndarray], *, lam: float, std: float, B: float, rng: np.random.Generator,
+                         per_user: bool) -> SpectralResult:
+    """The private releases of Algorithm 2 — the one copy, also run by the bandit oracles (spec 000 §3.2).
+
+    One epoch per block of N users: per user V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ ‖φ‖ ≤ B), Ṽ_t = SymPriv_B(V_t)
+    with per-user std ``std`` (0: non-private, H itself); λ_(k) = (2k+1)λ/(2K+1); floor at λ_(k)/2. Epoch noise:
+    mean of N users' Sym_d(std²) = Sym_d(std²/N) in law (aggregate) or drawn per user (``per_user``)."""
+    K = len(blocks)
+    N, d = blocks[0].shape
 
     def noise(k: int, H: np.ndarray, rows) -> np.ndarray:
         if std == 0:
@@ -120,8 +131,7 @@ def spectral_ldp(
         return released(f"Ṽ epoch {k + 1}", value, rows, scale=std, symmetric=True, users=True, sensitivity=2.0 * B)
 
     schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
-    result = spectral_iteration([Phi0[s] for s in epochs], ldp_weight, noise, schedule, user_rows=True)
-    return result, std
+    return spectral_iteration(list(blocks), ldp_weight, noise, schedule, user_rows=True)
 
 
 def iwr_ldp_stage2(

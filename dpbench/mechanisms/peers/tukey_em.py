@@ -1,5 +1,6 @@
 """TukeyEM — subsample-and-aggregate OLS with an approximate-Tukey-depth exponential mechanism (Amin, Joseph, Ribero,
-Vassilvitskii, ICLR 2023, Algorithm 1), written from the paper; calibration in :mod:`dpbench.privacy.tukey`.
+Vassilvitskii, ICLR 2023, Algorithm 1), written from the paper; calibration in
+:mod:`dpbench.mechanisms.peers.tukey_calibration`.
 
 Privacy model: central (ε, δ)-DP, **replace-one** neighbours (so zero-out too). It needs **no data bounds**: each
 row enters exactly one of the m models, so a neighbour changes one model and the approximate Tukey depth of any
@@ -29,7 +30,7 @@ import numpy as np
 
 from dpbench.contract import FALLBACK_INFO, AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs
-from dpbench.privacy.tukey import (
+from dpbench.mechanisms.peers.tukey_calibration import (
     depth_level_log_weights,
     distance_lower_bound,
     log_depth_volumes,

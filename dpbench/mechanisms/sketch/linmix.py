@@ -21,7 +21,7 @@ import numpy as np
 from dpbench.contract import AuditSetup, Bounds, Choice, Hyper, Variant
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, solve_or_lstsq, wishart
 from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats, scaled_output
-from dpbench.privacy.mixing import k_linmix, linmix_eigen_noise_std, solve_gamma_linmix, tau_linmix
+from dpbench.mechanisms.sketch.calibration import k_linmix, linmix_eigen_noise_std, solve_gamma_linmix, tau_linmix
 from dpbench.registry import register_mechanism
 
 

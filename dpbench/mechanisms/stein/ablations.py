@@ -26,10 +26,10 @@ import numpy as np
 from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.linalg import GramStats, solve_or_lstsq
 from dpbench.mechanisms._base import FitResult, check_inputs, released
+from dpbench.mechanisms.stein.calibration import stein_noise_scales
 from dpbench.mechanisms.stein.core import clean_sums, noise_sums, solve_scale
 from dpbench.mechanisms.stein.families import get_family
 from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, check_public, family_choice, stein_fit
-from dpbench.privacy.stein import stein_noise_scales
 from dpbench.registry import register_mechanism
 
 

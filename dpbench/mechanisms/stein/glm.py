@@ -32,6 +32,7 @@ from dpbench.contract import AuditSetup, Bounds, Choice, Hyper
 from dpbench.linalg import GramStats, SumStats, has_rows
 from dpbench.mechanisms._base import FitResult, check_inputs, recording
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_user
+from dpbench.mechanisms.stein.calibration import CALIBRATIONS, clip_radius, stein_noise_scales
 from dpbench.mechanisms.stein.core import (
     COV_ESTIMATORS,
     clean_sums,
@@ -44,7 +45,6 @@ from dpbench.mechanisms.stein.core import (
     solve_scale,
 )
 from dpbench.mechanisms.stein.families import FAMILIES, Family, get_family
-from dpbench.privacy.stein import CALIBRATIONS, clip_radius, stein_noise_scales
 from dpbench.registry import register_mechanism
 
 COVARIATES = ("gaussian", "l1")

@@ -22,6 +22,7 @@ from dpbench.data import Population
 from dpbench.linalg import GramStats, solve_or_lstsq
 from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user
+from dpbench.mechanisms.stein.calibration import clip_radius, two_round_noise_scales
 from dpbench.mechanisms.stein.core import (
     clean_sums,
     declare_sums,
@@ -32,7 +33,6 @@ from dpbench.mechanisms.stein.core import (
 )
 from dpbench.mechanisms.stein.families import Family, get_family
 from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, family_choice, stein_audit, stein_bounds
-from dpbench.privacy.stein import clip_radius, two_round_noise_scales
 from dpbench.registry import register_mechanism
 
 

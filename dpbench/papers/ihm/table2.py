@@ -25,8 +25,8 @@ from dpbench import registry
 from dpbench.data import DataUnavailableError
 from dpbench.engine.schema import DatasetEntry
 from dpbench.linalg import GramStats, gram_stats
+from dpbench.mechanisms.sketch.calibration import k_ihm, solve_gamma_ihm
 from dpbench.papers.ihm.paper_table2 import FIELDS, TABLE2
-from dpbench.privacy.mixing import k_ihm, solve_gamma_ihm
 
 EPSILON_TABLE2 = 0.65
 CHI_DENOMINATOR = 2.0 * math.sqrt(8.0) - 1.0
