@@ -76,3 +76,17 @@ def test_randomizer_named_by_import_path_is_audited_as_a_randomizer(monkeypatch)
     assert info.name == "zoo_half_noise" and info.privacy_model == "local" and info.neighbour == "replace_one"
     r = audit_whitebox(info, 2.0, DELTA, runs=1_000_000, pilot=50, replays=200, spec=pair_spec(info))
     assert r.view == "local" and r.status == "FAIL" and {"cert", "gdp"} & set(r.flags), r.message
+
+
+def test_undeclared_plugin_gets_the_blackbox_audit_with_its_power():
+    """AdaSSP-like SSP with every noise ×0.4 and no declarations (exact ε ≈ 3 at claim 2): the black-box audit of
+    θ̂ cannot see it, and says so — its power at this N is a true ε above the copy's."""
+    import audit_zoo
+
+    from dpbench.audit import audit
+
+    info = MechanismInfo("undeclared ×0.4", audit_zoo.undeclared_ssp_x04, "x", "central", "zero_out")
+    r = audit(info, 2.0, DELTA, trials=2_000, n=32)
+    assert r.status == "pass" and r.detectable > 4.0, (r.status, r.eps_lower, r.detectable)
+    r = audit_whitebox(info, 2.0, DELTA, runs=1_000_000, pilot=50, replays=200, spec=PairSpec())
+    assert r.status == "error" and "declares no releases" in r.message

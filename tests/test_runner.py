@@ -116,8 +116,7 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(small_config, 
     path.write_text(yaml.safe_dump(config))
     shard_dir = tmp_path / "killed" / "smoke" / SHARD_DIR
     proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(path)], cwd=os.getcwd())
-    deadline = time.time() + 120
-    while time.time() < deadline and len(list(shard_dir.glob("*.csv"))) < 5:
+    while proc.poll() is None and len(list(shard_dir.glob("*.csv"))) < 5:  # no wall-clock deadline: any machine speed
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()

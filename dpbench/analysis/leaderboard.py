@@ -306,7 +306,7 @@ def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
     if board.reference:
         lines += [f"Reference (not ranked): {', '.join(board.reference)}.", ""]
     lines += [f"- {note}" for note in board.notes]
-    (out_dir / "leaderboard.md").write_text("\n".join(lines).rstrip() + "\n")
+    (out_dir / "leaderboard.md").write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     board.cells.to_csv(out_dir / "leaderboard_cells.csv", index=False)
     board.summary.to_csv(out_dir / "leaderboard_summary.csv", index=False)
     return [out_dir / "leaderboard.md", out_dir / "leaderboard_cells.csv", out_dir / "leaderboard_summary.csv",

@@ -24,9 +24,9 @@ themselves, on a family of pairs (:func:`integrity_pairs`) and many seeds. Each 
 
 The pair family: the audit's worst-case pair, the same canary and replacement on the ``spread`` background (rows of
 distinct norms up to the bound and labels up to ±Y, so one record moves the maximum and the median row norm, a
-data-dependent clipping threshold), and the canary at the first and a middle row. The checks assume the mechanism
-treats what ``released`` returns as the released value (it may not compare it with the value it passed: that
-comparison is the only thing that tells a replay from an ordinary run).
+data-dependent clipping threshold), and the canary at the first, the middle and a random row. The checks assume
+the mechanism treats what ``released`` returns as the released value (it may not compare it with the value it
+passed: that comparison is the only thing that tells a replay from an ordinary run).
 """
 
 from __future__ import annotations
@@ -100,13 +100,14 @@ class IntegrityResult:
 
 
 def integrity_pairs(info: MechanismInfo, spec: PairSpec, worst: Pair, seed: int) -> list[Pair]:
-    """The worst-case pair, then the same records on the ``spread`` background, then the canary at the first and
-    a middle row (pairs a mechanism refuses are left out)."""
+    """The worst-case pair, then the same records on the ``spread`` background, then the canary at the first, the
+    middle and a random row (drawn from ``seed``; pairs a mechanism refuses are left out)."""
     public_X = public_rows(spec, np.random.default_rng([seed, 11]))
     canary = worst.canary if worst.canary is not None else (0.0, 1.0, 1.0)
     variants = [spec.with_(background="spread")]
     at = canary_row(spec)
-    for row in (0, spec.n // 2):
+    drawn = int(np.random.default_rng([seed, 0xCA]).integers(1, max(2, spec.n - 1)))
+    for row in dict.fromkeys((0, spec.n // 2, drawn)):
         if row != at:
             variants.append(spec.with_(canary_index=row))
     pairs = [worst]

@@ -279,7 +279,7 @@ def write_audit_doc(request: AuditRequest, outcome: AuditOutcome) -> None:
                      f"d = {request.d or 2} unless the mechanism declares otherwise.\n\n"
                      + format_table(outcome.black, markdown=True))  # fmt: skip
     path = request.write_doc
-    text = path.read_text() if path.exists() else "# Privacy\n"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Privacy\n"
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(replace_doc_table(text, "\n\n".join(parts), request.doc_block))
+    tmp.write_text(replace_doc_table(text, "\n\n".join(parts), request.doc_block), encoding="utf-8")
     tmp.replace(path)

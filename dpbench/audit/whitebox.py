@@ -144,18 +144,9 @@ def paired_run(
     return PairedRun(out, theta, theta_replayed, side)
 
 
-def pair_run(
-    info: MechanismInfo,
-    pair: Pair,
-    side: str,
-    epsilon: float,
-    delta: float,
-    seed: Any,
-    hyper: Mapping[str, Any],
-    noise_factor: float = 1.0,
-) -> list[ReleasePair]:
-    """The releases of :func:`paired_run`."""
-    return paired_run(info, pair, side, epsilon, delta, seed, hyper, noise_factor).releases
+def pair_run(*args: Any, **kwargs: Any) -> list[ReleasePair]:
+    """The releases of :func:`paired_run` (same arguments)."""
+    return paired_run(*args, **kwargs).releases
 
 
 def _copy(r: Release) -> Release:

@@ -59,7 +59,7 @@ def suite_mechanisms(configs: Iterable[str] = SUITE_CONFIGS) -> tuple[str, ...]:
         if not Path(path).is_file():
             raise FileNotFoundError(f"{path}: the default mechanisms come from the suite configs; run from the "
                                     "repository root or name them with --mechanisms")
-        for entry in (yaml.safe_load(Path(path).read_text()) or {}).get("mechanisms", []):
+        for entry in (yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}).get("mechanisms", []):
             name = entry if isinstance(entry, str) else entry.get("mechanism")
             if registry.get_mechanism(name).private:
                 names[name] = None

@@ -190,7 +190,7 @@ def run_lock(run_dir: Path) -> Iterator[None]:
         yield
         return
     path = run_dir / LOCK_FILE
-    handle = open(path, "a+")
+    handle = open(path, "a+", encoding="utf-8")
     try:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -231,7 +231,7 @@ def prepare_run_dir(config: Any, fresh: bool) -> Path:
     saved = run_dir / "config.yaml"
     if saved.exists() and not fresh:
         try:
-            previous = yaml.safe_load(saved.read_text()) or {}
+            previous = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError:
             previous = {}
         if not isinstance(previous, dict) or previous.get("fingerprint") != config.fingerprint():
