@@ -104,7 +104,10 @@ class MechanismInfo:
     certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
 
     def hyperparameters(self) -> dict[str, Any]:
-        """Keyword-only parameters of ``fit`` with their defaults (the tunable hyperparameters)."""
+        """The tunable hyperparameters with their defaults: the declarations' (the one place a hyperparameter is
+        written when ``fit`` takes ``**hyper``), else the keyword-only parameters of ``fit``."""
+        if self.declared is not None:
+            return {name: spec.default for name, spec in self.declared.items()}
         return signature_hyperparameters(self.fit)
 
     def specs(self) -> dict[str, Hyper]:
@@ -378,8 +381,28 @@ def _privacy_of(name: str, model: str | PrivacyRule, neighbour: str | PrivacyRul
     return value
 
 
+def takes_hyper_mapping(fit: Callable[..., Any]) -> bool:
+    """True when ``fit`` takes its hyperparameters as ``**hyper`` (declared once, in the ``hyper`` table)."""
+    params = inspect.signature(fit).parameters.values()
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params) and not signature_hyperparameters(fit)
+
+
 def _check_declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper]) -> dict[str, Hyper]:
-    """Declarations ↔ fit signature: the same names, agreeing defaults, each default allowed by its declaration."""
+    """The declarations of ``fit``'s hyperparameters, each default allowed by its declaration.
+
+    A ``fit(X, y, epsilon, delta, rng, **hyper)`` has them written once, in ``hyper`` (each with its default); the
+    runner passes every one resolved. A fit with keyword parameters writes them twice (the table and the
+    signature), so the two are checked against each other: the same names, agreeing defaults."""
+    if takes_hyper_mapping(fit):
+        for key, spec in hyper.items():
+            if spec.default is MISSING:
+                raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in its declaration")
+            try:
+                spec.check(spec.default)
+            except ValueError as err:
+                raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: "
+                                f"{err}") from None
+        return dict(hyper)
     signature = signature_hyperparameters(fit)
     missing, extra = sorted(set(signature) - set(hyper)), sorted(set(hyper) - set(signature))
     if missing or extra:
@@ -431,8 +454,16 @@ def _validating(fit: Callable[..., Any], info: MechanismInfo) -> Callable[..., A
     """``fit`` behind a check of the hyperparameters it is called with (library callers get named errors too)."""
     specs = info.specs()
 
+    defaults = info.hyperparameters() if takes_hyper_mapping(fit) else {}
+
     @functools.wraps(fit)
     def checked(*args: Any, **kwargs: Any) -> Any:
+        if defaults:
+            unknown = set(kwargs) - set(specs) - set(INPUTS)
+            if unknown:
+                key = sorted(unknown)[0]
+                raise HyperError(key, unknown_name("hyperparameter", key, specs, of=f" of {info.name!r}"))
+            kwargs = {**defaults, **kwargs}
         for key, value in kwargs.items():
             spec = specs.get(key)
             if spec is not None:

@@ -27,14 +27,16 @@ from typing import Any
 import numpy as np
 
 from dpbench.bandits.envs import link_constants, sigmoid
-from dpbench.bandits.simulator import EpochData
-from dpbench.mechanisms._base import released
+from dpbench.bandits.simulator import DataLedger, EpochData
+from dpbench.contract import AuditSetup, Bounds, Hyper
+from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds, sigma_chen
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
 from dpbench.mechanisms.info_weighted.local import ldp_sgd_glm, spectral_ldp_release
 from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
+from dpbench.registry import register_mechanism
 
 PRESETS = ("calibrated", "theory")
 
@@ -486,3 +488,101 @@ def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
         theta = theta - step
         del Phi, y, pred, residual  # a decoded batch (SignCodec) is N·d floats: free it before the next take
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the dimension-free oracles as regression mechanisms, run once on the whole data set (the regression half of
+# spec 001 §7.3 F8: ‖θ̂ − θ*‖²_Σ vs d at fixed n). Failure probability δ_f = 1/n unless given.
+
+
+def _epoch(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float) -> EpochData:
+    X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=1.0)
+    return EpochData(X, y, 0, DataLedger(y.size))
+
+
+def _fail(fail_prob: float | None, n: int) -> float:
+    fail = 1.0 / n if fail_prob is None else float(fail_prob)
+    if not 0 < fail < 1:
+        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
+    return fail
+
+
+#: the hyperparameters the three F8 mechanisms share (spec 001 §3.10–3.11)
+DIMFREE_HYPER = {
+    "R": Hyper(float, gt=0, doc="projection radius of the GD iterates / clipping level of the predictions"),
+    "c_K": Hyper(float, gt=0, doc="constant of the number of batches K"),
+    "calibration": Hyper(str, choices=("paper", "classical", "agm"), doc="noise family (paper: ε ≤ 1 only)"),
+    "fail_prob": Hyper(float, gt=0, lt=1, none="1/n", doc="failure probability of the K rule"),
+    "nonprivate": Hyper(bool, doc="σ = 0 through the same code path (reference)"),
+}
+DIMFREE_BOUNDS = Bounds(x=1.0, y=1.0)
+#: the audit runs ε > 1 too: the AGM calibration covers every ε
+DIMFREE_AUDIT = AuditSetup(hyper={"calibration": "agm"})
+
+
+def _epsilons(h) -> tuple[float, float]:
+    """The paper's σ_{α,β} and the classical formula are claimed for ε ≤ 1 only; the AGM for every ε."""
+    return (0.0, 1.0) if h["calibration"] in ("paper", "classical") else (0.0, math.inf)
+
+
+def _model(kind: str):
+    return lambda h: "none" if h.get("nonprivate") else kind
+
+
+def _neighbour(h) -> str:
+    return "none" if h.get("nonprivate") else "replace_one"
+
+
+def _ball(theta: np.ndarray, radius: float) -> np.ndarray:
+    norm = float(np.linalg.norm(theta))
+    return theta if norm <= radius else theta * (radius / norm)
+
+
+def _fit_jdp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate, proper) -> FitResult:
+    data = _epoch(X, y, epsilon, delta)
+    eps = math.inf if nonprivate else epsilon
+    theta, info = dimfree_jdp_fit(data, eps, delta, rng, fail_prob=_fail(fail_prob, data.n), R=R, c_K=c_K,
+                                  calibration=calibration)
+    return FitResult(_ball(theta, 1.0) if proper else theta, {**info, "norm_released": float(np.linalg.norm(theta))})
+
+
+@register_mechanism("dimfree_jdp_gd", summary="001 Alg 5: batched projected GD + one Gaussian release (improper)",
+                    privacy_model=_model("central"), neighbour=_neighbour, hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS,
+                    epsilon_range=_epsilons, audit=DIMFREE_AUDIT,
+                    spec="001 §3.10",
+                    style={"color": "tab:purple", "marker": "D", "linestyle": "-"})
+def fit_dimfree_jdp_gd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+                       R: float = 2.0, c_K: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
+                       nonprivate: bool = False) -> FitResult:
+    """Spec 001 Alg 5 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_jdp_fit`)."""
+    return _fit_jdp(X, y, epsilon, delta, rng, R=R, c_K=c_K, calibration=calibration, fail_prob=fail_prob,
+                    nonprivate=nonprivate, proper=False)
+
+
+@register_mechanism("dimfree_jdp_gd_proper", summary="001 Alg 5, then θ̃ projected on B^d(1) (proper baseline 001 §7.2)",
+                    privacy_model=_model("central"), neighbour=_neighbour, hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS,
+                    epsilon_range=_epsilons, audit=DIMFREE_AUDIT,
+                    spec="001 §7.2",
+                    style={"color": "tab:gray", "marker": "s", "linestyle": "--"})
+def fit_dimfree_jdp_gd_proper(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                              *, R: float = 2.0, c_K: float = 1.0, calibration: str = "paper",
+                              fail_prob: float | None = None, nonprivate: bool = False) -> FitResult:
+    """Alg 5 followed by the projection of the released θ̃ onto the unit ball (post-processing)."""
+    return _fit_jdp(X, y, epsilon, delta, rng, R=R, c_K=c_K, calibration=calibration, fail_prob=fail_prob,
+                    nonprivate=nonprivate, proper=True)
+
+
+@register_mechanism("dimfree_ldp_sgd", summary="001 Alg 6 = 000 Alg 8: LDP clipped batched SGD (dimension-free)",
+                    privacy_model=_model("local"), neighbour=_neighbour, hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS,
+                    epsilon_range=_epsilons, audit=DIMFREE_AUDIT,
+                    spec="001 §3.11",
+                    style={"color": "tab:brown", "marker": "P", "linestyle": "-"})
+def fit_dimfree_ldp_sgd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+                        R: float = 2.0, c_K: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
+                        nonprivate: bool = False) -> FitResult:
+    """Spec 001 Alg 6 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_ldp_fit`; per-user noises of a
+    batch summed in one exact draw)."""
+    data = _epoch(X, y, epsilon, delta)
+    theta, info = dimfree_ldp_fit(data, math.inf if nonprivate else epsilon, delta, rng,
+                                  fail_prob=_fail(fail_prob, data.n), R=R, c_K=c_K, calibration=calibration)
+    return FitResult(theta, info)
