@@ -113,7 +113,8 @@ def test_cli_ranks_several_runs_and_writes_the_profile(two_runs, tmp_path):
     result = CliRunner().invoke(app, ["leaderboard", str(first), str(second), "--out", str(out), "-e", "4",
                                       "--bootstrap", "50"])
     assert result.exit_code == 0, result.output
-    assert "| mechanism (ε = 4; privacy: paper) |" in result.output and "dpgd" in result.output and "tukey_em" in result.output
+    assert "| mechanism (ε = 4; privacy: paper) |" in result.output
+    assert "dpgd" in result.output and "tukey_em" in result.output
     assert "ols" not in result.output.split("wrote")[0].split("\n", 2)[2]  # the reference is not ranked
     for name in ("leaderboard.md", "leaderboard_cells.csv", "performance_profile.png", "performance_profile.pdf"):
         assert (out / name).stat().st_size > 0
