@@ -28,13 +28,16 @@ from typing import Any
 
 from dpbench.contract import (
     ANY_EPSILON,
-    MISSING,
+    INPUTS,
     AuditSetup,
     Bounds,
     Hyper,
     HyperError,
     Privacy,
     Variant,
+    check_declarations,
+    signature_hyperparameters,
+    takes_hyper_mapping,
 )
 
 PRIVACY_MODELS = ("central", "local", "label", "none")
@@ -43,8 +46,6 @@ NEIGHBOURS = ("zero_out", "replace_one", "none")
 #: theorem proves (the leaderboard's and the estimator API's default); ``paper`` — each mechanism's defaults, the
 #: papers' own choices (the reproduction configs)
 PRIVACY_PROFILES = ("strict", "paper")
-#: inputs a mechanism may ask the runner for, besides (X, y, epsilon, delta, rng)
-INPUTS = ("stats", "public_X", "population")
 
 
 PrivacyRule = Callable[[Mapping[str, Any]], str]
@@ -187,19 +188,6 @@ def _check_strict(info: MechanismInfo) -> None:
         raise ValueError(f"mechanism {info.name!r}: its strict values are not certified: {verdict[1]}")
 
 
-def signature_hyperparameters(fit: Callable[..., Any]) -> dict[str, Any]:
-    """Keyword-only parameters of ``fit`` other than the runner's inputs, with their defaults."""
-    return dict(_signature_defaults(fit))
-
-
-@functools.lru_cache(maxsize=1024)
-def _signature_defaults(fit: Callable[..., Any]) -> tuple[tuple[str, Any], ...]:
-    params = inspect.signature(fit).parameters.values()
-    return tuple(
-        (p.name, p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS
-    )
-
-
 @dataclass(frozen=True)
 class DatasetInfo:
     """A registered dataset loader: ``load(rng, **options) -> Dataset``.
@@ -332,7 +320,7 @@ def register_mechanism(
     def decorator(fit: Callable[..., Any]) -> Callable[..., Any]:
         if name in target and getattr(target[name].fit, "__wrapped__", None) is not fit:
             raise ValueError(f"mechanism {name!r} is registered twice")
-        declared = None if hyper is None else _check_declarations(name, fit, hyper)
+        declared = None if hyper is None else check_declarations(name, fit, hyper)
         rule = None
         if callable(privacy_model) or callable(neighbour):
             rule = functools.partial(_privacy_of, name, privacy_model, neighbour)
@@ -379,50 +367,6 @@ def _privacy_of(name: str, model: str | PrivacyRule, neighbour: str | PrivacyRul
     if (value.model == "none") != (value.neighbour == "none"):
         raise ValueError(f"mechanism {name!r}: privacy rule gave {value}; 'none' goes with 'none'")
     return value
-
-
-def takes_hyper_mapping(fit: Callable[..., Any]) -> bool:
-    """True when ``fit`` takes its hyperparameters as ``**hyper`` (declared once, in the ``hyper`` table)."""
-    params = inspect.signature(fit).parameters.values()
-    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params) and not signature_hyperparameters(fit)
-
-
-def _check_declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper]) -> dict[str, Hyper]:
-    """The declarations of ``fit``'s hyperparameters, each default allowed by its declaration.
-
-    A ``fit(X, y, epsilon, delta, rng, **hyper)`` has them written once, in ``hyper`` (each with its default); the
-    runner passes every one resolved. A fit with keyword parameters writes them twice (the table and the
-    signature), so the two are checked against each other: the same names, agreeing defaults."""
-    if takes_hyper_mapping(fit):
-        for key, spec in hyper.items():
-            if spec.default is MISSING:
-                raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in its declaration")
-            try:
-                spec.check(spec.default)
-            except ValueError as err:
-                raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: "
-                                f"{err}") from None
-        return dict(hyper)
-    signature = signature_hyperparameters(fit)
-    missing, extra = sorted(set(signature) - set(hyper)), sorted(set(hyper) - set(signature))
-    if missing or extra:
-        raise TypeError(
-            f"mechanism {name!r}: hyperparameters declared {sorted(hyper)} but fit takes {sorted(signature)} "
-            f"(undeclared: {missing}, not in fit: {extra})"
-        )
-    declared = {}
-    for key, spec in hyper.items():
-        default = signature[key]
-        if default is inspect.Parameter.empty:
-            raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in the fit signature")
-        if spec.default is not MISSING and spec.default != default:
-            raise TypeError(f"mechanism {name!r}: {key} declared default {spec.default!r} ≠ fit default {default!r}")
-        try:
-            spec.check(default)
-        except ValueError as err:
-            raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: {err}") from None
-        declared[key] = replace(spec, default=default)
-    return declared
 
 
 def _check_contract(info: MechanismInfo, fit: Callable[..., Any]) -> None:

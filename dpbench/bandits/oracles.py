@@ -19,7 +19,9 @@ and keep valid intervals valid).
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -509,11 +511,13 @@ def _fail(fail_prob: float | None, n: int) -> float:
 
 #: the hyperparameters the three F8 mechanisms share (spec 001 §3.10–3.11)
 DIMFREE_HYPER = {
-    "R": Hyper(float, gt=0, doc="projection radius of the GD iterates / clipping level of the predictions"),
-    "c_K": Hyper(float, gt=0, doc="constant of the number of batches K"),
-    "calibration": Hyper(str, choices=("paper", "classical", "agm"), doc="noise family (paper: ε ≤ 1 only)"),
-    "fail_prob": Hyper(float, gt=0, lt=1, none="1/n", doc="failure probability of the K rule"),
-    "nonprivate": Hyper(bool, doc="σ = 0 through the same code path (reference)"),
+    "R": Hyper(float, default=2.0, gt=0,
+               doc="projection radius of the GD iterates / clipping level of the predictions"),
+    "c_K": Hyper(float, default=1.0, gt=0, doc="constant of the number of batches K"),
+    "calibration": Hyper(str, default="paper", choices=("paper", "classical", "agm"),
+                         doc="noise family (paper: ε ≤ 1 only)"),
+    "fail_prob": Hyper(float, default=None, gt=0, lt=1, none="1/n", doc="failure probability of the K rule"),
+    "nonprivate": Hyper(bool, default=False, doc="σ = 0 through the same code path (reference)"),
 }
 DIMFREE_BOUNDS = Bounds(x=1.0, y=1.0)
 #: the audit runs ε > 1 too: the AGM calibration covers every ε
@@ -546,43 +550,42 @@ def _fit_jdp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonpr
     return FitResult(_ball(theta, 1.0) if proper else theta, {**info, "norm_released": float(np.linalg.norm(theta))})
 
 
-@register_mechanism("dimfree_jdp_gd", summary="001 Alg 5: batched projected GD + one Gaussian release (improper)",
-                    privacy_model=_model("central"), neighbour=_neighbour, hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS,
-                    epsilon_range=_epsilons, audit=DIMFREE_AUDIT,
-                    spec="001 §3.10",
-                    style={"color": "tab:purple", "marker": "D", "linestyle": "-"})
-def fit_dimfree_jdp_gd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                       R: float = 2.0, c_K: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
-                       nonprivate: bool = False) -> FitResult:
-    """Spec 001 Alg 5 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_jdp_fit`)."""
-    return _fit_jdp(X, y, epsilon, delta, rng, R=R, c_K=c_K, calibration=calibration, fail_prob=fail_prob,
-                    nonprivate=nonprivate, proper=False)
-
-
-@register_mechanism("dimfree_jdp_gd_proper", summary="001 Alg 5, then θ̃ projected on B^d(1) (proper baseline 001 §7.2)",
-                    privacy_model=_model("central"), neighbour=_neighbour, hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS,
-                    epsilon_range=_epsilons, audit=DIMFREE_AUDIT,
-                    spec="001 §7.2",
-                    style={"color": "tab:gray", "marker": "s", "linestyle": "--"})
-def fit_dimfree_jdp_gd_proper(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                              *, R: float = 2.0, c_K: float = 1.0, calibration: str = "paper",
-                              fail_prob: float | None = None, nonprivate: bool = False) -> FitResult:
-    """Alg 5 followed by the projection of the released θ̃ onto the unit ball (post-processing)."""
-    return _fit_jdp(X, y, epsilon, delta, rng, R=R, c_K=c_K, calibration=calibration, fail_prob=fail_prob,
-                    nonprivate=nonprivate, proper=True)
-
-
-@register_mechanism("dimfree_ldp_sgd", summary="001 Alg 6 = 000 Alg 8: LDP clipped batched SGD (dimension-free)",
-                    privacy_model=_model("local"), neighbour=_neighbour, hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS,
-                    epsilon_range=_epsilons, audit=DIMFREE_AUDIT,
-                    spec="001 §3.11",
-                    style={"color": "tab:brown", "marker": "P", "linestyle": "-"})
-def fit_dimfree_ldp_sgd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                        R: float = 2.0, c_K: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
-                        nonprivate: bool = False) -> FitResult:
-    """Spec 001 Alg 6 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_ldp_fit`; per-user noises of a
-    batch summed in one exact draw)."""
+def _fit_ldp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate) -> FitResult:
     data = _epoch(X, y, epsilon, delta)
     theta, info = dimfree_ldp_fit(data, math.inf if nonprivate else epsilon, delta, rng,
                                   fail_prob=_fail(fail_prob, data.n), R=R, c_K=c_K, calibration=calibration)
     return FitResult(theta, info)
+
+
+def register_dimfree(name: str, model: str, fit: Callable[..., FitResult], *, summary: str, doc: str, spec: str,
+                     style: dict[str, str]) -> Callable[..., FitResult]:
+    """Register ``fit`` (one of the F8 oracles on the whole data set) as mechanism ``name`` with the shared
+    declarations (:data:`DIMFREE_HYPER`, bounds, audit, ε range) in the privacy model ``model``."""
+
+    def fit_mechanism(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                      **hyper: Any) -> FitResult:
+        return fit(X, y, epsilon, delta, rng, **hyper)
+
+    fit_mechanism.__name__ = fit_mechanism.__qualname__ = f"fit_{name}"
+    fit_mechanism.__doc__ = doc
+    return register_mechanism(name, summary=summary, privacy_model=_model(model), neighbour=_neighbour,
+                              hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS, epsilon_range=_epsilons,
+                              audit=DIMFREE_AUDIT, spec=spec, style=style)(fit_mechanism)
+
+
+fit_dimfree_jdp_gd = register_dimfree(
+    "dimfree_jdp_gd", "central", functools.partial(_fit_jdp, proper=False), spec="001 §3.10",
+    summary="001 Alg 5: batched projected GD + one Gaussian release (improper)",
+    doc="Spec 001 Alg 5 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_jdp_fit`).",
+    style={"color": "tab:purple", "marker": "D", "linestyle": "-"})
+fit_dimfree_jdp_gd_proper = register_dimfree(
+    "dimfree_jdp_gd_proper", "central", functools.partial(_fit_jdp, proper=True), spec="001 §7.2",
+    summary="001 Alg 5, then θ̃ projected on B^d(1) (proper baseline 001 §7.2)",
+    doc="Alg 5 followed by the projection of the released θ̃ onto the unit ball (post-processing).",
+    style={"color": "tab:gray", "marker": "s", "linestyle": "--"})
+fit_dimfree_ldp_sgd = register_dimfree(
+    "dimfree_ldp_sgd", "local", _fit_ldp, spec="001 §3.11",
+    summary="001 Alg 6 = 000 Alg 8: LDP clipped batched SGD (dimension-free)",
+    doc="Spec 001 Alg 6 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_ldp_fit`; per-user noises "
+        "of a batch summed in one exact draw).",
+    style={"color": "tab:brown", "marker": "P", "linestyle": "-"})
