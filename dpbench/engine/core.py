@@ -380,11 +380,15 @@ def run_tasks(
     skipped: dict[str, str] = {}
     skipped_slots: set[str] = set()
     for task, result in execute(todo, config, n_jobs, kind.run_task):
+        lost = index.damaged_for(task, (t.slot for t in task.trials())) if index.damaged else []
+        prefix = (f"damaged shard {lost[0]} ({index.damaged[lost[0]]}) cannot be re-run" if lost
+                  else f"block {task.shard_name} failed")
         if isinstance(result, TaskFailure):
             (run_dir / "failed").mkdir(exist_ok=True)
             write_atomic(run_dir / "failed" / f"{task.shard_name}.log", result.traceback)
-            raise RunError(f"block {task.shard_name} failed: {describe(task)}: {result.error} (traceback in "
-                           f"{run_dir / 'failed'})")
+            raise RunError(f"{prefix}: {describe(task)}: {result.error} (traceback in {run_dir / 'failed'})")
+        if result.skipped and lost:
+            raise RunError(f"{prefix}: {describe(task)}: {'; '.join(result.skipped.values())}")
         if result.skipped:
             skipped_slots.update(trial.slot for trial in task.trials())
             for ident, reason in result.skipped.items():

@@ -28,7 +28,7 @@ import platform
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -213,7 +213,17 @@ class StoreIndex:
     by_slot: dict[str, list[Record]] = field(default_factory=dict)
     by_shard: dict[str, list[Record]] = field(default_factory=dict)
     described: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: damaged shard name → why; slot → damaged shard that claimed it (when its header could still be read)
     damaged: dict[str, str] = field(default_factory=dict)
+    damaged_slots: dict[str, str] = field(default_factory=dict)
+
+    def damaged_for(self, task: Any, slots: Iterable[str]) -> list[str]:
+        """The damaged shards that held trials of ``task``: by the slots their header claimed, or by the task's
+        readable name prefix when the header itself is lost."""
+        prefix = task.shard_name.removesuffix(".csv")
+        names = {self.damaged_slots[s] for s in slots if s in self.damaged_slots}
+        names |= {name for name in self.damaged if name.rsplit("-", 1)[0] == prefix}
+        return sorted(names)
 
     def add(self, records: list[Record], described: dict[str, Any]) -> None:
         for record in records:
@@ -233,6 +243,7 @@ def load_index(shard_dir: Path, log: Callable[[str], None] | None = None, repair
             header, records = verified_records(path)
         except ShardError as err:
             index.damaged[path.name] = str(err)
+            index.damaged_slots.update({slot: path.name for slot in claimed_slots(path)})
             if repair:
                 moved = quarantine(path)
                 if log:
@@ -242,6 +253,17 @@ def load_index(shard_dir: Path, log: Callable[[str], None] | None = None, repair
             continue
         index.add(records, header.get("described") or {})
     return index
+
+
+def claimed_slots(path: Path) -> list[str]:
+    """The slots a (damaged) shard's header line claims, if that line can still be read; else none."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline()
+        header = json.loads(first[len(SHARD_MAGIC):].decode("utf-8"))
+        return [str(trial[0]) for trial in header["trials"]]
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return []
 
 
 def current_digests(data: tuple[tuple[str, str | None], ...]) -> dict[str, str | None]:
