@@ -19,8 +19,26 @@ from dpbench import registry
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Reproducible benchmarks of differentially private linear regression.",
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from dpbench import __version__
+
+        typer.echo(f"dpbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool, typer.Option("--version", "-V", callback=_print_version, is_eager=True, help="print the version and exit")
+    ] = False,
+) -> None:
+    """Reproducible benchmarks of differentially private linear regression (`dpbench COMMAND -h` for each)."""
 
 
 def user_errors(func):
@@ -104,9 +122,11 @@ def _log(message: str) -> None:
 
 
 def _plot_paths(path: Path, only: str | None = None, **overrides: Any) -> list[Path]:
-    """Draw the figures of every run under ``path`` (see :func:`dpbench.plot.presets`); print slope tables."""
-    from dpbench.plot import plot_presets, slope_table_text
-    from dpbench.results import find_runs
+    """Draw the figures of every run under ``path`` (see :func:`dpbench.analysis.figures.presets.presets`); print
+    slope tables."""
+    from dpbench.analysis.figures.presets import plot_presets
+    from dpbench.analysis.figures.slopes import slope_table_text
+    from dpbench.analysis.runs import find_runs
 
     runs = find_runs(path)
     if not runs:
@@ -174,28 +194,122 @@ def plot(
     """Draw every figure preset of the config (plot: / plots:) for each run under PATH (PNG + PDF).
 
     With options, draw one figure: the config's plot: block with the options on top (or the --preset figure)."""
-    _plot_paths(
-        path, only=preset, metric=metric, x=x, hue=hue, panel=panel, row=row, style=style, stat=stat,
-        interval=interval, logx=logx, logy=logy, refs=refs, where=_pairs(where, "where"), pool=pool or None,
-        baseline=_pairs(baseline, "baseline"), fit=True if fit_draw else fit, fit_min=fit_min,
-        fit_max=fit_max, fit_draw=fit_draw, out=out,
+    flags = dict(
+        metric=metric, x=x, hue=hue, panel=panel, row=row, style=style, stat=stat, interval=interval, logx=logx,
+        logy=logy, refs=refs, where=_pairs(where, "where"), pool=pool or None, baseline=_pairs(baseline, "baseline"),
+        fit=True if fit_draw else fit, fit_min=fit_min, fit_max=fit_max, fit_draw=fit_draw, out=out,
     )
+    check_plot_flags(flags)
+    _plot_paths(path, only=preset, **flags)
+
+
+def check_plot_flags(flags: dict[str, Any]) -> None:
+    """Validate ``dpbench plot``'s flags as the config's ``plot:`` options are validated, but name the flag
+    (``--stat``), not a config field, in the error."""
+    from dpbench.config import ConfigError, parse_plot_options
+
+    for key, value in flags.items():
+        if value is None:
+            continue
+        try:
+            parse_plot_options({key: value}, where="plot")
+        except ConfigError as err:
+            flag = "--logx/--linearx" if key == "logx" else "--" + key.replace("_", "-")
+            raise ValueError(f"{flag}: {err.reason}") from None
+
+
+LIST_TOPICS = ("mechanisms", "datasets", "analyses", "configs", "keys")
 
 
 @app.command(name="list")
-def list_components() -> None:
-    """Show the registered mechanisms and datasets."""
+@user_errors
+def list_components(
+    what: Annotated[
+        str | None, typer.Argument(help=f"one of {', '.join(LIST_TOPICS)} (default: mechanisms and datasets)")
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Argument(help="a mechanism (its hyperparameters), a dataset (its options) or a folder of configs"),
+    ] = None,
+) -> None:
+    """Show the registered mechanisms and datasets, the analyses, the configs (title and trials) or config keys."""
+    if what is not None and what not in LIST_TOPICS:
+        raise ValueError(registry.unknown_name("topic", what, LIST_TOPICS))
     registry.discover()
-    typer.echo("Mechanisms")
-    typer.echo(f"  {'name':<22} {'privacy':<8} {'neighbour':<12} {'spec':<12} summary")
-    for info in sorted(registry.MECHANISMS.values(), key=lambda m: m.name):
-        typer.echo(
-            f"  {info.name:<22} {info.privacy_model:<8} {info.neighbour:<12} {info.spec:<12} {info.summary}"
-        )
-    typer.echo("\nDatasets")
-    typer.echo(f"  {'name':<22} {'kind':<10} summary")
-    for info in sorted(registry.DATASETS.values(), key=lambda d: d.name):
-        typer.echo(f"  {info.name:<22} {info.kind:<10} {info.summary}")
+    if what in (None, "mechanisms") and name is None:
+        typer.echo("Mechanisms")
+        typer.echo(f"  {'name':<22} {'privacy':<8} {'neighbour':<12} {'spec':<12} summary")
+        for info in sorted(registry.MECHANISMS.values(), key=lambda m: m.name):
+            typer.echo(
+                f"  {info.name:<22} {info.privacy_model:<8} {info.neighbour:<12} {info.spec:<12} {info.summary}"
+            )
+    if what in (None, "datasets") and name is None:
+        typer.echo("\nDatasets" if what is None else "Datasets")
+        typer.echo(f"  {'name':<22} {'kind':<10} summary")
+        for info in sorted(registry.DATASETS.values(), key=lambda d: d.name):
+            typer.echo(f"  {info.name:<22} {info.kind:<10} {info.summary}")
+    if what == "mechanisms" and name is not None:
+        _echo_parameters(registry.get_mechanism(name).specs(), f"{name}: hyperparameters (config: hyper:)")
+    if what == "datasets" and name is not None:
+        _echo_parameters(registry.get_dataset(name).options(), f"{name}: loader options (config: options:)")
+    if what == "analyses":
+        for item in sorted(registry.ANALYSES.values(), key=lambda a: a.name):
+            typer.echo(f"  {item.name:<24} {item.summary}")
+    if what == "keys":
+        from dpbench.config import PLOT_KEYS, TOP_LEVEL_KEYS
+
+        sections = (("config keys", TOP_LEVEL_KEYS), ("figure options (plot:, plots:, dpbench plot)", PLOT_KEYS))
+        for title, keys in sections:
+            typer.echo(title)
+            for key, text in keys.items():
+                typer.echo(f"  {key:<22} {text}")
+    if what == "configs":
+        _list_configs(Path(name) if name else default_configs_folder())
+
+
+def _echo_parameters(params: dict[str, Any], title: str) -> None:
+    typer.echo(title)
+    for key, value in params.items():
+        typer.echo(f"  {key:<22} {value}")
+    if not params:
+        typer.echo("  (none)")
+
+
+def default_configs_folder() -> Path:
+    """``configs/`` of the current folder, else the one beside the package (a clone or an editable install)."""
+    here = Path("configs")
+    return here if here.is_dir() else Path(__file__).resolve().parent.parent / "configs"
+
+
+def _list_configs(folder: Path) -> None:
+    """Every ``*.yaml`` under ``folder``: its path, title and trial count (cells × trials), or why it is invalid."""
+    from dpbench.config import load_config
+
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no folder of configs at {folder}")
+    paths = sorted(folder.rglob("*.yaml"))
+    if not paths:
+        raise FileNotFoundError(f"no *.yaml config under {folder}")
+    width = max(len(str(p)) for p in paths)
+    for path in paths:
+        try:
+            cfg = load_config(path)
+        except ValueError as err:
+            typer.echo(f"{str(path):<{width}}  invalid: {err}")
+            continue
+        typer.echo(f"{str(path):<{width}}  {trial_count_text(cfg):<44} {cfg.title or cfg.name}")
+
+
+def trial_count_text(cfg: Any) -> str:
+    """``4 data × 3 methods × 6 ε × 500 = 36,000 trials`` (``≤`` when large datasets run fewer trials)."""
+    data = getattr(cfg, "datasets", None) or getattr(cfg, "environments", [])
+    methods = getattr(cfg, "mechanisms", None) or getattr(cfg, "algorithms", [])
+    draws = getattr(cfg, "data_draws", None) or 1
+    total = len(data) * len(methods) * len(cfg.epsilons) * cfg.trials * draws
+    fewer = "≤ " if getattr(cfg, "large_trials", None) else ""
+    per = f"{cfg.trials} × {draws} draws" if draws > 1 else f"{cfg.trials}"
+    plural = "s" if len(methods) != 1 else ""
+    return f"{len(data)} data × {len(methods)} method{plural} × {len(cfg.epsilons)} ε × {per} = {fewer}{total:,} trials"
 
 
 def command_modules() -> list[str]:

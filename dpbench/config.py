@@ -71,7 +71,12 @@ DEFAULT_METRICS = ("train_mse", "test_mse", "excess_train_mse")
 
 
 class ConfigError(ValueError):
-    """A config problem, with the offending field in the message."""
+    """A config problem, with the offending field in the message (``field`` and ``reason`` apart, when known)."""
+
+    def __init__(self, message: str, field_name: str | None = None, reason: str | None = None):
+        super().__init__(message)
+        self.field = field_name
+        self.reason = reason if reason is not None else message
 
 
 @dataclass(frozen=True)
@@ -210,14 +215,14 @@ class Config:
 
 
 def _fail(field_name: str, message: str) -> ConfigError:
-    return ConfigError(f"config field '{field_name}': {message}")
+    return ConfigError(f"config field '{field_name}': {message}", field_name, message)
 
 
 def _check_keys(mapping: dict[str, Any], allowed: set[str] | dict[str, str], where: str) -> None:
-    unknown = sorted(set(mapping) - set(allowed))
+    unknown = sorted(set(mapping) - set(allowed), key=str)
     if unknown:
         prefix = f"{where}." if where else ""
-        raise _fail(f"{prefix}{unknown[0]}", f"unknown key; allowed: {', '.join(sorted(allowed))}")
+        raise _fail(f"{prefix}{unknown[0]}", registry.unknown_name("key", unknown[0], allowed, see="dpbench list keys"))
 
 
 def yaml_number(value: Any) -> Any:
@@ -309,10 +314,10 @@ def _grid_combinations(grid: Any, where: str) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(grid[k] for k in keys))]
 
 
-def _check_names(given: dict[str, Any], allowed: dict[str, Any], where: str, what: str) -> None:
-    unknown = sorted(set(given) - set(allowed))
+def _check_names(given: dict[str, Any], allowed: dict[str, Any], where: str, what: str, *, of: str, see: str) -> None:
+    unknown = sorted(set(given) - set(allowed), key=str)
     if unknown:
-        raise _fail(f"{where}.{unknown[0]}", f"unknown {what}; allowed: {', '.join(sorted(allowed)) or '(none)'}")
+        raise _fail(f"{where}.{unknown[0]}", registry.unknown_name(what, unknown[0], allowed, of=of, see=see))
 
 
 def _parse_component(
@@ -337,9 +342,11 @@ def _parse_component(
     if not isinstance(params, dict):
         raise _fail(f"{where}.{params_key}", f"must be a mapping, got {params!r}")
     allowed = allowed_of(info)
-    _check_names(params, allowed, f"{where}.{params_key}", f"{what} '{info.name}'")
+    topic = {"loader": "datasets", "mechanism": "mechanisms"}.get(name_key)
+    see = f"dpbench list {topic} {info.name}" if topic else "dpbench list"
+    _check_names(params, allowed, f"{where}.{params_key}", what, of=f" of '{info.name}'", see=see)
     combos = _grid_combinations(raw.get("grid"), f"{where}.grid")
-    _check_names(combos[0], allowed, f"{where}.grid", f"{what} '{info.name}'")
+    _check_names(combos[0], allowed, f"{where}.grid", what, of=f" of '{info.name}'", see=see)
     return info, raw, params, combos
 
 
@@ -352,7 +359,7 @@ def parse_dataset(raw: Any, index: int) -> list[DatasetEntry]:
         registry.get_dataset,
         "options",
         lambda i: i.options(),
-        "option of loader",
+        "option",
     )
     label = str(raw.get("label") or "")  # empty: the runner uses the loader's title
     swept = tuple(combos[0])
@@ -397,7 +404,7 @@ def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> l
         registry.get_mechanism,
         "hyper",
         lambda i: i.hyperparameters(),
-        "hyperparameter of",
+        "hyperparameter",
     )
     unavailable = getattr(info.fit, "unavailable", "")  # an optional peer whose library does not import
     if unavailable:
@@ -768,6 +775,10 @@ def parse_config(raw: Any, *, source: str = "<config>") -> Config:
 def load_config(path: str | Path, **overrides: Any) -> Config:
     """Read and validate a YAML config; ``overrides`` (e.g. trials=5, n_jobs=2) replace top-level fields."""
     path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder, not a config file: give one YAML file, e.g. "
+                          f"configs/ihm_vs_adassp.yaml (`dpbench list configs {path}` lists the configs under it; "
+                          f"`dpbench plot {path}` draws the runs under it)")
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:

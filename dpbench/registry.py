@@ -14,13 +14,14 @@ import is a loud warning for users and, under the test suite (``DPBENCH_STRICT_D
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import inspect
 import os
 import pkgutil
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from typing import Any
@@ -112,8 +113,8 @@ class MechanismInfo:
         clean = {}
         for name, value in hyper.items():
             if name not in specs:
-                allowed = ", ".join(sorted(specs)) or "(none)"
-                raise HyperError(name, f"unknown hyperparameter of {self.name!r}; allowed: {allowed}")
+                raise HyperError(name, unknown_name("hyperparameter", name, specs, of=f" of {self.name!r}",
+                                                    see=f"dpbench list mechanisms {self.name}"))
             try:
                 clean[name] = specs[name].check(value)
             except ValueError as err:
@@ -533,6 +534,30 @@ def import_note() -> str:
     return "; modules that failed to import: " + "; ".join(f"{k} ({v})" for k, v in IMPORT_ERRORS.items())
 
 
+#: a list of allowed names longer than this many characters is left to ``dpbench list`` instead of printed
+LISTED_NAMES_MAX_CHARS = 120
+
+
+def unknown_name(what: str, name: str, known: Iterable[str], *, of: str = "", see: str = "dpbench list") -> str:
+    """``unknown mechanism 'adasp'; did you mean 'adassp'? (`dpbench list mechanisms` shows all 54)``.
+
+    The closest known names (:func:`difflib.get_close_matches`) come first; the full list is printed only when it is
+    short (≤ :data:`LISTED_NAMES_MAX_CHARS` characters), otherwise the message points at ``see``."""
+    known = sorted(set(known))
+    close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.6)
+    if not close:  # a misspelt case or a prefix: 'AdaSSP', 'ihm_t'
+        close = [k for k in known if k.lower() == str(name).lower() or k.lower().startswith(str(name).lower())][:3]
+    message = f"unknown {what} {name!r}{of}"
+    if close:
+        message += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    listed = ", ".join(known)
+    if not known:
+        return message + " (none are allowed)"
+    if len(listed) <= LISTED_NAMES_MAX_CHARS:
+        return message + f" (allowed: {listed})"
+    return message + f" (`{see}` shows all {len(known)})"
+
+
 def _import_object(path: str) -> Any:
     module_name, _, attr = path.partition(":")
     try:
@@ -572,19 +597,19 @@ def get_mechanism(name: str) -> MechanismInfo:
         )
         MECHANISMS[name] = info
         return info
-    raise KeyError(f"unknown mechanism {name!r}; registered: {', '.join(sorted(MECHANISMS))}{import_note()}")
+    raise KeyError(unknown_name("mechanism", name, MECHANISMS, see="dpbench list mechanisms") + import_note())
 
 
-def _lookup(table: Mapping[str, Any], what: str, name: str) -> Any:
-    """``table[name]`` after discovery, or a KeyError naming what is registered (and what failed to import)."""
+def _lookup(table: Mapping[str, Any], what: str, name: str, see: str = "dpbench list") -> Any:
+    """``table[name]`` after discovery, or a KeyError suggesting close names (and naming what failed to import)."""
     discover()
     if name in table:
         return table[name]
-    raise KeyError(f"unknown {what} {name!r}; registered: {', '.join(sorted(table))}{import_note()}")
+    raise KeyError(unknown_name(what, name, table, see=see) + import_note())
 
 
 def get_dataset(name: str) -> DatasetInfo:
-    return _lookup(DATASETS, "dataset", name)
+    return _lookup(DATASETS, "dataset", name, "dpbench list datasets")
 
 
 def get_kind(name: str) -> KindInfo:
@@ -592,7 +617,7 @@ def get_kind(name: str) -> KindInfo:
 
 
 def get_analysis(name: str) -> AnalysisInfo:
-    return _lookup(ANALYSES, "analysis", name)
+    return _lookup(ANALYSES, "analysis", name, "dpbench analyze")
 
 
 def get_annotation(name: str) -> AnnotationInfo:
@@ -605,8 +630,7 @@ def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str,
     or a value that does not convert raises :class:`ValueError` naming it."""
     unknown = sorted(set(given) - set(defaults))
     if unknown:
-        raise ValueError(f"analysis {name!r}: unknown option(s) {', '.join(unknown)}; "
-                         f"allowed: {', '.join(sorted(defaults)) or '(none)'}")
+        raise ValueError(f"analysis {name!r}: " + unknown_name("option", unknown[0], defaults, see="dpbench analyze"))
     out = dict(defaults)
     for key, value in given.items():
         default = defaults[key]

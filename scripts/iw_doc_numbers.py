@@ -4,8 +4,8 @@ Reads only ``RESULTS/iw_e*/trials.csv`` (runs nothing, writes nothing) and print
 
 * ratios of medians num/den per cell with a paired percentile bootstrap (pairs = (data_draw, trial), resampled
   jointly; 2,000 resamples; a fresh ``default_rng(SEED)`` per cell, so a number does not depend on the order of
-  the cells) — :func:`dpbench.controls.paired_ratio_ci`;
-* medians (or means) with a percentile bootstrap CI — :func:`dpbench.controls.median_ci`;
+  the cells) — :func:`dpbench.analysis.stats.paired_ratio_ci`;
+* medians (or means) with a percentile bootstrap CI — :func:`dpbench.analysis.stats.median_ci`;
 * log–log slopes of the median vs n with the bootstrap resampling whole *data draws* within each n (a cluster
   version of ``dpbench analyze iw-slopes``, which resamples single fits and gives the slopes the docs quote;
   printed as a check);
@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpbench.controls import RESAMPLES, fmt_ci, loglog_slope, median_ci, paired_ratio_ci
+from dpbench.analysis.runs import load_run
+from dpbench.analysis.stats import RESAMPLES, fmt_ci, loglog_slope, median_ci, paired_ratio_ci
 from dpbench.papers.info_weighted.generators import c_d
-from dpbench.results import load_run
 
 SEED = 0
 SATURATION = 0.3  # E5: a mean error above this is "saturated" (dpbench.papers.info_weighted.analyses)

@@ -352,9 +352,9 @@ def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_p
     every panel), its slope fit, and `dpbench report` running the bandit_gap analysis the config names."""
     from typer.testing import CliRunner
 
+    from dpbench.analysis.figures.curves import render
     from dpbench.cli import app
     from dpbench.engine import run
-    from dpbench.plot import render
 
     grid = {"metric": "regret", "x": "T", "logy": True, "hue": "epsilon", "row": "dataset_id", "panel": "label",
             "baseline": {"privacy_model": "none"}, "fit": True, "fit_min": 64}

@@ -57,9 +57,12 @@ def test_bad_values_name_the_field(small_config, patch, field):
     assert "\n" not in message
 
 
-def test_error_lists_allowed_values(small_config):
+def test_unknown_name_points_at_the_listing_and_short_lists_are_printed(small_config):
     small_config["mechanisms"] = ["nonexistent"]
-    with pytest.raises(ConfigError, match="registered: .*adassp.*ihm"):
+    with pytest.raises(ConfigError, match="`dpbench list mechanisms` shows all"):
+        parse_config(small_config)
+    small_config["mechanisms"] = [{"mechanism": "ihm", "hyper": {"nonexistent": 1}}]
+    with pytest.raises(ConfigError, match=r"allowed: C, T, .*sketch\)"):
         parse_config(small_config)
 
 

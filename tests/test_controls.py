@@ -1,7 +1,7 @@
 """Controls and ablations of issue 17: IWR-DP ablations and the G-Pareto generator (spec 000), the perfect-oracle
 SquareCB and the dimension-free regression oracles (spec 001), the DP-FTRL analyses (spec 002),
 the Stein ℓ2-sensitivity ablation, the exact-covariance control and the SNR/A8 tables (spec 003), and the bootstrap
-helpers of :mod:`dpbench.controls`. Fast (a few seconds)."""
+helpers of :mod:`dpbench.analysis.stats`. Fast (a few seconds)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from scipy import integrate
 
 from dpbench import registry
-from dpbench.controls import loglog_slope, loglog_slope_ci, median_ci, paired_ratio_ci
+from dpbench.analysis.stats import loglog_slope, loglog_slope_ci, median_ci, paired_ratio_ci
 
 registry.discover()
 
@@ -27,7 +27,7 @@ def load(name: str, seed: int = 0, **options):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# dpbench.controls
+# dpbench.analysis.stats
 
 
 def test_paired_ratio_is_the_ratio_of_statistics_and_its_ci_covers_it():

@@ -155,9 +155,10 @@ def test_config_path_is_relative_to_the_config_and_bounds_are_a_column(houses, t
 
 
 def test_benchmark_preprocessing_is_named_in_the_figure_notes(houses, tmp_path):
+    from dpbench.analysis.figures.curves import preprocessing_notes
+    from dpbench.analysis.figures.presets import plot_run
+    from dpbench.analysis.runs import load_run
     from dpbench.config import parse_config
-    from dpbench.plot import plot_run, preprocessing_notes
-    from dpbench.results import load_run
 
     path, _ = houses
     raw = {

@@ -411,7 +411,7 @@ def _interrupting_savefig(monkeypatch):
 
 
 def test_interrupted_plot_leaves_no_half_written_figure(finished, monkeypatch):
-    from dpbench.plot import plot_run
+    from dpbench.analysis.figures.presets import plot_run
 
     _, run_dir, _ = finished
     _interrupting_savefig(monkeypatch)
@@ -428,7 +428,7 @@ def test_interrupted_plot_leaves_no_half_written_figure(finished, monkeypatch):
 
 
 def test_interrupted_report_leaves_no_half_written_page(finished, monkeypatch):
-    from dpbench import report
+    from dpbench.analysis import report
 
     _, run_dir, _ = finished
 

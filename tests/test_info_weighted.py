@@ -564,7 +564,7 @@ def test_e5_ratio_cis_are_paired_seeded_and_drawn(tmp_path):
 def test_iw_zero_level_annotation_draws_theta_zero_on_top(tmp_path):
     import pandas as pd
 
-    from dpbench.plot import render
+    from dpbench.analysis.figures.curves import render
 
     rows = [{"dataset": "A", "dataset_id": "A", "mechanism": mech, "label": label, "privacy_model": model,
              "epsilon": eps, "data_draw": 0, "trial": t, "err": value * (1 + 0.01 * t)}

@@ -1,4 +1,5 @@
-"""dpbench.leaderboard and `dpbench leaderboard`: normalised excess, ranks, win/tie/loss, profiles, report section."""
+"""dpbench.analysis.leaderboard and `dpbench leaderboard`: normalised excess, ranks, win/tie/loss, profiles, report
+section."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from dpbench.analysis.leaderboard import build_leaderboard, performance_profile, ranks, win_tie_loss
+from dpbench.analysis.report import build_report, write_report
+from dpbench.analysis.runs import Run
 from dpbench.cli import app
 from dpbench.config import parse_config
 from dpbench.engine import run
-from dpbench.leaderboard import build_leaderboard, performance_profile, ranks, win_tie_loss
-from dpbench.report import build_report, write_report
-from dpbench.results import Run
 
 
 def fake_run(path: Path, cells: dict[tuple[str, str], list[float]], epsilon: float = 1.0) -> Run:

@@ -13,10 +13,12 @@ import yaml
 from typer.testing import CliRunner
 
 from dpbench import registry
+from dpbench.analysis.figures.curves import render
+from dpbench.analysis.figures.presets import presets
+from dpbench.analysis.runs import load_run
+from dpbench.analysis.stats import MEDIAN_SE_FACTOR, fit_slopes, summarise
 from dpbench.cli import app
 from dpbench.config import ConfigError, parse_config
-from dpbench.plot import presets, render
-from dpbench.results import MEDIAN_SE_FACTOR, fit_slopes, load_run, summarise
 
 SLOPE = -1.0  # every curve of the toy run: value ∝ c·x^SLOPE
 
@@ -272,7 +274,7 @@ def test_cli_plot_presets_one_preset_and_analyze_listing(tmp_path):
 
 
 def test_report_lists_a_failing_analysis_and_keeps_going(tmp_path):
-    from dpbench.report import write_report
+    from dpbench.analysis.report import write_report
 
     folder = write_run(tmp_path / "r", toy_trials(trials=3), plot={"metric": "err", "pool": ["data.replicate"]},
                        analyses=[{"name": "iw_e5", "options": {}}])
@@ -283,9 +285,9 @@ def test_report_lists_a_failing_analysis_and_keeps_going(tmp_path):
 def test_baselines_sharing_a_registered_linestyle_get_distinct_dashes() -> None:
     """Two baseline labels registered with the same '--' (e.g. non-private Stein and least squares in one hue colour)
     are drawn with different patterns; each label keeps its pattern on every later curve (panels and legend agree)."""
-    from dpbench.plot import _baseline_linestyles
+    from dpbench.analysis.figures.styles import baseline_linestyles
 
-    style_for = _baseline_linestyles()
+    style_for = baseline_linestyles()
     first = style_for("non-private Stein", "--")
     second = style_for("non-private least squares", "--")
     assert first == "--"

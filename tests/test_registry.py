@@ -54,8 +54,18 @@ def test_every_project_module_imports_and_registers():
     assert {"regression", "bandit"} <= set(registry.KINDS)
 
 
-def test_lookup_of_unknown_names_lists_registered():
-    with pytest.raises(KeyError, match="registered: .*adassp"):
-        registry.get_mechanism("nope")
-    with pytest.raises(KeyError, match="registered: .*concreteslump"):
+def test_lookup_of_unknown_names_suggests_close_ones():
+    with pytest.raises(KeyError, match="did you mean 'adassp'\\?"):
+        registry.get_mechanism("adasp")
+    with pytest.raises(KeyError, match="did you mean 'concreteslump'"):
+        registry.get_dataset("concrete_slump")
+    with pytest.raises(KeyError, match="dpbench list datasets"):
         registry.get_dataset("nope")
+
+
+def test_unknown_name_lists_short_lists_and_matches_case():
+    message = registry.unknown_name("key", "Foo", ["foo", "bar"])
+    assert message == "unknown key 'Foo'; did you mean 'foo'? (allowed: bar, foo)"
+    long_names = [f"mechanism_number_{i}" for i in range(20)]
+    message = registry.unknown_name("mechanism", "zzz", long_names, see="dpbench list mechanisms")
+    assert message == "unknown mechanism 'zzz' (`dpbench list mechanisms` shows all 20)"

@@ -11,19 +11,19 @@ import pytest
 from typer.testing import CliRunner
 
 from dpbench import __version__
-from dpbench.cli import app
-from dpbench.config import parse_config
-from dpbench.engine import run
-from dpbench.report import (
+from dpbench.analysis.report import (
     Paragraph,
     Report,
     Table,
-    results_table,
-    three_digits,
+    points_table,
     to_html,
     to_markdown,
     write_report,
 )
+from dpbench.analysis.stats import fmt
+from dpbench.cli import app
+from dpbench.config import parse_config
+from dpbench.engine import run
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_tables_match_the_trials_and_mark_the_best_private_method(run_dir, writt
                 values = cell.loc[cell.label == label, "train_mse"].to_numpy()
                 ci = 1.96 * values.std(ddof=0) / np.sqrt(len(values))
                 text = rows[label][j].strip("*")
-                assert text == f"{three_digits(values.mean())} ± {ci:.2g}", (ident, eps, label)
+                assert text == f"{fmt(values.mean(), 3, trailing_zeros=True)} ± {ci:.2g}", (ident, eps, label)
             best = means.drop("ols").idxmin()  # the non-private reference is never "best"
             marked = [label for label in ("AdaSSP", "IHM", "ols") if rows[label][j].startswith("**")]
             assert marked == [best], (ident, eps)
@@ -126,16 +126,18 @@ def test_higher_is_better_metrics_mark_the_maximum():
         {"label": ["a", "b", "a", "b"], "epsilon": [1.0, 1.0, 2.0, 2.0], "mean": [0.6, 0.8, 0.9, 0.7],
          "ci95": [0.01] * 4, "count": [10] * 4}
     )
-    accuracy = results_table(agg, ["a", "b"], {"a", "b"}, "test_accuracy")
+    points = agg.rename(columns={"label": "curve", "mean": "centre"}).assign(lo=agg["mean"] - agg["ci95"],
+                                                                             hi=agg["mean"] + agg["ci95"])
+    accuracy = points_table(points, ["a", "b"], {"a", "b"}, "test_accuracy")
     assert [[cell[1] for cell in row[1:]] for row in accuracy.rows] == [[False, True], [True, False]]
-    loss = results_table(agg, ["a", "b"], {"a", "b"}, "train_mse")
+    loss = points_table(points, ["a", "b"], {"a", "b"}, "train_mse")
     assert [[cell[1] for cell in row[1:]] for row in loss.rows] == [[True, False], [False, True]]
     assert "highest mean" in accuracy.note and "lowest mean" in loss.note
 
 
-def test_three_digits_keeps_trailing_zeros_but_no_bare_point():
-    assert [three_digits(v) for v in (0.12, 1.0, 114.2, 1384.0, 0.000123)] == ["0.120", "1.00", "114", "1.38e+03",
-                                                                                 "0.000123"]
+def test_fmt_keeps_trailing_zeros_but_no_bare_point():
+    values = (0.12, 1.0, 114.2, 1384.0, 0.000123)
+    assert [fmt(v, 3, trailing_zeros=True) for v in values] == ["0.120", "1.00", "114", "1.38e+03", "0.000123"]
 
 
 def test_rendering_escapes_table_pipes_and_html(tmp_path):

@@ -11,18 +11,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from dpbench import plot as plot_module
+from dpbench.analysis.figures import styles as style_module
+from dpbench.analysis.figures.curves import build_figure
+from dpbench.analysis.figures.presets import plot_run
+from dpbench.analysis.runs import find_runs, load_run, reference_lines
+from dpbench.analysis.stats import fit_slopes, format_table, loglog_fit, summarise_metric, summary_table
 from dpbench.config import ConfigError, parse_plot_options
-from dpbench.plot import build_figure, plot_run
-from dpbench.results import (
-    aggregate,
-    find_runs,
-    fitted_slope,
-    format_table,
-    load_run,
-    reference_lines,
-    summary_table,
-)
 
 EPS = [0.1, 1.0, 10.0]
 DATASETS = {
@@ -74,7 +68,7 @@ def fake_styles(monkeypatch):
     """Do not import the mechanisms (they may be in flux): fixed registry styles for the two test mechanisms."""
     styles = {"ihm": {"color": "green", "marker": "D", "linestyle": "--"},
               "adassp": {"color": "tab:blue", "marker": "*", "linestyle": "-"}}
-    monkeypatch.setattr(plot_module, "_mechanism_style", lambda name: dict(styles.get(name, {})))
+    monkeypatch.setattr(style_module, "mechanism_style", lambda name: dict(styles.get(name, {})))
 
 
 @pytest.fixture
@@ -90,57 +84,60 @@ def curve_lines(ax):
 # results
 
 
-def test_aggregate_matches_hand_computation(run_dir):
+KEYS = ["dataset", "label", "epsilon"]
+
+
+def test_summary_matches_hand_computation(run_dir):
     run = load_run(run_dir)
-    agg = aggregate(run, "train_mse")
-    assert list(agg.columns) == ["dataset", "label", "epsilon", "mean", "std", "count", "ci95", "lo", "hi", "median"]
-    assert len(agg) == 2 * 2 * 3
+    points = summarise_metric(run, "train_mse", KEYS)
+    assert list(points.columns) == [*KEYS, "centre", "lo", "hi", "se", "count", "boot"]
+    assert len(points) == 2 * 2 * 3
     # order: datasets and labels as they first appear, ε ascending
-    assert list(agg["dataset"].unique()) == ["Alpha", "Beta"]
-    assert list(agg.loc[agg.dataset == "Alpha", "label"].unique()) == ["IHM", "AdaSSP"]
-    row = agg[(agg.dataset == "Beta") & (agg.label == "AdaSSP") & (agg.epsilon == 1.0)].iloc[0]
+    assert list(points["dataset"].unique()) == ["Alpha", "Beta"]
+    assert list(points.loc[points.dataset == "Alpha", "label"].unique()) == ["IHM", "AdaSSP"]
+    row = points[(points.dataset == "Beta") & (points.label == "AdaSSP") & (points.epsilon == 1.0)].iloc[0]
     values = np.array([0.05 + 0.3 + (t - 1.5) * 0.0003 for t in range(4)])
     std = math.sqrt(np.mean((values - values.mean()) ** 2))  # ddof = 0
-    assert row["mean"] == pytest.approx(values.mean())
-    assert row["std"] == pytest.approx(std)
+    assert row["centre"] == pytest.approx(values.mean())
+    assert row["se"] == pytest.approx(std / 2)
     assert row["count"] == 4
-    assert row["ci95"] == pytest.approx(1.96 * std / 2)
     assert row["lo"] == pytest.approx(values.mean() - 1.96 * std / 2)
     assert row["hi"] == pytest.approx(values.mean() + 1.96 * std / 2)
-    assert row["median"] == pytest.approx(np.median(values))
+    median = summarise_metric(run, "train_mse", KEYS, stat="median")
+    assert median.iloc[0]["centre"] == pytest.approx(np.median(trial_rows()["train_mse"][:4]))
 
 
-def test_aggregate_drops_nan_and_counts_them(run_dir):
+def test_summary_drops_nan_and_counts_them(run_dir):
     trials = trial_rows()
     trials.loc[0, "train_mse"] = np.nan
-    agg = aggregate(trials, "train_mse")
-    assert agg.attrs["nan_dropped"] == 1
-    assert agg.iloc[0]["count"] == 3
+    points = summarise_metric(trials, "train_mse", KEYS)
+    assert points.attrs["nan_dropped"] == 1
+    assert points.iloc[0]["count"] == 3
 
 
 def test_excess_subtracts_ols_floor(run_dir):
     run = load_run(run_dir)
-    excess = aggregate(run, "excess")
-    plain = aggregate(run, "train_mse")
+    excess = summarise_metric(run, "excess", KEYS)
+    plain = summarise_metric(run, "train_mse", KEYS)
     floors = plain["dataset"].map({k: v["ols_train_mse"] for k, v in DATASETS.items()})
-    np.testing.assert_allclose(excess["mean"], plain["mean"] - floors)
-    np.testing.assert_allclose(excess["std"], plain["std"])
+    np.testing.assert_allclose(excess["centre"], plain["centre"] - floors)
+    np.testing.assert_allclose(excess["se"], plain["se"])
     # IHM excess is exactly 0.1/ε on average
     ihm = excess[(excess.dataset == "Alpha") & (excess.label == "IHM")]
-    np.testing.assert_allclose(ihm["mean"], [0.1 / e for e in EPS])
+    np.testing.assert_allclose(ihm["centre"], [0.1 / e for e in EPS])
     # a recorded excess_train_mse column is used as is
     trials = trial_rows().assign(excess_train_mse=7.0)
-    assert (aggregate(trials, "excess")["mean"] == 7.0).all()
+    assert (summarise_metric(trials, "excess", KEYS)["centre"] == 7.0).all()
 
 
 def test_unknown_metric_lists_available(run_dir):
     with pytest.raises(ValueError, match="unknown metric 'nope'") as err:
-        aggregate(load_run(run_dir), "nope")
+        summarise_metric(load_run(run_dir), "nope", KEYS)
     message = str(err.value)
     for name in ("train_mse", "test_mse", "seconds", "excess"):
         assert name in message
     with pytest.raises(ValueError, match="not in the trials"):
-        aggregate(load_run(run_dir), "train_mse", x="hp.missing")
+        summarise_metric(load_run(run_dir), "train_mse", ["hp.missing"])
 
 
 def test_find_runs_nested_and_load_errors(tmp_path):
@@ -178,19 +175,21 @@ def test_reference_lines_and_summary_table(run_dir):
     assert len(text.splitlines()) == 2 + 4
 
 
-def test_fitted_slope_recovers_rate():
+def test_loglog_fit_recovers_rate():
     eps = np.logspace(-1, 1, 6)
-    agg = pd.DataFrame({"label": ["A"] * 6 + ["B"] * 6, "epsilon": np.r_[eps, eps],
-                        "mean": np.r_[3.0 / eps, 0.5 / eps**2]})
-    slopes = fitted_slope(agg, "epsilon", "mean")
-    assert list(slopes["label"]) == ["A", "B"]
-    np.testing.assert_allclose(slopes["slope"], [-1.0, -2.0], atol=1e-12)
-    assert slopes["points"].tolist() == [6, 6]
+    for c, power in ((3.0, 1), (0.5, 2)):
+        slope, intercept = loglog_fit(eps, c / eps**power)
+        assert slope == pytest.approx(-power, abs=1e-12)
+        assert math.exp(intercept) == pytest.approx(c)
+    assert math.isnan(loglog_fit([1.0, 1.0], [1.0, 2.0])[0])  # one distinct x: no line
     # on the toy run: excess of each curve is exactly c/ε on average
-    run_slopes = fitted_slope(aggregate(trial_rows(), "excess", datasets=DATASETS))
-    assert list(run_slopes.columns) == ["dataset", "label", "slope", "intercept", "points"]
+    run_slopes = fit_slopes(summarise_metric(trial_rows(), "excess", KEYS, datasets=DATASETS), "epsilon",
+                            ["dataset", "label"])
+    assert list(run_slopes.columns) == ["dataset", "label", "slope", "lo", "hi", "intercept", "points", "x_min",
+                                        "x_max"]
     np.testing.assert_allclose(run_slopes["slope"], -1.0)
     np.testing.assert_allclose(np.exp(run_slopes["intercept"]), [0.1, 0.3, 0.1, 0.3])
+    assert run_slopes["points"].tolist() == [3] * 4
 
 
 # ---------------------------------------------------------------------------------------------------------------

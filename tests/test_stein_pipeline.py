@@ -56,7 +56,7 @@ def test_run_records_ldp_columns(tiny_run):
 def test_preset_draws_baseline_once_and_styles_the_diagnostic(tiny_run):
     """The Stein preset: colour = ε, line style = mechanism (DIAGNOSTIC dotted as registered), the non-private
     baseline once (it ignores ε), medians with seeded bootstrap CIs (the same bands on every redraw)."""
-    from dpbench.plot import render
+    from dpbench.analysis.figures.curves import render
 
     drawing = render(tiny_run, **PRESET)
     (ax,) = drawing.figure.axes
@@ -76,7 +76,7 @@ def test_preset_draws_baseline_once_and_styles_the_diagnostic(tiny_run):
 
 
 def test_fit_slopes_per_curve(tiny_run):
-    from dpbench.plot import render
+    from dpbench.analysis.figures.curves import render
 
     drawing = render(tiny_run, **{**PRESET, "x": "epsilon", "hue": "data.n", "fit": True, "fit_draw": True})
     slopes = drawing.slopes
@@ -95,7 +95,7 @@ def test_cli_plot_and_table_analysis(tiny_run):
     bad = CliRunner().invoke(app, ["plot", str(tiny_run), "--metric", "nope"])
     assert bad.exit_code == 2 and "unknown metric 'nope'" in bad.output
     bad = CliRunner().invoke(app, ["plot", str(tiny_run), "--stat", "mode"])
-    assert bad.exit_code == 2 and "plot.stat" in bad.output
+    assert bad.exit_code == 2 and "--stat" in bad.output
     table = CliRunner().invoke(app, ["analyze", "stein_table66", str(tiny_run)])
     assert table.exit_code == 0 and "| p | n |" in table.output and (tiny_run / "table66.md").is_file()
 

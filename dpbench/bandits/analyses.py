@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
+from dpbench.analysis.figures.save import save_figures
+from dpbench.analysis.runs import load_run
+from dpbench.analysis.stats import halfwidth95, loglog_slope
 from dpbench.engine.store import write_atomic
-from dpbench.plot import save_figure
-from dpbench.results import Z95, load_run, loglog_weights
 
 
 def privacy_gaps(trials: pd.DataFrame, at: list[int]) -> pd.DataFrame:
@@ -39,7 +40,7 @@ def privacy_gaps(trials: pd.DataFrame, at: list[int]) -> pd.DataFrame:
                     continue
                 rows.append({"dataset_id": ds, "label": label, "epsilon": float(eps), "inv_epsilon": 1.0 / eps,
                              "T": T, "gap": float(diff.mean()),
-                             "ci95": float(Z95 * diff.std(ddof=0) / math.sqrt(len(diff))), "trials": len(diff)})
+                             "ci95": float(halfwidth95(diff.std(ddof=0), len(diff))), "trials": len(diff)})
     return pd.DataFrame(rows)
 
 
@@ -47,9 +48,7 @@ def gap_slopes(gaps: pd.DataFrame) -> pd.DataFrame:
     """Log–log slope of the mean gap vs 1/ε per (dataset_id, label, T) (positive gaps only)."""
     rows = []
     for (ds, label, T), g in gaps.groupby(["dataset_id", "label", "T"], sort=False):
-        ok = g[g["gap"] > 0]
-        slope = float(loglog_weights(ok["inv_epsilon"].to_numpy()) @ np.log(ok["gap"].to_numpy())) \
-            if ok["inv_epsilon"].nunique() >= 2 else math.nan
+        slope = loglog_slope(g["inv_epsilon"].to_numpy(), g["gap"].to_numpy())
         rows.append({"dataset_id": ds, "label": label, "T": T, "gap_slope_vs_inv_eps": slope})
     return pd.DataFrame(rows)
 
@@ -128,9 +127,7 @@ def bandit_gap(runs: list[Path], options: dict[str, str], echo: Callable[[str], 
                    + (o["caption"] or run.caption))
         fig = gap_figure(gaps, f"Privacy gap vs 1/ε — {run.name}", caption)
         written.append(csv)
-        for suffix in (".png", ".pdf"):
-            save_figure(fig, run.path / f"figure_privacy_gap{suffix}", dpi=150)
-            written.append(run.path / f"figure_privacy_gap{suffix}")
+        written += save_figures(fig, run.path / "figure_privacy_gap")
         for path in written[-3:]:
             echo(f"wrote {path}")
     return written

@@ -208,7 +208,7 @@ def parse_env(raw: Any, index: int) -> list[EnvEntry]:
 def parse_algorithm(raw: Any, index: int) -> list[AlgoEntry]:
     info, raw, hyper, combos = _parse_component(
         raw, f"algorithms[{index}]", "algorithm", ALGO_KEYS, get_algorithm, "hyper", lambda i: i.hyperparameters(),
-        "hyperparameter of",
+        "hyperparameter",
     )
     base = str(raw.get("label") or info.name)
     entries = []

@@ -27,7 +27,9 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
-from dpbench.controls import fmt_ci, loglog_slope_ci, median_panels, paired_ratio_ci, save_figure
+from dpbench.analysis.figures.panels import median_panels
+from dpbench.analysis.figures.save import save_figures
+from dpbench.analysis.stats import fmt_ci, halfwidth95, loglog_slope_ci, paired_ratio_ci
 
 COVERAGE_ROOT = 17_000_017  # ≠ calibrate.PILOT_ROOT: evaluation seeds disjoint from the pilot's
 
@@ -158,7 +160,7 @@ def dimfree_control_figure(trials: pd.DataFrame, title: str, caption: str):
                     if sub.empty:
                         continue
                     agg = sub.groupby("T")["regret"].agg(["mean", "std", "count"])
-                    half = 1.96 * agg["std"].fillna(0) / np.sqrt(agg["count"])
+                    half = halfwidth95(agg["std"].fillna(0), agg["count"])
                     (line,) = ax.plot(agg.index, agg["mean"], color=colour[eps], linestyle=style, linewidth=1.3)
                     ax.fill_between(agg.index, (agg["mean"] - half).clip(lower=1e-9), agg["mean"] + half,
                                     color=colour[eps], alpha=0.12, linewidth=0)
@@ -227,7 +229,7 @@ def dimfree_control_analysis(runs: list[Path], options: dict[str, str], echo: Ca
              .drop(columns=["lo", "hi"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     fig = dimfree_control_figure(trials, "SquareCB with the private dimension-free oracles vs a perfect oracle "
                                  "(θ̂ = θ*) with the same exploration schedule", options.get("caption", ""))
-    for path in save_figure(fig, stem):
+    for path in save_figures(fig, stem):
         echo(f"wrote {path}")
 
 
@@ -239,7 +241,7 @@ def dimfree_control_analysis(runs: list[Path], options: dict[str, str], echo: Ca
     "bandit-f8", summary="spec 001 F8: median ‖θ̂−θ*‖²_Σ vs d of the dimension-free oracles + slope-vs-d CIs",
 )
 def bandit_f8_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    from dpbench.results import load_run
+    from dpbench.analysis.runs import load_run
 
     _check_options("bandit-f8", options, {"out", "caption", "metric"})
     run = load_run(runs[0])
@@ -261,7 +263,7 @@ def bandit_f8_analysis(runs: list[Path], options: dict[str, str], echo: Callable
     fig = median_panels(trials.assign(panel="G-PowerLaw regression"), metric, "data.d", rows="panel",
                         cols="epsilon", reference_labels=("θ = 0",), title=run.title, caption=options.get(
                             "caption", run.caption), xlabel="d", ylabel="median ‖θ̂ − θ*‖²_Σ")
-    for path in save_figure(fig, stem):
+    for path in save_figures(fig, stem):
         echo(f"wrote {path}")
 
 
@@ -319,7 +321,7 @@ def coverage_summary(table: pd.DataFrame) -> pd.DataFrame:
     g = table.groupby(["variant", "epsilon", "N"], sort=False)
     out = g.agg(coverage=("coverage", "mean"), sd=("coverage", "std"), seeds=("coverage", "size"),
                 mean_width=("mean_width", "mean"), informative_share=("informative_share", "mean")).reset_index()
-    out["ci95"] = 1.96 * out["sd"].fillna(0) / np.sqrt(out["seeds"])
+    out["ci95"] = halfwidth95(out["sd"].fillna(0), out["seeds"])
     return out.drop(columns="sd")
 
 
@@ -383,5 +385,5 @@ def bandit_coverage_analysis(runs: list[Path], options: dict[str, str], echo: Ca
                "sd/√seeds; δ = 1e-5, paper calibration, failure probability 2^-20. c_b = 0.025 is the multiplier the "
                "JDP regret figures use (bandit_jdp*.yaml); c_b = 1 with the theory preset is the paper's width.")
     fig = coverage_figure(summary, "Confidence-width coverage of the JDP elimination oracles (spec 001 F5)", caption)
-    for path in save_figure(fig, stem):
+    for path in save_figures(fig, stem):
         echo(f"wrote {path}")

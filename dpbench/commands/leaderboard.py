@@ -1,4 +1,5 @@
-"""``dpbench leaderboard RUN…``: rank the mechanisms of runs across all their datasets (dpbench.leaderboard)."""
+"""``dpbench leaderboard RUN…``: rank the mechanisms of runs across all their datasets
+(:mod:`dpbench.analysis.leaderboard`)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Normalised excess risk (train MSE − OLS)/(‖Y‖²/n − OLS) per ε: median with CI, mean rank with a bootstrap
         CI, win/tie/loss matrix and performance profiles (PNG + PDF), written to OUT."""
-        from dpbench.leaderboard import build_leaderboard, summary_markdown, write_leaderboard
+        from dpbench.analysis.leaderboard import build_leaderboard, summary_markdown, write_leaderboard
 
         if bootstrap < 10:
             raise ValueError(f"--bootstrap must be ≥ 10, got {bootstrap}")

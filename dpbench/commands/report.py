@@ -1,5 +1,5 @@
 """``dpbench report PATH``: a self-contained Markdown + HTML page for every run under PATH, of any experiment kind,
-with the analyses its config names (see dpbench.report)."""
+with the analyses its config names (see dpbench.analysis.report)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ def register(app: typer.Typer) -> None:
         """Write report.md (+ report.html with embedded figures) for runs of any kind: every figure preset with
         its points (stat ± 95% CI per curve and x, best marked) and slopes, the analyses the config names under
         analyses:, fit time per mechanism, environment, config."""
-        from dpbench.report import write_report
-        from dpbench.results import find_runs
+        from dpbench.analysis.report import write_report
+        from dpbench.analysis.runs import find_runs
 
         runs = find_runs(path)
         if not runs:

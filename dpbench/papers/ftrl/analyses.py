@@ -17,8 +17,9 @@ from pathlib import Path
 import pandas as pd
 
 from dpbench import registry
+from dpbench.analysis.runs import load_run
+from dpbench.analysis.stats import fit_slopes, format_table, summarise_metric
 from dpbench.engine.store import write_atomic
-from dpbench.results import aggregate, fitted_slope, format_table, load_run
 
 #: §4.3 Table 1 exponents a (excess = Õ(N^{−a})) by method family
 FAMILY = {
@@ -43,8 +44,7 @@ def rate_exponent(family: str, spectrum: str, r: float | None) -> float:
 def slope_table(trials: pd.DataFrame, metric: str, nmin: float | None = None) -> pd.DataFrame:
     """Fitted slopes of log mean(metric) vs log N per (spectrum, r, label, ε) with the theory exponent."""
     keys = [c for c in ("data.spectrum", "data.r", "label", "mechanism", "epsilon") if c in trials]
-    agg = aggregate(trials, metric, x="data.n", by=keys)
-    slopes = fitted_slope(agg, x="data.n", by=keys, xmin=nmin)
+    slopes = fit_slopes(summarise_metric(trials, metric, [*keys, "data.n"]), "data.n", keys, xmin=nmin)
     rows = []
     for rec in slopes.to_dict("records"):
         family = FAMILY.get(rec.get("mechanism", ""))
@@ -69,14 +69,14 @@ def slope_table(trials: pd.DataFrame, metric: str, nmin: float | None = None) ->
 def diagnostics_table(trials: pd.DataFrame, metric: str, x: str = "epsilon") -> pd.DataFrame:
     """mean ± ci95 of ``metric`` with the mean η, clip% and τ per (dataset, label, x)."""
     keys = [c for c in ("dataset_id", "label") if c in trials and c != x]
-    agg = aggregate(trials, metric, x=x, by=keys)
+    points = summarise_metric(trials, metric, [*keys, x])
     extra = {}
     for column, name in (("info.eta", "eta"), ("info.clip_frac", "clip%"), ("info.tau", "tau")):
         if column in trials:
             extra[name] = trials.groupby([*keys, x])[column].mean()
-    out = agg.set_index([*keys, x])
+    out = points.set_index([*keys, x])
     out = pd.DataFrame({
-        f"{metric} ± ci95": [f"{m:.3g} ± {c:.2g}" for m, c in zip(out["mean"], out["ci95"], strict=True)],
+        f"{metric} ± ci95": [f"{m:.3g} ± {h - m:.2g}" for m, h in zip(out["centre"], out["hi"], strict=True)],
         "R": out["count"].astype(int),
     }, index=out.index)
     for name, series in extra.items():

@@ -22,8 +22,9 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
-from dpbench.controls import fmt_ci, loglog_slope_ci, paired_ratio_ci, save_figure
-from dpbench.results import load_run
+from dpbench.analysis.figures.save import save_figures
+from dpbench.analysis.runs import load_run
+from dpbench.analysis.stats import fmt_ci, halfwidth95, loglog_slope, loglog_slope_ci, paired_ratio_ci
 
 PAIR = ["data_draw", "trial"]
 
@@ -60,7 +61,7 @@ def eta_table(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
                 v = sub.loc[sub["eta"] == eta, "excess_pop_paper"].to_numpy(float)
                 rows.append({"spectrum": _spectrum_name(trials), "epsilon": float(eps), "label": label, "eta": kind,
                              "eta_value": rule_eta if kind == "rule" else float(eta), "mean": float(v.mean()),
-                             "ci95": 1.96 * float(v.std()) / math.sqrt(len(v)), "n": len(v)})
+                             "ci95": float(halfwidth95(float(v.std()), len(v))), "n": len(v)})
         labels = list(best)
         if len(labels) == 2:
             i_lab, s_lab = sorted(labels, key=lambda lab: "Σ" in lab)
@@ -96,7 +97,7 @@ def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
             for k, (label, sub) in enumerate(part.groupby("label", sort=False)):
                 grid = sub[sub["eta"] != "rule"].assign(x=lambda f: f["eta"].astype(float))
                 agg = grid.groupby("x")["excess_pop_paper"].agg(["mean", "std", "count"])
-                half = 1.96 * agg["std"] / np.sqrt(agg["count"])
+                half = halfwidth95(agg["std"], agg["count"])
                 (line,) = ax.plot(agg.index, agg["mean"], marker="o", markersize=3, color=f"C{k}")
                 ax.fill_between(agg.index, np.maximum(agg["mean"] - half, 0.1 * agg["mean"]), agg["mean"] + half,
                                 color=f"C{k}", alpha=0.15, linewidth=0)
@@ -104,7 +105,7 @@ def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
                 rule = sub[sub["eta"] == "rule"]
                 if not rule.empty:
                     m = rule["excess_pop_paper"].mean()
-                    h = 1.96 * rule["excess_pop_paper"].std() / math.sqrt(len(rule))
+                    h = halfwidth95(rule["excess_pop_paper"].std(), len(rule))
                     eb = ax.errorbar([rule["info.eta"].mean()], [m], yerr=[[min(h, 0.999 * m)], [h]], marker="*",
                                      markersize=11, color=f"C{k}", linestyle="none", markeredgecolor="black")
                     handles.setdefault(f"{label}, rule η", eb)
@@ -142,7 +143,7 @@ def ftrl_eta_grid_analysis(runs: list[Path], options: dict[str, str], echo: Call
     with pd.option_context("display.width", 250, "display.max_columns", 20, "display.max_rows", 200):
         echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     fig = eta_figure(all_trials, options.get("caption", ""))
-    for path in save_figure(fig, stem):
+    for path in save_figures(fig, stem):
         echo(f"wrote {path}")
 
 
@@ -169,8 +170,6 @@ def slope_rows(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 def _slope_gap(groups: dict[float, pd.DataFrame], pick: dict[float, np.ndarray]) -> float:
     """slope(Σ oracle) − slope(I) of the means over the rows ``pick[N]`` of each N's (draw × mechanism) table."""
-    from dpbench.controls import loglog_slope
-
     xs = sorted(groups)
     means = {m: [groups[x][m].to_numpy()[pick[x]].mean() for x in xs]
              for m in ("dp_ftrl_sigma_oracle", "dp_ftrl_identity")}
@@ -216,7 +215,7 @@ def slopes_figure(runs_trials: list[pd.DataFrame], table: pd.DataFrame, caption:
             part = trials[np.isclose(trials["epsilon"], eps)]
             for k, (label, sub) in enumerate(part.groupby("label", sort=False)):
                 agg = sub.groupby("data.n")["excess_pop_paper"].agg(["mean", "std", "count"])
-                half = 1.96 * agg["std"] / np.sqrt(agg["count"])
+                half = halfwidth95(agg["std"], agg["count"])
                 row = table[(table["spectrum"] == spectrum) & (table["label"] == label)
                             & (table["epsilon"].isin([f"{eps:g}", "∞"]))]
                 slope = fmt_ci(*row[["slope", "lo", "hi"]].iloc[0], 2) if len(row) else ""
@@ -260,5 +259,5 @@ def ftrl_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callab
     echo("\nslope(Σ oracle) − slope(I), paired bootstrap 95% CI (negative = Σ decays faster):")
     echo(diffs.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     if options.get("figure"):
-        for path in save_figure(slopes_figure(all_trials, table, options.get("caption", "")), options["figure"]):
+        for path in save_figures(slopes_figure(all_trials, table, options.get("caption", "")), options["figure"]):
             echo(f"wrote {path}")

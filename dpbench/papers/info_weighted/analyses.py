@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
+from dpbench.analysis.figures.save import save_figure
+from dpbench.analysis.runs import load_run
+from dpbench.analysis.stats import paired_ratio_ci
 from dpbench.engine.store import write_atomic
-from dpbench.plot import save_figure
-from dpbench.results import load_run
 
 
 @registry.register_analysis(
@@ -83,8 +84,6 @@ E5_PAIR_KEY = ["data_draw", "trial"]  # Alg 1 and Laplace SSP see the same data 
 def e5_ratio_ci(trials: pd.DataFrame, cell: list[str], seed: int = 0, resamples: int = 2000) -> pd.DataFrame:
     """Per cell: the ratio of mean errors Laplace SSP / Alg 1 with a paired percentile-bootstrap 95% CI — fits
     paired by (data_draw, trial), pairs resampled with replacement; one seeded generator, cells in sorted order."""
-    from dpbench.controls import paired_ratio_ci
-
     rng = np.random.default_rng(seed)
     key = [c for c in E5_PAIR_KEY if c in trials]
     rows = []
@@ -170,7 +169,7 @@ def e5_ratio_figure(wide: pd.DataFrame, path: Path, saturation: float = 0.3, fit
     fig.text(0.5, 0.01, "\n".join(textwrap.wrap(caption, 105)), ha="center", va="bottom", fontsize=7,
              style="italic")
     fig.tight_layout(rect=(0, 0.11, 1, 1))
-    save_figure(fig, path, dpi=150)
+    save_figure(fig, path)
     return path
 
 

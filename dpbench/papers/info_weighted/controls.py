@@ -17,9 +17,11 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
-from dpbench.controls import fmt_ci, loglog_slope_ci, median_panels, paired_ratio_ci, save_figure
-from dpbench.plot import metric_name
-from dpbench.results import load_run
+from dpbench.analysis.figures.panels import median_panels
+from dpbench.analysis.figures.save import save_figures
+from dpbench.analysis.figures.text import metric_name
+from dpbench.analysis.runs import load_run
+from dpbench.analysis.stats import fmt_ci, loglog_slope_ci, paired_ratio_ci
 
 DEFAULT_PAIRS = (
     ("IWR-DP (W learned)", "AdaSSP"),
@@ -155,7 +157,7 @@ def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callab
     config_title = (load_run(runs[0]).config or {}).get("title")
     title = options.get("title") or config_title or f"IWR-DP ablations — {metric_name(metric)}"
     fig = ablation_figure(trials, metric, title, options.get("caption") or default_caption(trials, metric))
-    for path in save_figure(fig, stem):
+    for path in save_figures(fig, stem):
         echo(f"wrote {path}")
 
 

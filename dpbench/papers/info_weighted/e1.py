@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpbench.analysis.figures.save import save_figure
 from dpbench.engine.store import write_atomic
 from dpbench.mechanisms.info_weighted.matrix import W_gamma0, population_info_matrix
-from dpbench.plot import save_figure
 
 #: spec 000 §7.3 expected values: (generator, α, T) → (PoP_IW, PoP_SSP)
 SPEC_TABLE = {
@@ -123,7 +123,7 @@ def e1_figure(table: pd.DataFrame, path: Path) -> Path:
                  "Lemma 5.7 / Eq. 23 (proposed in spec 000 §7.3), not a reproduction", y=0.935, fontsize=9)
     fig.subplots_adjust(top=0.86, bottom=0.16, left=0.06, right=0.98, hspace=0.3, wspace=0.25)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path, dpi=130)
+    save_figure(fig, path)
     return path
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpbench import registry
-from dpbench.results import load_run
+from dpbench.analysis.runs import load_run
 
 #: spec 003 §6.6 (median err2; literal 10 trials with c0 = 1, central 20 trials with c0 = 4)
 SPEC_TABLE_66 = {

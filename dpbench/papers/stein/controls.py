@@ -25,10 +25,12 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
-from dpbench.controls import fmt_ci, loglog_slope_ci, median_panels, save_figure
+from dpbench.analysis.figures.panels import median_panels
+from dpbench.analysis.figures.save import save_figures
+from dpbench.analysis.runs import load_run
+from dpbench.analysis.stats import fmt_ci, loglog_slope_ci
 from dpbench.mechanisms.stein.families import get_family
 from dpbench.privacy.stein import clip_radius, stein_noise_scales
-from dpbench.results import load_run
 
 PAPER_P = (5, 10, 20, 40)
 PAPER_N = (100_000, 300_000, 700_000)
@@ -147,5 +149,5 @@ def stein_ctrl_analysis(runs: list[Path], options: dict[str, str], echo: Callabl
     fig = median_panels(trials, metric, "epsilon", rows="dataset", cols="data.n", reference_labels=refs,
                         title=run.title, caption=options.get("caption", run.caption), xlabel="ε",
                         ylabel=f"median {metric}")
-    for path in save_figure(fig, stem):
+    for path in save_figures(fig, stem):
         echo(f"wrote {path}")

@@ -1,103 +1,17 @@
-"""Evidence helpers for control experiments (issue 17): percentile-bootstrap intervals for medians, paired ratios and
-log–log slopes, and a small median-with-band panel figure whose curves are styled per *label* (several entries of
-one mechanism with different hyperparameters get distinct colours).
-
-Pure functions of a trials table (no run folders, no paper knowledge); the per-paper analyses call them.
-
-* :func:`median_ci` — median and percentile-bootstrap 95% CI.
-* :func:`paired_ratio_ci` — stat(a)/stat(b) for paired samples (same data draw and noise seed: common random
-  numbers), the pairs resampled jointly.
-* :func:`loglog_slope_ci` — least-squares slope of log stat(values at x) vs log x with a stratified bootstrap (the
-  samples at each x resampled independently), so the interval carries the variability of every point.
-"""
+"""The panels figure: a grid of panels of the median of a metric vs a coordinate, each with a bootstrap 95% band
+(:func:`dpbench.analysis.stats.median_ci`), whose curves are styled per *label* (several entries of one mechanism
+with different hyperparameters get distinct colours). The control experiments' figures (issue 17) use it."""
 
 from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-RESAMPLES = 2000
-Stat = Callable[[np.ndarray], float]
-
-
-def _finite(values: Sequence[float] | np.ndarray) -> np.ndarray:
-    v = np.asarray(values, dtype=float)
-    return v[np.isfinite(v)]
-
-
-def _percentiles(samples: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    samples = samples[np.isfinite(samples)]
-    if samples.size == 0:
-        return math.nan, math.nan
-    tail = (1.0 - level) / 2.0
-    return float(np.quantile(samples, tail)), float(np.quantile(samples, 1.0 - tail))
-
-
-def median_ci(values: Sequence[float] | np.ndarray, rng: np.random.Generator, resamples: int = RESAMPLES
-              ) -> tuple[float, float, float]:
-    """(median, lo, hi): the median of the finite values and its percentile-bootstrap 95% CI (NaN CI if < 2)."""
-    v = _finite(values)
-    if v.size == 0:
-        return math.nan, math.nan, math.nan
-    if v.size < 2:
-        return float(v[0]), math.nan, math.nan
-    idx = rng.integers(0, v.size, size=(resamples, v.size))
-    lo, hi = _percentiles(np.median(v[idx], axis=1))
-    return float(np.median(v)), lo, hi
-
-
-def paired_ratio_ci(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, rng: np.random.Generator, *,
-                    stat: Stat = np.median, resamples: int = RESAMPLES) -> tuple[float, float, float]:
-    """(ratio, lo, hi) of stat(a)/stat(b) for paired samples a_i, b_i; pairs with a non-finite member are dropped."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"paired samples must have the same shape, got {a.shape} and {b.shape}")
-    ok = np.isfinite(a) & np.isfinite(b)
-    a, b = a[ok], b[ok]
-    if a.size == 0:
-        return math.nan, math.nan, math.nan
-    ratio = float(stat(a) / stat(b))
-    if a.size < 2:
-        return ratio, math.nan, math.nan
-    idx = rng.integers(0, a.size, size=(resamples, a.size))
-    boot = np.array([stat(a[i]) / stat(b[i]) for i in idx])
-    lo, hi = _percentiles(boot)
-    return ratio, lo, hi
-
-
-def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
-    """Least-squares slope of log y vs log x (NaN with fewer than 2 positive points)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    ok = (x > 0) & (y > 0) & np.isfinite(y)
-    if ok.sum() < 2:
-        return math.nan
-    return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])
-
-
-def loglog_slope_ci(groups: dict[float, Sequence[float]], rng: np.random.Generator, *, stat: Stat = np.mean,
-                    resamples: int = RESAMPLES) -> tuple[float, float, float]:
-    """(slope, lo, hi): slope of log stat(values) vs log x over the keys x of ``groups``, with a stratified
-    percentile bootstrap (each x's values resampled independently)."""
-    xs = sorted(groups)
-    vals = [_finite(groups[x]) for x in xs]
-    slope = loglog_slope(xs, [stat(v) if v.size else math.nan for v in vals])
-    boot = np.empty(resamples)
-    for r in range(resamples):
-        boot[r] = loglog_slope(xs, [stat(v[rng.integers(0, v.size, v.size)]) if v.size else math.nan for v in vals])
-    lo, hi = _percentiles(boot)
-    return slope, lo, hi
-
-
-def fmt_ci(value: float, lo: float, hi: float, digits: int = 2) -> str:
-    """'v [lo, hi]' with ``digits`` significant digits (used in claims tables)."""
-    def f(v: float) -> str:
-        return "nan" if not math.isfinite(v) else f"{v:.{digits}g}"
-
-    return f"{f(value)} [{f(lo)}, {f(hi)}]"
+from dpbench.analysis.stats import median_ci
 
 
 def median_panels(
@@ -184,17 +98,3 @@ def median_panels(
     bottom = (0.16 * len(cap_lines) + 0.55) / height
     fig.tight_layout(rect=(0, bottom, 1 - 2.4 / width, 1 - 0.45 / height))
     return fig
-
-
-def save_figure(fig, path_stem) -> list[str]:
-    """Write ``<stem>.png`` and ``<stem>.pdf`` atomically (:func:`dpbench.plot.save_figure`); returns the paths."""
-    from pathlib import Path
-
-    from dpbench import plot
-
-    out = []
-    for suffix in (".png", ".pdf"):
-        path = f"{path_stem}{suffix}"
-        plot.save_figure(fig, Path(path))
-        out.append(path)
-    return out

@@ -1,9 +1,9 @@
-"""Figures of a run — one ``dpbench plot`` for every paper and experiment kind.
+"""The curves figure — one figure kind that draws every paper's per-trial figures (``dpbench plot``).
 
 A figure is described by a *preset* (the options of :data:`dpbench.config.PLOT_KEYS`): any numeric CSV coordinate
 on ``x``; curves keyed by ``hue`` (colour) and ``style`` (line style/marker); panels keyed by ``panel`` (and
 ``row`` for a grid); the point drawn is the ``stat`` (mean | median) of the trials at that coordinate and the band
-its 95% ``interval`` (normal | seeded bootstrap | none, see :func:`dpbench.results.summarise`); log axes; the
+its 95% ``interval`` (normal | seeded bootstrap | none, see :func:`dpbench.analysis.stats.summarise`); log axes; the
 dataset's reference lines, any ``hlines`` and ``ref_slopes`` (power laws through a curve's first point);
 ``baseline`` rows (e.g. non-private references) drawn as grey dashed curves in every panel they share; ``fit`` adds
 a log–log least-squares slope with a 95% CI per curve (a table; with ``fit_draw`` also the fitted lines). A config's
@@ -14,8 +14,10 @@ Columns that vary inside a curve and are not ``x`` (ε when x is not ε, a swept
 split the curve rather than being averaged over, unless listed in ``pool``. Mechanism colours/markers come from
 the registry (``MechanismInfo.style``); a numeric hue gets a sequential colour map (ε = ∞ in black).
 
-:func:`render` returns a :class:`Drawing` (figure, points drawn, slopes) for tests and notebooks; :func:`plot_run`
-writes ``<stem>.png`` / ``.pdf`` (and ``<stem>_slopes.csv``) next to ``trials.csv``. Figures are created without
+:func:`render` returns a :class:`Drawing` (figure, points drawn, slopes) for tests and notebooks;
+:mod:`dpbench.analysis.figures.presets` writes ``<stem>.png`` / ``.pdf`` (and ``<stem>_slopes.csv``) next to
+``trials.csv``. Styles: :mod:`~dpbench.analysis.figures.styles`; fitted and reference slopes:
+:mod:`~dpbench.analysis.figures.slopes`. Figures are created without
 pyplot (no global state, no display needed).
 """
 
@@ -25,19 +27,23 @@ import math
 import re
 import textwrap
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullLocator
 
+from dpbench.analysis.figures.save import DPI
+from dpbench.analysis.figures.slopes import draw_ref_slope, fit_curve
+from dpbench.analysis.figures.styles import curve_styles
+from dpbench.analysis.figures.text import axis_name, coordinate_text, metric_name, value_text
+from dpbench.analysis.runs import EXCESS_NAMES, Run, load_run, metric_values, reference_lines
+from dpbench.analysis.stats import summarise
 from dpbench.config import PLOT_KEYS, parse_plot_options
-from dpbench.results import EXCESS_NAMES, Run, fit_slopes, load_run, metric_values, reference_lines, summarise
 
 #: defaults of every preset option
 DEFAULTS: dict[str, Any] = {
@@ -49,89 +55,10 @@ DEFAULTS: dict[str, Any] = {
 }
 #: options of one figure (the config's ``plot:`` may also hold ``metrics``: one figure each)
 PLOT_OPTIONS = tuple(DEFAULTS)
-DPI = 150
 PANEL_SIZE = (4.4, 3.3)  # inches per panel
-FALLBACK_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
-LINESTYLES = ("-", "--", ":", "-.")
 MAX_MARKERS = 12  # markers per curve at most (a curve of 70 checkpoints gets one every ~6 points)
-BASELINE_GREYS = ("black", "dimgray", "darkgrey", "silver")
 REF_STYLE = {"OLS (non-private)": ":", "θ = 0": "-."}
-#: dash patterns for baselines whose registered line style another baseline label already has (dash-dot-dot,
-#: sparse dots, long dashes; each visible in a legend handle): two baselines of one hue colour stay distinguishable
-BASELINE_DASHES = ("--", (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (10, 3)))
 MODEL_TAG = {"central": "central", "local": "local", "label": "label-DP", "joint": "JDP", "none": "non-private"}
-#: readable axis names for common coordinates
-AXIS_NAMES = {
-    "epsilon": "ε",
-    "delta": "δ",
-    "n": "n (training rows)",
-    "d": "d (features)",
-    "seconds": "seconds per fit",
-    "trial": "trial",
-}
-_STYLE_CACHE: dict[str, dict[str, Any]] = {}
-
-
-def axis_name(column: str) -> str:
-    """Readable label of a coordinate: ``epsilon`` → ε, ``data.n`` → n, ``hp.T`` → T (hyperparameter)."""
-    if column in AXIS_NAMES:
-        return AXIS_NAMES[column]
-    if column.startswith("data."):
-        return column[5:]
-    if column.startswith("hp."):
-        return f"{column[3:]} (hyperparameter)"
-    if column.startswith("info."):
-        return column[5:]
-    return column
-
-
-def metric_name(metric: str) -> str:
-    """Axis label of a metric from :data:`dpbench.metrics.LABELS` (the metric name if unknown)."""
-    try:
-        from dpbench import registry
-        from dpbench.metrics import LABELS
-
-        registry.discover()  # loader/mechanism modules register their own metrics (and labels)
-    except Exception:  # noqa: BLE001 - plotting must not depend on every module importing cleanly
-        LABELS = {}
-    if metric in EXCESS_NAMES:
-        return LABELS.get("excess_train_mse", "Excess train MSE (vs OLS)")
-    return LABELS.get(metric, axis_name(metric))
-
-
-def value_text(value: Any) -> str:
-    """Short text of a coordinate value: 0.5, 20, 1e5 (one significant digit), 16,384, ∞."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return str(value)
-    value = float(value)
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "∞" if value > 0 else "−∞"
-    if value.is_integer() and abs(value) >= 10_000:
-        short = f"{value:.0e}"
-        return short.replace("e+0", "e").replace("e+", "e") if float(short) == value else f"{value:,.0f}"
-    return f"{value:.4g}"
-
-
-def _short(name: str, value: Any) -> str:
-    if name in ("label", "mechanism", "dataset", "dataset_id"):
-        return str(value)
-    return f"{axis_name(name).split(' (')[0]}={value_text(value)}"
-
-
-def _mechanism_style(name: str) -> dict[str, Any]:
-    """Registry style hints of mechanism ``name``; ``{}`` if it (or the registry) cannot be loaded."""
-    if name not in _STYLE_CACHE:
-        try:
-            from dpbench import registry
-
-            _STYLE_CACHE[name] = dict(registry.get_mechanism(name).style)
-        except Exception:  # noqa: BLE001 - plotting must not depend on every mechanism importing cleanly
-            _STYLE_CACHE[name] = {}
-    return _STYLE_CACHE[name]
-
-
 def _ordered(values: pd.Series, preferred: list[Any] | None = None) -> list[Any]:
     """Unique values: ``preferred`` order first, else ascending for numbers, else order of appearance."""
     unique = list(pd.unique(values))
@@ -175,69 +102,6 @@ def _matches(frame: pd.DataFrame, selection: Mapping[str, Sequence[Any]] | None,
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# curve styles
-
-
-def _sequential_colours(values: list[Any]) -> dict[Any, Any]:
-    """Numbers → viridis (ascending), +∞ → black (e.g. ε = ∞, non-private)."""
-    cmap = matplotlib.colormaps["viridis"]
-    finite = sorted(v for v in values if not pd.isna(v) and np.isfinite(v))
-    colours = {v: cmap(0.05 + 0.8 * i / max(1, len(finite) - 1)) for i, v in enumerate(finite)}
-    colours.update({v: "black" for v in values if not pd.isna(v) and not np.isfinite(v)})
-    return colours
-
-
-def _label_styles(names: list[Any], mechanisms: list[str | None]) -> dict[Any, dict[str, Any]]:
-    """Registry colour/marker/linestyle per curve name, with distinct fallbacks where missing or taken."""
-    colors = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
-    styles: dict[Any, dict[str, Any]] = {}
-    used_colors: set[Any] = set()
-    used_markers: set[str] = set()
-    for name, mech in zip(names, mechanisms, strict=True):
-        if name in styles:
-            continue
-        base = _mechanism_style(mech) if mech else {}
-        color = base.get("color")
-        if color is None or color in used_colors:
-            free = [c for c in colors if c not in used_colors]
-            color = free[0] if free else colors[len(styles) % len(colors)]
-        marker = base.get("marker")
-        if marker is None or (marker in used_markers and base.get("color") in used_colors):
-            free = [m for m in FALLBACK_MARKERS if m not in used_markers]
-            marker = free[0] if free else FALLBACK_MARKERS[len(styles) % len(FALLBACK_MARKERS)]
-        used_colors.add(color)
-        used_markers.add(marker)
-        styles[name] = {"color": color, "marker": marker or "", "linestyle": base.get("linestyle", "-")}
-    return styles
-
-
-def _style_map(values: list[Any], mechanisms: list[str | None], by_label: bool) -> dict[Any, dict[str, str]]:
-    """Line style (and, when the style column names mechanisms, marker) per value of the ``style`` column."""
-    out: dict[Any, dict[str, str]] = {}
-    used_ls: set[str] = set()
-    used_markers: set[str] = set()
-    for value, mech in zip(values, mechanisms, strict=True):
-        if value in out:
-            continue
-        base = _mechanism_style(mech) if (by_label and mech) else {}
-        linestyle = base.get("linestyle")
-        if linestyle is None or linestyle in used_ls:
-            free = [ls for ls in LINESTYLES if ls not in used_ls]
-            linestyle = free[0] if free else LINESTYLES[len(out) % len(LINESTYLES)]
-        used_ls.add(linestyle)
-        entry = {"linestyle": linestyle}
-        if by_label:
-            marker = base.get("marker")
-            if not marker or marker in used_markers:
-                free = [m for m in FALLBACK_MARKERS if m not in used_markers]
-                marker = free[0] if free else FALLBACK_MARKERS[len(out) % len(FALLBACK_MARKERS)]
-            used_markers.add(marker)
-            entry["marker"] = marker
-        out[value] = entry
-    return out
-
-
-# ----------------------------------------------------------------------------------------------------------------
 # the figure
 
 
@@ -275,7 +139,7 @@ def _panel_column(trials: pd.DataFrame, o: Mapping[str, Any]) -> str:
 
 
 def _panel_title(trials: pd.DataFrame, column: str, value: Any) -> str:
-    title = _short(column, value)
+    title = coordinate_text(column, value)
     sub = trials[trials[column] == value] if not pd.isna(value) else trials[trials[column].isna()]
     sizes = []
     for size in ("n", "d"):
@@ -434,14 +298,15 @@ def _curves(sel: _Selection) -> _Curves:
         parts += [(hue, rec["_hue"])] if not pd.isna(rec["_hue"]) else []
         parts += [(style, rec[style])] if style else []
         parts += [(e, rec[e]) for e in sel.extras if not (e == "epsilon" and pd.isna(rec[e]))]
-        names = [_short(c, v) for c, v in parts if c in ("label", "mechanism")]
-        text = ", ".join(dict.fromkeys(names + [_short(c, v) for c, v in parts if c not in ("label", "mechanism")]))
+        names = [coordinate_text(c, v) for c, v in parts if c in ("label", "mechanism")]
+        coordinates = [coordinate_text(c, v) for c, v in parts if c not in ("label", "mechanism")]
+        text = ", ".join(dict.fromkeys(names + coordinates))
         if tag and rec.get("privacy_model") is not None:
             text += f" [{MODEL_TAG.get(rec['privacy_model'], rec['privacy_model'])}]"
         order.append(key)
         legend[key] = text
         meta[key] = rec
-    styles = _curve_styles(order, meta, hue, style or (sel.extras[0] if sel.extras else None))
+    styles = curve_styles(order, meta, hue, style or (sel.extras[0] if sel.extras else None))
     return _Curves(order, legend, meta, styles)
 
 
@@ -524,21 +389,6 @@ def _draw_curve(ax, sel: _Selection, curves: _Curves, curve: tuple, pts: pd.Data
     return line
 
 
-def _fit_curve(ax, sel: _Selection, curves: _Curves, curve: tuple, pts: pd.DataFrame, cell: dict[str, Any]
-               ) -> tuple[dict[str, Any], Any]:
-    """The slope fit of one curve (a row of the slopes table) and, with ``fit_draw``, its drawn line."""
-    o = sel.o
-    fit = fit_slopes(pts, o["x"], [], o["fit_min"], o["fit_max"]).iloc[0].to_dict()
-    fit.update({**cell, "curve": curves.legend[curve]})
-    if not (o["fit_draw"] and np.isfinite(fit["slope"])):
-        return fit, None
-    fx = np.geomspace(fit["x_min"], fit["x_max"], 20)
-    (line,) = ax.plot(fx, np.exp(fit["intercept"]) * fx ** fit["slope"], color=curves.styles[curve]["color"],
-                      linestyle=(0, (6, 3)), linewidth=1.0, alpha=0.6,
-                      label=f"{curves.legend[curve]}: {fit['slope']:+.2f} [{fit['lo']:+.2f}, {fit['hi']:+.2f}]")
-    return fit, line
-
-
 def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, handles: dict[str, Any],
                 annotation) -> list[dict[str, Any]]:
     """Every curve of panel ``key`` = (row value, panel value), its axes and decorations; returns its fits."""
@@ -566,11 +416,13 @@ def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, hand
         drawn += 1
         for ref in o["ref_slopes"]:
             if not curves.meta[curve]["_base"] and ref["through"] in ("", curves.meta[curve].get("label")):
-                _draw_ref_slope(ax, pts, x, ref, handles)
+                draw_ref_slope(ax, pts, x, ref, handles)
         if annotation is not None:
             _annotate(annotation, ax, sel, pts, curve, p, r)
         if o["fit"] and not curves.meta[curve]["_base"]:
-            fit, line = _fit_curve(ax, sel, curves, curve, pts, cell)
+            fit, line = fit_curve(ax, pts, x, o["fit_min"], o["fit_max"], curves.legend[curve],
+                                  curves.styles[curve]["color"], o["fit_draw"])
+            fit.update({**cell, "curve": curves.legend[curve]})
             fits.append(fit)
             fit_lines += [line] if line is not None else []
     _decorate_axes(ax, sel, lay, sub, drawn, use_logx, handles, key)
@@ -578,20 +430,6 @@ def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, hand
         ax.legend(handles=fit_lines, loc="upper center", bbox_to_anchor=(0.5, -0.5 / lay.axes_in), fontsize=6.5,
                   title="fitted log–log slope [95% CI] (thin dashed lines)", title_fontsize=6.5, frameon=False)
     return fits
-
-
-def _draw_ref_slope(ax, pts: pd.DataFrame, x: str, ref: Mapping[str, Any], handles: dict[str, Any]) -> None:
-    """A reference power law y ∝ x^slope (grey dotted) through a curve's first point, over the curve's x range."""
-    xs, centre = pts[x].to_numpy(float), pts["centre"].to_numpy(float)
-    ok = np.isfinite(xs) & np.isfinite(centre) & (xs > 0) & (centre > 0)
-    if ok.sum() < 2:
-        return
-    xs, centre = xs[ok], centre[ok]
-    fx = np.geomspace(xs[0], xs[-1], 20)
-    label = ref["label"] or f"slope {ref['slope']:+g}"
-    (line,) = ax.plot(fx, centre[0] * (fx / xs[0]) ** ref["slope"], color="grey", linestyle=(0, (1, 1.5)),
-                      linewidth=1.2, label=label)
-    handles.setdefault(label, line)
 
 
 def _decorate_axes(ax, sel: _Selection, lay: _Layout, sub: pd.DataFrame, drawn: int, use_logx: bool,
@@ -622,7 +460,7 @@ def _decorate_axes(ax, sel: _Selection, lay: _Layout, sub: pd.DataFrame, drawn: 
         ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3), useMathText=True)
     ax.grid(True, which="major", alpha=0.4)
     title = _panel_title(sel.trials, panel, p)
-    ax.set_title(f"{_short(row, r)}\n{title}" if row else title, fontsize=9)
+    ax.set_title(f"{coordinate_text(row, r)}\n{title}" if row else title, fontsize=9)
     if j == 0:
         ax.set_ylabel(metric_name(o["metric"]) + (" (median)" if o["stat"] == "median" else ""))
     if (i + 1, j) not in set(lay.positions.values()):  # nothing below it
@@ -711,75 +549,6 @@ def cell_mask(points: pd.DataFrame, panel: str, p: Any, row: str | None = None, 
     return mask | base_mask
 
 
-def _baseline_linestyles() -> Callable[[Any, Any], Any]:
-    """Line style per baseline label: its registered one (default dashed), or, when another baseline label has
-    that already, the next free pattern of BASELINE_DASHES — fixed per label, so panels and legend agree."""
-    of_label: dict[Any, Any] = {}
-
-    def style_for(label: Any, registered: Any) -> Any:
-        if label not in of_label:
-            taken = [str(v) for v in of_label.values()]
-            wanted = registered or "--"
-            free = [d for d in (wanted, *BASELINE_DASHES) if str(d) not in taken]
-            of_label[label] = free[0] if free else wanted
-        return of_label[label]
-
-    return style_for
-
-
-def _curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], hue: str,
-                  style: str | None) -> dict[tuple, dict[str, Any]]:
-    """Colour from the hue (registry colours when the hue is the label/mechanism, a sequential map when numeric),
-    line style/marker from the ``style`` column or the mechanism's registered style; baselines grey and dashed."""
-    mains = [c for c in curves if not meta[c]["_base"]]
-    mech = {c: meta[c].get("mechanism") for c in curves}
-    hue_values = list(dict.fromkeys(meta[c]["_hue"] for c in mains))
-    by_name = hue in ("label", "mechanism")
-    if by_name:
-        named = _label_styles(hue_values, [next(mech[c] for c in mains if meta[c]["_hue"] == v) for v in hue_values])
-        colour_of = {v: named[v]["color"] for v in hue_values}
-    elif hue_values and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
-                            for v in hue_values if not pd.isna(v)):
-        colour_of = _sequential_colours(hue_values)
-    else:
-        cycle = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
-        colour_of = {v: cycle[i % len(cycle)] for i, v in enumerate(hue_values)}
-    label_named = _label_styles([meta[c].get("label") for c in mains], [mech[c] for c in mains]) if mains else {}
-    style_of = {}
-    if style:
-        values = list(dict.fromkeys(meta[c][style] for c in mains))
-        style_of = _style_map(values, [next(mech[c] for c in mains if meta[c][style] == v) for v in values],
-                              by_label=style in ("label", "mechanism"))
-    out: dict[tuple, dict[str, Any]] = {}
-    greys = iter(BASELINE_GREYS * 4)
-    base_colour: dict[Any, Any] = {}
-    base_style = _baseline_linestyles()
-    taken = {str(v) for v in colour_of.values()}
-    for c in curves:
-        rec = meta[c]
-        if rec["_base"]:
-            reg = _mechanism_style(mech[c]) if mech[c] else {}
-            if not pd.isna(rec["_hue"]) and rec["_hue"] in colour_of:
-                colour = colour_of[rec["_hue"]]
-            elif rec.get("label") in base_colour:
-                colour = base_colour[rec.get("label")]
-            else:  # the registered colour unless a curve or another baseline has it; else the next grey
-                colour = reg.get("color")
-                while colour is None or str(colour) in taken:
-                    colour = next(greys)
-                taken.add(str(colour))
-                base_colour[rec.get("label")] = colour
-            out[c] = {"color": colour, "marker": "", "linestyle": base_style(rec.get("label"), reg.get("linestyle"))}
-            continue
-        named = label_named.get(rec.get("label"), {})
-        entry = {"color": colour_of.get(rec["_hue"], "grey"), "marker": named.get("marker", "o"),
-                 "linestyle": named.get("linestyle", "-")}
-        if style:
-            entry.update(style_of[rec[style]])
-        out[c] = entry
-    return out
-
-
 def _annotate(draw, ax, sel: _Selection, pts: pd.DataFrame, curve: tuple, p: Any, r: Any) -> None:
     """Call a registered annotation with the curve's rows of panel (r, p) and that panel's dataset entry."""
     trials = sel.trials
@@ -844,115 +613,7 @@ def build_figure(run: Run | str | Path, **options: Any) -> Figure:
     return render(run, **options).figure
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# presets and files
-
-
-def _safe(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in text)
-
-
-def figure_stem(metric: str, x: str = "epsilon") -> str:
-    """``figure_<metric>``, or ``figure_<metric>_vs_<x>`` when x is not ε."""
-    safe = _safe(metric)
-    return f"figure_{safe}" if x == "epsilon" else f"figure_{safe}_vs_{''.join(c if c.isalnum() else '_' for c in x)}"
-
-
-def presets(run: Run, overrides: Mapping[str, Any] | None = None, only: str | None = None
-            ) -> list[tuple[str, dict[str, Any]]]:
-    """The figures of a run as (file stem, options): one per named preset of the config's ``plots:`` (merged over
-    ``plot:``) — or the ``plot:`` preset alone — and one per metric of a ``metrics:`` list.
-
-    ``only`` selects one named preset; ``overrides`` (e.g. CLI flags) apply to it, or — without ``only`` — make one
-    ad-hoc figure from ``plot:`` and the overrides (file ``figure_<metric>[_vs_<x>]`` unless ``out`` is given).
-    """
-    base = dict(run.config.get("plot") or {})
-    named = {str(k): dict(v or {}) for k, v in (run.config.get("plots") or {}).items()}
-    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-    if only is not None:
-        if only not in named:
-            raise ValueError(f"no figure preset {only!r} in {run.path / 'config.yaml'}; "
-                             f"presets: {', '.join(named) or '(none: only plot:)'}")
-        chosen: dict[str | None, dict[str, Any]] = {only: {**base, **named[only], **overrides}}
-    elif overrides or not named:
-        chosen = {None: {**base, **overrides}}
-    else:
-        chosen = {name: {**base, **opts} for name, opts in named.items()}
-    figures = []
-    for name, options in chosen.items():
-        metrics = options.pop("metrics", None)
-        if "metric" in overrides or not metrics:
-            metrics = [options.get("metric", DEFAULTS["metric"])]
-        for metric in metrics:
-            stem = options.get("out") or (f"figure_{_safe(name)}" + (f"_{_safe(metric)}" if len(metrics) > 1 else "")
-                                          if name else figure_stem(metric, options.get("x", "epsilon")))
-            figures.append((stem, {**options, "metric": metric, "out": stem}))
-    return figures
-
-
-def save(drawing: Drawing, folder: Path, stem: str) -> list[Path]:
-    """Write ``<stem>.png`` (dpi 150) and ``.pdf``, and ``<stem>_slopes.csv`` when the drawing has slopes."""
-    written = []
-    for suffix in (".png", ".pdf"):
-        path = folder / f"{stem}{suffix}"
-        save_figure(drawing.figure, path, dpi=DPI)
-        written.append(path)
-    if len(drawing.slopes):
-        from dpbench.engine.store import write_atomic
-
-        path = folder / f"{stem}_slopes.csv"
-        write_atomic(path, drawing.slopes.to_csv(index=False))
-        written.append(path)
-    drawing.files = written
-    return written
-
-
-def plot_presets(run_dir: str | Path, overrides: Mapping[str, Any] | None = None,
-                 only: str | None = None) -> list[Drawing]:
-    """Draw and write every figure of :func:`presets` for the run in ``run_dir``."""
-    run = load_run(run_dir)
-    drawings = []
-    for stem, options in presets(run, overrides, only):
-        drawing = render(run, **options)
-        save(drawing, run.path, stem)
-        drawings.append(drawing)
-    return drawings
-
-
-def save_figure(fig: Any, path: Path, **options: Any) -> None:
-    """``fig.savefig`` to a temp file renamed over ``path``: an interrupted save never leaves a half-written figure."""
-    from dpbench.engine.store import atomic_path
-
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip("."), **options)
-
-
-
-def plot_run(run_dir: str | Path, **options: Any) -> list[Path]:
-    """Draw one figure with ``options`` (defaults: :data:`DEFAULTS`, not the config's preset) and write it.
-
-    The file stem is ``out`` or ``figure_<metric>[_vs_<x>]``. Unknown options raise :class:`ValueError`.
-    """
-    run = load_run(run_dir)
-    drawing = render(run, **options)
-    o = drawing.options
-    return save(drawing, run.path, o["out"] or figure_stem(o["metric"], o["x"]))
-
-
-def slope_table_text(slopes: pd.DataFrame) -> str:
-    """Fixed-width text of a slopes table (``dpbench plot`` prints it)."""
-    from dpbench.results import format_table
-
-    shown = slopes.copy()
-    for column in ("slope", "lo", "hi"):
-        shown[column] = [f"{v:+.3f}" if np.isfinite(v) else "nan" for v in shown[column]]
-    for column in ("x_min", "x_max"):
-        shown[column] = [value_text(v) for v in shown[column]]
-    shown["points"] = shown["points"].astype(int)
-    return format_table(shown.rename(columns={"lo": "95% lo", "hi": "95% hi"}))
-
-
 assert set(PLOT_OPTIONS) == set(PLOT_KEYS) - {"metrics"}, "plot.DEFAULTS and config.PLOT_KEYS disagree"
 
-__all__ = ["render", "build_figure", "plot_run", "plot_presets", "presets", "save", "Drawing", "cell_mask", "axis_name",
-           "metric_name", "figure_stem", "PLOT_OPTIONS"]
+__all__ = ["render", "build_figure", "Drawing", "cell_mask", "resolve_options", "preprocessing_notes", "DEFAULTS",
+           "PLOT_OPTIONS"]

@@ -27,9 +27,14 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from dpbench.analysis.figures.curves import cell_mask, render
+from dpbench.analysis.figures.presets import presets, save
+from dpbench.analysis.figures.save import save_figure
+from dpbench.analysis.figures.text import axis_name, value_text
+from dpbench.analysis.leaderboard import build_leaderboard, matrix_markdown, plot_profiles, summary_markdown
+from dpbench.analysis.runs import Run, load_run
+from dpbench.analysis.stats import fmt
 from dpbench.engine.store import git_commit, write_atomic
-from dpbench.plot import save_figure
-from dpbench.results import Run, load_run
 
 REPORT_DIR = "report_files"
 #: packages whose versions the report lists (those installed)
@@ -175,17 +180,6 @@ def to_html(report: Report) -> str:
 # content
 
 
-def fmt(value: Any, digits: int = 3) -> str:
-    """Numbers with ``digits`` significant digits; anything else as text."""
-    if isinstance(value, (bool, np.bool_)):
-        return str(value)
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return "nan" if not np.isfinite(value) else f"{value:.{digits}g}"
-    return str(value)
-
-
 def lower_is_better(metric: str) -> bool:
     return not any(part in metric.lower() for part in HIGHER_IS_BETTER)
 
@@ -244,17 +238,15 @@ def private_labels(trials: pd.DataFrame) -> set[str]:
     return set(trials.loc[trials["privacy_model"].astype(str) != "none", "label"].astype(str))
 
 
-def three_digits(value: float) -> str:
-    """Three significant digits, trailing zeros kept: 0.120, 1.00, 114, 1.38e+03."""
-    return f"{value:#.3g}".rstrip(".").replace(".e", "e")
-
-
 def _cell_text(centre: float, lo: float, hi: float, interval: str) -> str:
+    def text(value: float) -> str:
+        return fmt(value, 3, trailing_zeros=True)
+
     if interval == "normal":
-        return f"{three_digits(centre)} ± {fmt((hi - lo) / 2, 2)}"
+        return f"{text(centre)} ± {fmt((hi - lo) / 2, 2)}"
     if interval == "bootstrap" and np.isfinite(lo):
-        return f"{three_digits(centre)} [{three_digits(lo)}, {three_digits(hi)}]"
-    return three_digits(centre)
+        return f"{text(centre)} [{text(lo)}, {text(hi)}]"
+    return text(centre)
 
 
 def points_table(
@@ -263,8 +255,6 @@ def points_table(
 ) -> Table:
     """Rows = curves, columns = x values (at most ``max_columns``, evenly spread), cells "centre ± half-width"
     (normal) or "centre [lo, hi]" (bootstrap); the best ``candidates`` value per column is marked."""
-    from dpbench.plot import axis_name
-
     xs = sorted(points[x].unique())
     shown = xs if len(xs) <= max_columns else [xs[round(i)] for i in np.linspace(0, len(xs) - 1, max_columns)]
     cells = {(row.curve, row.x): row for row in points.rename(columns={x: "x"}).itertuples(index=False)}
@@ -295,15 +285,6 @@ def points_table(
     if len(shown) < len(xs):
         note += f" {len(shown)} of {len(xs)} {name} values shown."
     return Table(["method", *[f"{name} = {fmt(v)}" for v in shown]], rows, note=note)
-
-
-def results_table(
-    agg: pd.DataFrame, labels: Sequence[str], candidates: set[str], metric: str, floor: float | None = None
-) -> Table:
-    """:func:`points_table` of an :func:`dpbench.results.aggregate` table (label, epsilon, mean, ci95, count)."""
-    points = agg.rename(columns={"label": "curve", "mean": "centre"}).assign(
-        lo=agg["mean"] - agg["ci95"], hi=agg["mean"] + agg["ci95"])
-    return points_table(points, labels, candidates, metric, floor=floor)
 
 
 def timing_table(run: Run, labels: Sequence[str]) -> Table | None:
@@ -339,9 +320,8 @@ def config_text(run: Run) -> str:
 
 
 def leaderboard_blocks(run: Run, files: Path) -> list[Any]:
-    """The leaderboard section (dpbench.leaderboard) at every ε, for runs with ≥ 2 datasets and ≥ 2 private methods."""
-    from dpbench.leaderboard import build_leaderboard, matrix_markdown, plot_profiles, summary_markdown
-
+    """The leaderboard section (:mod:`dpbench.analysis.leaderboard`) at every ε, for runs with ≥ 2 datasets and ≥ 2
+    private methods."""
     trials = run.trials
     if "train_mse" not in trials or "epsilon" not in trials or trials[dataset_key(trials)].nunique() < 2:
         return []
@@ -369,8 +349,6 @@ def _markdown_table(text: str, note: str = "") -> Table:
 
 def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, heading: str) -> list[Any]:
     """One figure preset: the figure, then per panel its table (and, along ε, its own figure), then its slopes."""
-    from dpbench.plot import cell_mask, render, save
-
     drawing = render(run, **options)
     o = drawing.options
     png = next(p for p in save(drawing, run.path, stem) if p.suffix == ".png")
@@ -386,7 +364,7 @@ def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, hea
             one = render(run, **{**options, "where": {**(o["where"] or {}), panel: [cell[-1]]}, "title": "",
                                  "caption": "", "ncols": 1})
             path = files / f"{slug(name)}_{stem}.png"
-            save_figure(one.figure, path, dpi=120)
+            save_figure(one.figure, path)
             blocks.append(Image(path, f"{o['metric']} vs ε on {name}"))
         floor = None
         if o["metric"] == "train_mse" and panel in ("dataset", "dataset_id"):
@@ -398,8 +376,6 @@ def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, hea
         candidates = set(part.loc[part["private"].astype(bool), "curve"])
         blocks.append(points_table(part, curves, candidates, o["metric"], o["x"], o["stat"], o["interval"], floor))
     if len(drawing.slopes):
-        from dpbench.plot import axis_name, value_text
-
         rows = [[*(str(r[c]) for c in grid), r["curve"], f"{r['slope']:+.3f}", f"[{r['lo']:+.3f}, {r['hi']:+.3f}]",
                  fmt(r["points"]), f"{value_text(r['x_min'])}–{value_text(r['x_max'])}"]
                 for r in drawing.slopes.to_dict("records")]
@@ -435,8 +411,6 @@ def analysis_blocks(run: Run) -> list[Any]:
 def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, analyses: bool = True) -> Report:
     """Assemble the report of one run folder (any experiment kind): the config's figure presets (or ``metrics``,
     one figure each, from its ``plot:`` block) with their tables, the analyses it names, fit times, environment."""
-    from dpbench.plot import presets
-
     run = load_run(run_dir)
     files = run.path / REPORT_DIR
     files.mkdir(exist_ok=True)

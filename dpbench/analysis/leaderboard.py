@@ -22,7 +22,6 @@ are shown as a reference row and are neither ranked nor profiled.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +29,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpbench.results import Run, find_runs, load_run
+from dpbench.analysis.figures.profiles import profiles_figure
+from dpbench.analysis.figures.save import save_figures
+from dpbench.analysis.runs import Run, find_runs, load_run
+from dpbench.analysis.stats import bootstrap, fmt, halfwidth95
 
 #: floor for the performance-profile ratio (a mean normalised excess of exactly 0 would divide by zero)
 PROFILE_FLOOR = 1e-12
-Z95 = 1.96
+#: how the tables write a missing value (a mechanism that did not run)
+MISSING = "n/a"
 
 
 @dataclass
@@ -111,7 +114,7 @@ def cell_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean normalised excess per (ε, dataset, label) with its 95% normal interval."""
     grouped = frame.groupby(["epsilon", "dataset", "label"], sort=False)["r"]
     cells = grouped.agg(mean="mean", std=lambda v: float(np.std(v.to_numpy(), ddof=0)), count="count").reset_index()
-    cells["ci95"] = Z95 * cells["std"] / np.sqrt(cells["count"])
+    cells["ci95"] = halfwidth95(cells["std"], cells["count"])
     cells["lo"], cells["hi"] = cells["mean"] - cells["ci95"], cells["mean"] + cells["ci95"]
     return cells.drop(columns="std")
 
@@ -142,7 +145,7 @@ def win_tie_loss(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
-def bootstrap(
+def bootstrap_ranks(
     frame: pd.DataFrame, datasets: list[str], labels: list[str], replicates: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
     """(replicates, labels) mean ranks and medians: trials resampled within cells, datasets resampled."""
@@ -151,9 +154,7 @@ def bootstrap(
     groups = frame.groupby(["dataset", "label"])["r"]
     d_index, l_index = {d: i for i, d in enumerate(datasets)}, {lab: j for j, lab in enumerate(labels)}
     for (dataset, label), values in groups:
-        v = values.to_numpy()
-        draws = rng.integers(0, len(v), size=(replicates, len(v)))
-        means[:, d_index[dataset], l_index[label]] = v[draws].mean(axis=1)
+        means[:, d_index[dataset], l_index[label]] = bootstrap(values.to_numpy(), "mean", rng, replicates)
     pick = rng.integers(0, n_ds, size=(replicates, n_ds))
     resampled = np.take_along_axis(means, pick[:, :, None], axis=1)
     mean_ranks = np.stack([ranks(resampled[b]).mean(axis=0) for b in range(replicates)])
@@ -192,7 +193,7 @@ def build_leaderboard(
         rank = ranks(mean).mean(axis=0)
         wtl = win_tie_loss(lo, hi)
         sub = frame[(frame["epsilon"] == eps) & frame["label"].isin(labels)]
-        boot_ranks, boot_medians = bootstrap(sub, datasets, labels, replicates, rng)
+        boot_ranks, boot_medians = bootstrap_ranks(sub, datasets, labels, replicates, rng)
         for j, lab in enumerate(labels):
             column = mean[:, j]
             summary_rows.append({
@@ -232,21 +233,21 @@ def performance_profile(board: Leaderboard, epsilon: float, taus: np.ndarray) ->
 # rendering
 
 
-def fmt(value: float, digits: int = 3) -> str:
-    return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}g}"
+def _fmt(value: float, digits: int = 3) -> str:
+    return fmt(value, digits, MISSING)
 
 
 def summary_markdown(board: Leaderboard, epsilon: float) -> str:
     """The per-ε table: mechanism, median normalised excess [95% CI], mean rank [95% CI], W/T/L, datasets."""
     rows = board.summary[board.summary["epsilon"] == epsilon]
     out = [
-        f"| mechanism (ε = {fmt(epsilon)}) | median normalised excess [95% CI] | mean rank [95% CI] | "
+        f"| mechanism (ε = {_fmt(epsilon)}) | median normalised excess [95% CI] | mean rank [95% CI] | "
         "wins / ties / losses | datasets |",
         "|---|---|---|---|---|",
     ]
     for row in rows.itertuples(index=False):
         out.append(
-            f"| {row.label} | {fmt(row.median)} [{fmt(row.median_lo)}, {fmt(row.median_hi)}] | "
+            f"| {row.label} | {_fmt(row.median)} [{_fmt(row.median_lo)}, {_fmt(row.median_hi)}] | "
             f"{row.mean_rank:.2f} [{row.rank_lo:.2f}, {row.rank_hi:.2f}] | {row.wins} / {row.ties} / {row.losses} | "
             f"{row.datasets} / {len(board.datasets)} |"
         )
@@ -265,42 +266,11 @@ def matrix_markdown(board: Leaderboard, epsilon: float) -> str:
 
 
 def plot_profiles(board: Leaderboard, path: Path, epsilons: Sequence[float] | None = None) -> list[Path]:
-    """Performance profiles, one panel per ε, as PNG + PDF at ``path`` (suffix replaced)."""
-    from matplotlib.figure import Figure
-
-    epsilons = list(epsilons or board.epsilons)
+    """The performance profiles (:mod:`dpbench.analysis.figures.profiles`) as PNG + PDF at ``path`` (suffix
+    replaced)."""
     taus = np.logspace(0, 4, 400)
-    ncols = min(3, len(epsilons))
-    nrows = math.ceil(len(epsilons) / ncols)
-    fig = Figure(figsize=(4.2 * ncols, 3.4 * nrows + 1.2), layout=None)
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
-    markers = "os^Dv<>PX*"
-    for ax, eps in zip(axes, epsilons, strict=False):
-        profile = performance_profile(board, eps, taus)
-        for j, lab in enumerate(board.labels):
-            ax.step(taus, profile[lab], where="post", label=lab, marker=markers[j % len(markers)],
-                    markevery=40, markersize=4)
-        ax.set_xscale("log")
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_title(f"ε = {fmt(eps)}")
-        ax.set_xlabel("τ (mean normalised excess ≤ τ × best)")
-        ax.set_ylabel("fraction of datasets")
-        ax.grid(alpha=0.3)
-    for ax in axes[len(epsilons):]:
-        ax.set_visible(False)
-    height = 3.4 * nrows + 1.2
-    handles, names = axes[0].get_legend_handles_labels()
-    fig.suptitle(f"Performance profiles over {len(board.datasets)} datasets (Dolan–Moré; higher is better)",
-                 y=1 - 0.12 / height, fontsize=11)
-    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.42 / height), ncol=min(5, len(names)),
-               fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
-    written = []
-    for suffix in (".png", ".pdf"):
-        target = path.with_suffix(suffix)
-        fig.savefig(target, dpi=130)
-        written.append(target)
-    return written
+    profiles = {eps: performance_profile(board, eps, taus) for eps in list(epsilons or board.epsilons)}
+    return save_figures(profiles_figure(profiles, board.labels, len(board.datasets)), path.with_suffix(""))
 
 
 def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
@@ -310,7 +280,7 @@ def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
     lines = [f"# Leaderboard over {len(board.datasets)} datasets", "",
              "Normalised excess risk r = (train MSE − OLS) / (‖Y‖²/n − OLS): 0 = non-private OLS, 1 = θ = 0.", ""]
     for eps in board.epsilons:
-        lines += [f"## ε = {fmt(eps)}", "", summary_markdown(board, eps), "", "Win/tie/loss (rows vs columns):", "",
+        lines += [f"## ε = {_fmt(eps)}", "", summary_markdown(board, eps), "", "Win/tie/loss (rows vs columns):", "",
                   matrix_markdown(board, eps), ""]
     if board.reference:
         lines += [f"Reference (not ranked): {', '.join(board.reference)}.", ""]
