@@ -37,6 +37,7 @@ Design
 from __future__ import annotations
 
 import functools
+import os
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -73,12 +74,44 @@ def trial_seed(
     return np.random.SeedSequence(words + ([draw] if draw else []))
 
 
-@functools.lru_cache(maxsize=4)
 def prepare_dataset(
     entry: DatasetEntry, seed: int, draw: int | None = None
 ) -> tuple[Dataset, GramStats, frozenset[str]]:
-    """Load (deterministically) data draw ``draw`` with its (lazy) Gram statistics and the files its load read;
-    cached per process.
+    """:func:`load_prepared`, cached per process as long as every file the load read is unchanged (same mtime and
+    size): a worker that outlives a run (loky reuses its workers within a session) never serves an edited file's
+    old data."""
+    cached = _prepared(entry, seed, draw)
+    if cached[3] == file_stats(cached[2]):
+        return cached[:3]
+    _prepared.cache_clear()
+    return _prepared(entry, seed, draw)[:3]
+
+
+def file_stats(paths: frozenset[str]) -> tuple[tuple[str, int, int] | None, ...]:
+    """(path, mtime_ns, size) of each file (None if it is gone), in path order."""
+    out = []
+    for path in sorted(paths):
+        try:
+            stat = os.stat(path)
+            out.append((path, stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4)
+def _prepared(entry: DatasetEntry, seed: int, draw: int | None) -> tuple[Any, ...]:
+    dataset, stats, reads = load_prepared(entry, seed, draw)
+    return dataset, stats, reads, file_stats(reads)
+
+
+prepare_dataset.cache_clear = _prepared.cache_clear  # type: ignore[attr-defined]
+
+
+def load_prepared(
+    entry: DatasetEntry, seed: int, draw: int | None = None
+) -> tuple[Dataset, GramStats, frozenset[str]]:
+    """Load (deterministically) data draw ``draw`` with its (lazy) Gram statistics and the files its load read.
 
     Loading and every statistic run with one BLAS thread, so they are bitwise the same in every process whatever its
     thread pool (see the module docstring); a statistic is computed the first time a mechanism, a metric or the
