@@ -266,7 +266,8 @@ def test_a_selection_runs_a_part_into_the_same_run_marked_partial(study):
 
 
 def test_a_selection_that_matches_nothing_names_what_the_config_has(study):
-    with pytest.raises(ConfigError, match=r"-m/--mechanism 'linmix' matches nothing in the config; it has: adassp, ols"):
+    with pytest.raises(ConfigError, match=r"-m/--mechanism 'linmix' matches nothing in the config; it has: adassp, "
+                                          r"ols"):
         go(study, selection=Selection(mechanisms=("linmix",)))
 
 

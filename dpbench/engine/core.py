@@ -38,8 +38,11 @@ import functools
 import io
 import json
 import os
+import signal
+import threading
 import time
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -174,8 +177,14 @@ def execute(
             yield guarded(task, config)
         return
     parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-    for results in parallel(delayed(_run_chunk)(chunk, config, guarded) for chunk in affinity_chunks(tasks, n_jobs)):
-        yield from results
+    outputs = parallel(delayed(_run_chunk)(chunk, config, guarded) for chunk in affinity_chunks(tasks, n_jobs))
+    try:
+        for results in outputs:
+            yield from results
+    finally:  # stopped early (Ctrl-C, a failed block): cancel the rest now, without joblib's "not used" warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            outputs.close()
 
 
 #: with data affinity, at least this many chunks per worker (load balance)
@@ -199,10 +208,18 @@ def affinity_chunks(tasks: list[Any], n_jobs: int) -> list[list[Any]]:
     return chunks
 
 
+def ignore_interrupts() -> None:
+    """In a worker process: leave Ctrl-C (SIGINT, sent to the terminal's whole process group) to the main process,
+    which stops the run, names what is kept and shuts the workers down (no traceback per worker)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _run_chunk(chunk: list[Any], config: Any, guarded: Callable[[Any, Any], Any]) -> list[Any]:
     """Run a chunk in one worker, then call the last task's ``release()`` if it has one: a kind frees data no later
     chunk needs (a finished data draw) before loky's between-call memory check, which restarts a worker that grew
     by > 300 MB (a restart costs a fresh interpreter and every cached dataset)."""
+    ignore_interrupts()
     results = [guarded(task, config) for task in chunk]
     release = getattr(chunk[-1], "release", None)
     if callable(release):
@@ -379,29 +396,33 @@ def run_tasks(
     """Execute, verify and store each block; return (skipped datasets → reason, slots of skipped trials)."""
     skipped: dict[str, str] = {}
     skipped_slots: set[str] = set()
-    for task, result in execute(todo, config, n_jobs, kind.run_task):
-        lost = index.damaged_for(task, (t.slot for t in task.trials())) if index.damaged else []
-        prefix = (f"damaged shard {lost[0]} ({index.damaged[lost[0]]}) cannot be re-run" if lost
-                  else f"block {task.shard_name} failed")
-        if isinstance(result, TaskFailure):
-            (run_dir / "failed").mkdir(exist_ok=True)
-            write_atomic(run_dir / "failed" / f"{task.shard_name}.log", result.traceback)
-            raise RunError(f"{prefix}: {describe(task)}: {result.error} (traceback in {run_dir / 'failed'})")
-        if result.skipped and lost:
-            raise RunError(f"{prefix}: {describe(task)}: {'; '.join(result.skipped.values())}")
-        if result.skipped:
-            skipped_slots.update(trial.slot for trial in task.trials())
-            for ident, reason in result.skipped.items():
-                if ident not in skipped:
-                    log(f"SKIPPED {ident}: {reason}")
-                skipped[ident] = reason
+    outcomes = execute(todo, config, n_jobs, kind.run_task)
+    try:
+        for task, result in execute(todo, config, n_jobs, kind.run_task):
+            lost = index.damaged_for(task, (t.slot for t in task.trials())) if index.damaged else []
+            prefix = (f"damaged shard {lost[0]} ({index.damaged[lost[0]]}) cannot be re-run" if lost
+                      else f"block {task.shard_name} failed")
+            if isinstance(result, TaskFailure):
+                (run_dir / "failed").mkdir(exist_ok=True)
+                write_atomic(run_dir / "failed" / f"{task.shard_name}.log", result.traceback)
+                raise RunError(f"{prefix}: {describe(task)}: {result.error} (traceback in {run_dir / 'failed'})")
+            if result.skipped and lost:
+                raise RunError(f"{prefix}: {describe(task)}: {'; '.join(result.skipped.values())}")
+            if result.skipped:
+                skipped_slots.update(trial.slot for trial in task.trials())
+                for ident, reason in result.skipped.items():
+                    if ident not in skipped:
+                        log(f"SKIPPED {ident}: {reason}")
+                    skipped[ident] = reason
+                bar.update(task.trial_stop - task.trial_start)
+                continue
+            name, header, records = store_block(task, result, plan, run_dir / SHARD_DIR)
+            index.add(records, header["described"])
+            for record in records:
+                planned.chosen[record.slot] = record
             bar.update(task.trial_stop - task.trial_start)
-            continue
-        name, header, records = store_block(task, result, plan, run_dir / SHARD_DIR)
-        index.add(records, header["described"])
-        for record in records:
-            planned.chosen[record.slot] = record
-        bar.update(task.trial_stop - task.trial_start)
+    finally:  # stopped early (Ctrl-C, a failed block): end the workers now, not at garbage collection
+        outcomes.close()
     return skipped, skipped_slots
 
 
