@@ -101,7 +101,7 @@ def run(
     from dpbench.engine.survey import Selection
 
     cfg = load_config(config, trials=trials, output_dir=output_dir, backend=backend, scheduler=scheduler)
-    if trials is not None and cfg.large_trials is not None:
+    if trials is not None and getattr(cfg, "large_trials", None) is not None:
         cfg.large_trials = min(cfg.large_trials, trials)
     selection = Selection(tuple(dataset or ()), tuple(mechanism or ()), tuple(epsilon or ()))
     try:
@@ -209,7 +209,8 @@ def plot(
 def check_plot_flags(flags: dict[str, Any]) -> None:
     """Validate ``dpbench plot``'s flags as the config's ``plot:`` options are validated, but name the flag
     (``--stat``), not a config field, in the error."""
-    from dpbench.config import ConfigError, parse_plot_options
+    from dpbench.config import ConfigError
+    from dpbench.config.presets import parse_plot_options
 
     for key, value in flags.items():
         if value is None:
@@ -259,7 +260,8 @@ def list_components(
         for item in sorted(registry.ANALYSES.values(), key=lambda a: a.name):
             typer.echo(f"  {item.name:<24} {item.summary}")
     if what == "keys":
-        from dpbench.config import PLOT_KEYS, TOP_LEVEL_KEYS
+        from dpbench.config.presets import PLOT_KEYS
+        from dpbench.engine.schema import TOP_LEVEL_KEYS
 
         sections = (("config keys", TOP_LEVEL_KEYS), ("figure options (plot:, plots:, dpbench plot)", PLOT_KEYS))
         for title, keys in sections:

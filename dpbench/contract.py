@@ -51,6 +51,11 @@ class _Missing:
 #: a declaration without ``default=`` takes the default of the fit signature
 MISSING: Any = _Missing()
 
+#: key of a mechanism's info (CSV column ``info.fallback``): 1 when θ̂ is the data-independent release a mechanism
+#: falls back to (TukeyEM's failed PTR test, IWR-DP's rejected Hessian: θ̂ = 0), 0 (or absent) otherwise. The
+#: report and the leaderboard count it ("fell back in 27 of 30 datasets").
+FALLBACK_INFO = "fallback"
+
 
 class HyperError(ValueError):
     """A hyperparameter value (or name) outside the contract; ``name`` is the hyperparameter, ``reason`` the rest."""

@@ -12,6 +12,7 @@ keyword-only hyperparameters are passed as extra keyword arguments and behave as
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,16 @@ from dpbench.mechanisms._base import as_fit_result
 from dpbench.privacy.validate import check_delta, check_epsilon
 
 #: constructor parameters of :class:`DPLinearRegression`; every other keyword is a mechanism hyperparameter
-ESTIMATOR_PARAMS = ("mechanism", "epsilon", "delta", "x_bound", "y_bound", "random_state")
+ESTIMATOR_PARAMS = ("mechanism", "epsilon", "delta", "x_bound", "y_bound", "fit_intercept", "clip", "random_state",
+                    "privacy")
+#: what ``fit`` does when rows lie beyond the bounds: warn with the fraction clipped, refuse, or clip silently
+CLIP_POLICIES = ("warn", "error", "ignore")
+#: with ``fit_intercept`` the mechanism sees z_i = (a·x_i/x_bound, b) with a = b = 1/√2, so ‖z_i‖ ≤ 1 still holds
+INTERCEPT_SHARE = 1.0 / np.sqrt(2.0)
+
+
+class ClippingWarning(UserWarning):
+    """Rows of X (or labels) lay beyond ``x_bound`` (``y_bound``) and were clipped: the fit is biased towards 0."""
 #: mechanism inputs the estimator can supply (the others need data a plain fit(X, y) does not have)
 SUPPORTED_INPUTS = ("stats",)
 
@@ -48,6 +58,32 @@ def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
 def clip_labels(y: np.ndarray, bound: float) -> np.ndarray:
     """y_i ← clip(y_i, −bound, bound)."""
     return np.clip(y, -bound, bound)
+
+
+def clipped_fractions(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float | None) -> tuple[float, float]:
+    """Fractions of rows with ‖x_i‖₂ > x_bound and of labels with |y_i| > y_bound (0 when there is no y bound).
+
+    Computed from the data without noise: the estimator tells the user (a warning on their own machine), it is never
+    part of the release."""
+    slack = 1.0 + 1e-12  # a row exactly on the bound is not clipped
+    x_out = float(np.mean(np.sqrt(np.einsum("ij,ij->i", X, X)) > x_bound * slack))
+    y_out = 0.0 if y_bound is None else float(np.mean(np.abs(y) > y_bound * slack))
+    return x_out, y_out
+
+
+def check_clipping(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float | None, policy: str) -> None:
+    """Warn (``policy='warn'``) or refuse (``'error'``) when rows lie beyond the bounds, naming the fractions."""
+    x_out, y_out = clipped_fractions(X, y, x_bound, y_bound)
+    if policy == "ignore" or (x_out == 0 and y_out == 0):
+        return
+    parts = [f"{x_out:.1%} of the rows have ‖x‖ > x_bound = {x_bound:g}"] if x_out else []
+    parts += [f"{y_out:.1%} of the labels have |y| > y_bound = {y_bound:g}"] if y_out else []
+    message = (" and ".join(parts) + "; they are clipped to the bounds, which biases the fit towards 0. Choose the "
+               "bounds from what you know of the data (not from the data: that is not private), e.g. "
+               "x_bound ≥ the largest possible row norm")
+    if policy == "error":
+        raise ValueError(f"clip='error': {message}")
+    warnings.warn(f"{message} (clip='error' refuses, clip='ignore' silences this)", ClippingWarning, stacklevel=3)
 
 
 def as_generator(random_state: Any) -> np.random.Generator:
@@ -75,7 +111,7 @@ def _positive(value: Any, name: str, allow_none: bool = False) -> float | None:
 
 
 class DPLinearRegression(RegressorMixin, BaseEstimator):
-    """Differentially private linear regression (no intercept) with any dpbench mechanism.
+    """Differentially private linear regression with any dpbench mechanism.
 
     Parameters
     ----------
@@ -87,7 +123,15 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     x_bound : rows are clipped to ‖x_i‖₂ ≤ x_bound before fitting.
     y_bound : labels are clipped to |y_i| ≤ y_bound; None leaves them alone (only for mechanisms whose contract
         relies on no label bound, e.g. IHM, which clips residuals instead).
+    fit_intercept : fit an intercept (default True), privately and at no extra privacy cost: the mechanism is run on
+        z_i = (x_i/x_bound, 1)/√2, a per-row map with ‖z_i‖ ≤ 1, and its last coefficient becomes ``intercept_``.
+        The price is a factor √2 on the features' scale (their signal against the noise).
+    clip : ``"warn"`` (default) warns with the fraction of rows and labels beyond the bounds, ``"error"`` refuses
+        to fit them, ``"ignore"`` clips silently.
     random_state : seed (int), numpy Generator/RandomState, or None. All noise is drawn from it.
+    privacy : ``"strict"`` (default): the mechanism at the accounting its theorem proves — e.g. LinMix with
+        ``strict=True`` —, refusing a hyperparameter whose accounting is not a theorem; ``"paper"``: the mechanism's
+        own defaults, the papers' choices (LinMix's code variant under-counts one release, docs/privacy.md).
     **hyper : keyword-only hyperparameters of the mechanism (e.g. ``T=3, C=1.0`` for IHM), validated in ``fit``
         against the mechanism's declared contract. Hyperparameters that hold a data bound (the contract's
         ``bounds``) are set by the estimator: the data it passes are scaled to that bound.
@@ -104,7 +148,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    coef_ : (n_features,) coefficients; ``intercept_`` is 0.0 (add a constant column, within the bound, to fit one).
+    coef_ : (n_features,) coefficients; ``intercept_`` the intercept (0.0 with ``fit_intercept=False``).
     delta_ : the δ actually used.
     fit_info_ : the mechanism's diagnostics (noise scales, ridge, ...), as in the runner's ``info.*`` columns.
         Some (e.g. IHM's ``clip_fraction``) are computed from the data without noise: do not publish them.
@@ -118,7 +162,10 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         delta: float | None = None,
         x_bound: float = 1.0,
         y_bound: float | None = 1.0,
+        fit_intercept: bool = True,
+        clip: str = "warn",
         random_state: Any = None,
+        privacy: str = "strict",
         **hyper: Any,
     ) -> None:
         self.mechanism = mechanism
@@ -126,7 +173,10 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         self.delta = delta
         self.x_bound = x_bound
         self.y_bound = y_bound
+        self.fit_intercept = fit_intercept
+        self.clip = clip
         self.random_state = random_state
+        self.privacy = privacy
         self._hyper = dict(hyper)
 
     # -- scikit-learn parameter protocol (constructor parameters + the mechanism's hyperparameters) ------------
@@ -180,20 +230,28 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         hyper = dict(self._hyper)
         for name in info.bounds.hyper_names().values():  # the data are scaled to the unit bound: say so
             hyper[name] = 1.0
+        if self.privacy not in registry.PRIVACY_PROFILES:
+            raise ValueError(f"privacy must be one of {registry.PRIVACY_PROFILES}, got {self.privacy!r}")
         try:
-            hyper = info.check_hyper(hyper)
+            hyper = info.check_hyper(info.with_profile(hyper, self.privacy))
         except HyperError as err:
             raise ValueError(f"hyperparameter {err.name!r} of mechanism {info.name!r}: {err.reason}") from None
         x_target, y_target = info.bounds.resolve(info.resolve(hyper))
         return hyper, 1.0 if x_target is None else x_target, y_target
 
     def fit(self, X: Any, y: Any) -> DPLinearRegression:
-        """Clip rows to the bounds, rescale to the bounds the mechanism relies on, run it once, map θ̂ back."""
+        """Clip rows to the bounds (warning how many were beyond), rescale to the bounds the mechanism relies on
+        (with a constant feature for the intercept), run it once, map θ̂ back."""
         info = self._mechanism_info()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         n, d = X.shape
         x_bound = _positive(self.x_bound, "x_bound")
         y_bound = _positive(self.y_bound, "y_bound", allow_none=True)
+        if self.clip not in CLIP_POLICIES:
+            raise ValueError(f"clip must be one of {', '.join(CLIP_POLICIES)}, got {self.clip!r}")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        check_clipping(X, y, x_bound, y_bound, self.clip)
         hyper, x_target, y_target = self._hyper_for(info)
         enforced_y = info.bounds.enforced(info.resolve(hyper))[1]
         if y_bound is None and enforced_y:
@@ -212,22 +270,27 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         x_scale = x_target / x_bound
         y_scale = 1.0 if y_bound is None else (1.0 if y_target is None else y_target) / y_bound
         X_unit = clip_rows(X, x_bound) * x_scale
+        if self.fit_intercept:  # z_i = (x_i/x_bound, 1)/√2 · x_target: still ‖z_i‖ ≤ x_target, a per-row map
+            X_unit = np.hstack([X_unit, np.full((n, 1), x_target)]) * INTERCEPT_SHARE
         y_unit = y if y_bound is None else clip_labels(y, y_bound) * y_scale
         rng = as_generator(self.random_state)
+        columns = X_unit.shape[1]
         try:
             result = as_fit_result(info.fit(X_unit, y_unit, epsilon, delta, rng, **hyper))
         except ValueError as err:
             if "n ≥ d" in str(err):
+                extra = " (+ 1 for the intercept)" if self.fit_intercept else ""
                 raise ValueError(
-                    f"mechanism {info.name!r} needs n_samples ≥ n_features, got n_samples = {n} < "
-                    f"n_features = {d}"
+                    f"mechanism {info.name!r} needs n_samples ≥ n_features{extra}, got n_samples = {n} < "
+                    f"n_features = {d}{extra}"
                 ) from err
             raise
         theta = np.asarray(result.theta, dtype=float).reshape(-1)
-        if theta.shape != (d,):
-            raise ValueError(f"mechanism {info.name!r} returned θ of shape {theta.shape}, expected ({d},)")
-        self.coef_ = theta * (x_scale / y_scale)
-        self.intercept_ = 0.0
+        if theta.shape != (columns,):
+            raise ValueError(f"mechanism {info.name!r} returned θ of shape {theta.shape}, expected ({columns},)")
+        share = INTERCEPT_SHARE if self.fit_intercept else 1.0
+        self.coef_ = theta[:d] * share * (x_scale / y_scale)
+        self.intercept_ = float(theta[d] * share * x_target / y_scale) if self.fit_intercept else 0.0
         self.delta_ = delta
         self.fit_info_ = dict(result.info)
         return self

@@ -33,8 +33,16 @@ def sym_eigvalsh(matrix: np.ndarray) -> np.ndarray:
 
 
 def psd_factor(eigvals: np.ndarray, eigvecs: np.ndarray, shift: float = 0.0) -> np.ndarray:
-    """F = diag(√max(λ + shift, 0)) Vᵀ, so that FᵀF = V diag(λ + shift) Vᵀ (a PSD square-root factor)."""
-    return np.sqrt(np.clip(eigvals + shift, 0.0, None))[:, None] * eigvecs.T
+    """F = V diag(√max(λ + shift, 0)) Vᵀ: the symmetric PSD square root, FᵀF = F² = V diag(λ + shift) Vᵀ.
+
+    The symmetric root is the *unique* PSD square root of the matrix, so a Wishart draw Fᵀ W F built on it does not
+    depend on which eigenvectors LAPACK returned: their signs, and the basis it picks inside a repeated eigenvalue
+    (a rank-deficient Gram, e.g. Solar's, is 0 on a whole subspace). The factor diag(√λ) Vᵀ has the same law but
+    maps the same W to another draw when the basis differs, which another BLAS kernel's eigh can make happen
+    (docs/reliability.md: results across CPUs).
+    """
+    root = np.sqrt(np.clip(eigvals + shift, 0.0, None))
+    return (eigvecs * root) @ eigvecs.T
 
 
 def wishart_identity(k: int, d: int, rng: np.random.Generator) -> np.ndarray:

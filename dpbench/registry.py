@@ -39,6 +39,10 @@ from dpbench.contract import (
 
 PRIVACY_MODELS = ("central", "local", "label", "none")
 NEIGHBOURS = ("zero_out", "replace_one", "none")
+#: ``privacy:`` profiles (:meth:`MechanismInfo.with_profile`): ``strict`` — every mechanism at the accounting its
+#: theorem proves (the leaderboard's and the estimator API's default); ``paper`` — each mechanism's defaults, the
+#: papers' own choices (the reproduction configs)
+PRIVACY_PROFILES = ("strict", "paper")
 #: inputs a mechanism may ask the runner for, besides (X, y, epsilon, delta, rng)
 INPUTS = ("stats", "public_X", "population")
 
@@ -73,6 +77,10 @@ class MechanismInfo:
     rows_free : the fit also accepts data without rows: ``X = y = None`` with ``stats`` a
         :class:`~dpbench.linalg.SumStats` (its sufficient statistics; needs ``"stats"`` in ``needs``). The runner
         refuses a rows-free dataset for every other mechanism.
+    strict : the hyperparameter values the ``privacy: strict`` profile sets when the user does not (the accounting
+        its theorem proves, e.g. LinMix ``strict: True``; :meth:`with_profile`).
+    certify : ``certify(resolved hyper) -> (hyperparameter, reason) | None``: why a setting's accounting is not a
+        theorem (None: it is); the strict profile refuses such settings.
     """
 
     name: str
@@ -92,6 +100,8 @@ class MechanismInfo:
     uses_delta: bool = True
     check: Callable[[Mapping[str, Any]], None] | None = None
     rows_free: bool = False
+    strict: Mapping[str, Any] = field(default_factory=dict)
+    certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
 
     def hyperparameters(self) -> dict[str, Any]:
         """Keyword-only parameters of ``fit`` with their defaults (the tunable hyperparameters)."""
@@ -127,6 +137,26 @@ class MechanismInfo:
         """The defaults overridden by ``hyper``."""
         return {**self.hyperparameters(), **(hyper or {})}
 
+    def with_profile(self, hyper: Mapping[str, Any] | None, profile: str) -> dict[str, Any]:
+        """The hyperparameters a run under privacy profile ``profile`` uses (:data:`PRIVACY_PROFILES`).
+
+        ``paper``: ``hyper`` as given (each mechanism's defaults: the papers' choices, as in their figures).
+        ``strict``: the mechanism's :attr:`strict` values under ``hyper`` (the user's explicit values win), refused
+        with a :class:`~dpbench.contract.HyperError` when :attr:`certify` says the resolved accounting is not a
+        theorem (e.g. ``linmix`` with ``strict: false``, DP-FTRL's ``paper`` τ under replace-one).
+        """
+        if profile not in PRIVACY_PROFILES:
+            raise ValueError(f"privacy profile must be one of {PRIVACY_PROFILES}, got {profile!r}")
+        hyper = dict(hyper or {})
+        if profile == "paper":
+            return hyper
+        merged = {**self.strict, **hyper}
+        verdict = None if self.certify is None else self.certify(self.resolve(merged))
+        if verdict is not None:
+            name, reason = verdict
+            raise HyperError(name, f"not allowed under privacy: strict (the accounting its theorem proves): {reason}")
+        return merged
+
     def privacy(self, hyper: Mapping[str, Any] | None = None) -> Privacy:
         """(privacy model, neighbour notion) of the instance with hyperparameters ``hyper``."""
         if self.privacy_rule is None:
@@ -141,6 +171,17 @@ class MechanismInfo:
     @property
     def private(self) -> bool:
         return self.privacy_model != "none"
+
+
+def _check_strict(info: MechanismInfo) -> None:
+    """The strict profile's values are declared hyperparameters, and the accounting they give is certified."""
+    unknown = set(info.strict) - set(info.specs())
+    if unknown:
+        raise ValueError(f"mechanism {info.name!r}: strict sets undeclared hyperparameters {sorted(unknown)}")
+    info.check_hyper(info.strict, cross=False)
+    verdict = None if info.certify is None else info.certify(info.resolve(info.strict))
+    if verdict is not None:
+        raise ValueError(f"mechanism {info.name!r}: its strict values are not certified: {verdict[1]}")
 
 
 def signature_hyperparameters(fit: Callable[..., Any]) -> dict[str, Any]:
@@ -167,6 +208,10 @@ class DatasetInfo:
     options in ``nests`` (e.g. n, m) the data set of the given options: its first n rows, first m public rows, ....
     The loader's rows must be iid given its instance, so that cut has the law of a draw at the given options;
     configs then may set ``nested: <option>`` for an option in ``nests``.
+
+    ``rows_free(**options) -> bool``, when given, says without loading whether the loader returns sufficient
+    statistics only (no rows) for these options: a config pairing such data with a mechanism not declared
+    ``rows_free`` is refused at validation.
     """
 
     name: str
@@ -177,6 +222,7 @@ class DatasetInfo:
     shape: Callable[..., tuple[int, int]] | None = None
     prefix: Callable[..., Any] | None = None
     nests: tuple[str, ...] = ()
+    rows_free: Callable[..., bool] | None = None
 
     def options(self) -> dict[str, Any]:
         params = inspect.signature(self.load).parameters.values()
@@ -187,13 +233,13 @@ class DatasetInfo:
 class KindInfo:
     """An experiment kind run by :func:`dpbench.engine.run` (see :mod:`dpbench.engine.core` for the protocol).
 
-    ``parse(raw, source) -> config`` (None: the regression schema of :mod:`dpbench.config`),
+    ``parse(raw, source) -> config`` (its schema; :func:`dpbench.config.parse_config` dispatches on ``kind:``),
     ``plan(config, log) -> Plan``, ``run_task(task, config) -> rows``, ``order(table, config, plan) -> row order``.
     """
 
     name: str
     summary: str
-    parse: Callable[..., Any] | None
+    parse: Callable[..., Any]
     plan: Callable[..., Any]
     run_task: Callable[..., Any]
     order: Callable[..., Any]
@@ -256,6 +302,8 @@ def register_mechanism(
     uses_delta: bool = True,
     check: Callable[[Mapping[str, Any]], None] | None = None,
     rows_free: bool = False,
+    strict: Mapping[str, Any] | None = None,
+    certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None,
     _into: dict[str, MechanismInfo] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``fit`` function as mechanism ``name`` with its contract (:mod:`dpbench.contract`).
@@ -288,10 +336,12 @@ def register_mechanism(
         info = MechanismInfo(
             name, fit, summary, "", "", tuple(needs), spec, dict(style or {}), declared, rule, epsilon_range,
             bounds or Bounds(), audit or AuditSetup(), dict(variants or {}), uses_delta, check, bool(rows_free),
+            dict(strict or {}), certify,
         )
         defaults = _privacy_of(name, privacy_model, neighbour, info.resolve())
         info = replace(info, privacy_model=defaults.model, neighbour=defaults.neighbour)
         _check_contract(info, fit)
+        _check_strict(info)
         checked = _validating(fit, info)
         target[name] = replace(info, fit=checked)
         return checked
@@ -409,14 +459,15 @@ def register_dataset(
     shape: Callable[..., tuple[int, int]] | None = None,
     prefix: Callable[..., Any] | None = None,
     nests: tuple[str, ...] = (),
+    rows_free: Callable[..., bool] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``, ``prefix``,
-    ``nests``: see DatasetInfo)."""
+    ``nests``, ``rows_free``: see DatasetInfo)."""
 
     def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
         if name in DATASETS and DATASETS[name].load is not load:
             raise ValueError(f"dataset {name!r} is registered twice")
-        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix, tuple(nests))
+        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix, tuple(nests), rows_free)
         return load
 
     return decorator
@@ -426,7 +477,7 @@ def register_kind(
     name: str,
     *,
     summary: str,
-    parse: Callable[..., Any] | None,
+    parse: Callable[..., Any],
     plan: Callable[..., Any],
     run_task: Callable[..., Any],
     order: Callable[..., Any],

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpbench import registry
-from dpbench.bench import family_costs, paper_config_sets, per_trial_costs
+from dpbench.engine.bench import family_costs, paper_config_sets, per_trial_costs
 
 
 def figure_paper() -> dict[str, str]:

@@ -299,8 +299,8 @@ def test_cli_user_errors(args, match):
 def test_write_doc_replaces_only_the_generated_block(tmp_path):
     doc = tmp_path / "privacy.md"
     doc.write_text(f"# Privacy\n\nintro\n\n{A_DOC_BEGIN}\nold table\n{A_DOC_END}\n\nfooter\n")
-    result = runner.invoke(app, ["audit", "dpgd", "--runs", "20000", "--pilot", "20", "-e", "1", "--write-doc",
-                                 str(doc)])  # fmt: skip
+    result = runner.invoke(app, ["audit", "dpgd", "--runs", "20000", "--pilot", "20", "--replays", "100", "-e", "1",
+                                 "--write-doc", str(doc)])  # fmt: skip
     assert result.exit_code == 0, result.output
     text = doc.read_text()
     assert "old table" not in text and "intro" in text and "footer" in text

@@ -89,7 +89,8 @@ def test_sketch_control_hits_its_target_and_is_flagged():
 
 
 def test_bandit_ldp_oracles_are_registered_randomizers_not_mechanisms():
-    assert set(RANDOMIZERS) == {"bandit_iwr_ldp_oracle", "bandit_ssp_ols_ldp_oracle", "bandit_dimfree_ldp_oracle"}
+    assert set(RANDOMIZERS) == {"bandit_iwr_ldp_oracle", "bandit_ssp_ols_ldp_oracle", "bandit_dimfree_ldp_oracle",
+                                "bandit_iwr_glm_ldp_oracle"}
     assert not set(RANDOMIZERS) & set(registry.MECHANISMS)
     for name in RANDOMIZERS:
         info = registry.RANDOMIZERS[name]
@@ -138,17 +139,41 @@ def test_controls_are_flagged(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PRIVATE + RANDOMIZERS)
 def test_honest_mechanisms_are_never_flagged(name):
+    """Over 3 seeds, both ε, with the integrity checks (2,000 replays at ε = 0.5, as `dpbench audit` runs them)."""
     for seed in range(3):
         for eps in (0.5, 2.0):
-            r = audit(name, eps, seed=seed)
+            r = audit(name, eps, seed=seed, replays=2_000 if eps == 0.5 else 0)
             assert r.status == "pass", (seed, eps, r.flags, r.message)
+
+
+#: cheap built-ins whose integrity checks run in the default suite (every one runs in the slow test above)
+INTEGRITY_QUICK = ["adassp", "dpgd", "ihm", "linmix", "ldp_ssp", "dp_sgd_improper", "ldp_simple_1d",
+                   "bandit_ssp_ols_ldp_oracle"]
+
+
+@pytest.mark.parametrize("name", INTEGRITY_QUICK)
+def test_builtin_declarations_survive_the_integrity_checks(name):
+    """Release replay, recording invariance, scale/sensitivity on the pair family, atoms: nothing found."""
+    from dpbench.audit.integrity import check_integrity, integrity_pairs, integrity_runs
+
+    info = registry.get_auditable(name)
+    spec = pair_spec(info)
+    view = "local" if info.privacy_model == "local" else "central"
+    hyper = whitebox_hyper(info, 1.0)
+    pair, _ = find_worst_pair(info, spec, view, 1.0, DELTA, hyper, refine=0)
+    pairs = integrity_pairs(info, spec, pair, 0)
+    result = check_integrity(info, pairs, integrity_runs(info, pairs, 1.0, DELTA, hyper, 120, 0))
+    assert len(pairs) >= 3 and result.runs == 120
+    assert not result.findings, result.summary()
+    assert any(declared is not None for _, declared in result.sensitivity.values())
 
 
 def test_tree_nodes_whitened_by_sigma_give_the_known_covariance_likelihood_ratio():
     """DP-FTRL-Σ: a node block + N(0, σ²Σ) is declared as L⁻¹(node) with noise N(0, σ²I); its Gaussian likelihood
     ratio equals (r − m̄)ᵀ(σ²Σ)⁻¹(m_D − m_D′) in the original coordinates."""
     from dpbench.audit.whitebox import ReleasePair, observed_llr
-    from dpbench.mechanisms.gradient.dp_ftrl_core import NoiseCovariance, TreeNodes
+    from dpbench.mechanisms.gradient.dp_ftrl_covariance import NoiseCovariance
+    from dpbench.mechanisms.gradient.dp_ftrl_engines import TreeNodes
 
     cov_matrix = np.array([[2.0, 0.6], [0.6, 0.5]])
     cov, sigma, rng = NoiseCovariance.dense(cov_matrix), 0.7, np.random.default_rng(2)

@@ -10,7 +10,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from dpbench.bench import (
+from dpbench.cli import app
+from dpbench.engine.bench import (
     family_costs,
     mechanism_family,
     paper_config_sets,
@@ -19,7 +20,6 @@ from dpbench.bench import (
     per_trial_costs,
     time_figures,
 )
-from dpbench.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,3 +99,15 @@ def test_cli_suite_papers_writes_the_tables(tiny_configs, tmp_path):
     assert {p.name for p in out.iterdir()} == {"figures.csv", "papers.csv", "families.csv"}
     bad = CliRunner().invoke(app, ["bench", "--no-mechanism-table", "--suite", "--papers", "nope"])
     assert bad.exit_code != 0 and "neither a paper" in bad.output
+
+
+def test_bench_table_never_prints_nan_for_a_mechanism_without_an_explicit_path():
+    """AdaSSP has no literal sketch path: its line says so instead of "explicit nan ms (nan MB) ratio nan"."""
+    from dpbench.engine.bench import bench_dataset
+
+    lines: list[str] = []
+    rows = bench_dataset("tecator", ["adassp", "linmix"], trials=1, explicit_trials=1, epsilon=1.0, seed=0,
+                         log=lines.append)
+    assert [row["mechanism"] for row in rows] == ["adassp", "linmix"]
+    assert not any("nan" in line for line in lines), lines
+    assert "no literal path" in lines[1] and "ratio" in lines[2]

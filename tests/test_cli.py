@@ -130,3 +130,18 @@ def test_list_topics_and_parameters():
     assert result.exit_code == 0 and "epsilons" in result.output and "interval" in result.output
     result = runner.invoke(app, ["list", "mechanism"])
     assert result.exit_code == 2 and "did you mean 'mechanisms'" in result.output
+
+
+def test_datasets_listing_says_what_is_missing_in_words(monkeypatch):
+    """``dpbench datasets`` never leaks an exception's name ("needs options (ValueError)")."""
+    from dpbench import registry
+
+    registry.discover()
+    keep = {name: registry.DATASETS[name] for name in ("csv", "tecator", "sphere_linear")}
+    monkeypatch.setattr(registry, "DATASETS", keep)
+    result = runner.invoke(app, ["datasets"])
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[0]: line for line in result.output.splitlines() if line.strip()}
+    assert "Error" not in result.output
+    assert "your data: needs options" in lines["csv"] and "n=192" in lines["tecator"]
+    assert "dpbench list datasets csv" in result.output

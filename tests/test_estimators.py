@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -14,12 +15,19 @@ from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from dpbench import registry  # noqa: E402
-from dpbench.estimators import DPLinearRegression, as_generator, clip_labels, clip_rows  # noqa: E402
+from dpbench.estimators import (  # noqa: E402
+    ClippingWarning,
+    DPLinearRegression,
+    as_generator,
+    clip_labels,
+    clip_rows,
+)
 from dpbench.mechanisms import FitResult  # noqa: E402
 
 
-@parametrize_with_checks(
-    [DPLinearRegression("ihm"), DPLinearRegression("adassp"), DPLinearRegression("linmix", epsilon=2.0)]
+@parametrize_with_checks(  # scikit-learn's test rows lie beyond the unit bounds: clipped without a warning each time
+    [DPLinearRegression("ihm", clip="ignore"), DPLinearRegression("adassp", clip="ignore"),
+     DPLinearRegression("linmix", epsilon=2.0, clip="ignore")]
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
@@ -61,7 +69,8 @@ def test_fit_clips_to_given_bounds_and_never_rescales_by_the_data(recorder):
     # that the largest row has norm 1 — that would be a data-dependent map and void the privacy guarantee.
     X = np.array([[0.1, 0.0], [0.0, 0.2], [6.0, 8.0]])
     y = np.array([0.5, -0.25, 9.0])
-    model = DPLinearRegression("_recorder", epsilon=1.0, delta=1e-3, x_bound=2.0, y_bound=1.0).fit(X, y)
+    model = DPLinearRegression("_recorder", epsilon=1.0, delta=1e-3, x_bound=2.0, y_bound=1.0, fit_intercept=False,
+                               clip="ignore").fit(X, y)
     np.testing.assert_allclose(recorder["X"], [[0.05, 0.0], [0.0, 0.1], [0.6, 0.8]])
     np.testing.assert_allclose(recorder["y"], [0.5, -0.25, 1.0])
     assert recorder["delta"] == 1e-3
@@ -80,16 +89,38 @@ def test_default_delta_is_one_over_n_squared(recorder):
 def test_coefficients_map_back_to_the_original_scale():
     X, y, _ = sphere_problem(n=300, d=3)
     X2, y2 = 2.0 * X, 3.0 * y  # within bounds 2 and 3: no clipping, so the non-private fit is exact OLS
-    model = DPLinearRegression("ols", epsilon=None, x_bound=2.0, y_bound=3.0).fit(X2, y2)  # ε unused: non-private
+    model = DPLinearRegression("ols", epsilon=None, x_bound=2.0, y_bound=3.0, fit_intercept=False).fit(X2, y2)
     np.testing.assert_allclose(model.coef_, np.linalg.lstsq(X2, y2, rcond=None)[0], rtol=1e-10)
 
 
 @pytest.mark.parametrize("mechanism", ["ihm", "adassp", "linmix"])
 def test_matches_the_mechanism_called_directly_with_the_same_rng(mechanism):
     X, y, _ = sphere_problem(n=400)
-    model = DPLinearRegression(mechanism, epsilon=2.0, delta=1e-5, random_state=3).fit(X, y)
-    direct = registry.get_mechanism(mechanism).fit(X, y, 2.0, 1e-5, np.random.default_rng(3))
+    model = DPLinearRegression(mechanism, epsilon=2.0, delta=1e-5, random_state=3, fit_intercept=False).fit(X, y)
+    info = registry.get_mechanism(mechanism)  # the default privacy profile is strict: the theorem's accounting
+    direct = info.fit(X, y, 2.0, 1e-5, np.random.default_rng(3), **info.strict)
     np.testing.assert_allclose(model.coef_, direct.theta)
+
+
+def test_privacy_profile_is_strict_by_default():
+    """LinMix's code variant under-counts its λ_min release (docs/privacy.md): the estimator fits strict=True unless
+    asked for the papers' choice (privacy="paper"), and refuses strict=False under the strict profile."""
+    X, y, _ = sphere_problem(n=400)
+    linmix = registry.get_mechanism("linmix")
+    assert linmix.strict == {"strict": True}
+    default = DPLinearRegression("linmix", epsilon=2.0, delta=1e-5, random_state=3, fit_intercept=False).fit(X, y)
+    paper = DPLinearRegression("linmix", epsilon=2.0, delta=1e-5, random_state=3, fit_intercept=False,
+                               privacy="paper").fit(X, y)
+    strict_fit = linmix.fit(X, y, 2.0, 1e-5, np.random.default_rng(3), strict=True)
+    code_fit = linmix.fit(X, y, 2.0, 1e-5, np.random.default_rng(3))
+    np.testing.assert_allclose(default.coef_, strict_fit.theta)
+    np.testing.assert_allclose(paper.coef_, code_fit.theta)
+    assert not np.allclose(default.coef_, paper.coef_)
+    assert DPLinearRegression("linmix").get_params()["privacy"] == "strict"
+    with pytest.raises(ValueError, match="'strict' of mechanism 'linmix': not allowed under privacy: strict"):
+        DPLinearRegression("linmix", strict=False).fit(X, y)
+    with pytest.raises(ValueError, match="privacy must be one of"):
+        DPLinearRegression("ihm", privacy="loose").fit(X, y)
 
 
 def test_large_epsilon_recovers_ols_and_scores_well():
@@ -98,7 +129,7 @@ def test_large_epsilon_recovers_ols_and_scores_well():
     ols = np.linalg.lstsq(X, y, rcond=None)[0]
     assert np.linalg.norm(model.coef_ - ols) < 0.05 * np.linalg.norm(ols)
     assert model.score(X, y) > 0.5
-    np.testing.assert_allclose(model.predict(X), X @ model.coef_)
+    np.testing.assert_allclose(model.predict(X), X @ model.coef_ + model.intercept_)
 
 
 def test_random_state_makes_fits_reproducible():
@@ -151,7 +182,8 @@ def test_bad_parameters_raise_value_error_naming_the_field(kwargs, message):
 def test_bound_hyperparameters_follow_the_scaled_data():
     """A mechanism whose contract holds its bounds in hyperparameters gets them at the scale the data were put to."""
     X, y, _ = sphere_problem(n=400)
-    model = DPLinearRegression("adassp", epsilon=2.0, x_bound=3.0, y_bound=2.0, random_state=1).fit(3 * X, 2 * y)
+    model = DPLinearRegression("adassp", epsilon=2.0, x_bound=3.0, y_bound=2.0, random_state=1,
+                               fit_intercept=False).fit(3 * X, 2 * y)
     direct = registry.get_mechanism("adassp").fit(X, y, 2.0, 1 / 400**2, np.random.default_rng(1))
     np.testing.assert_allclose(model.coef_, direct.theta * 2.0 / 3.0)
 
@@ -176,3 +208,41 @@ def test_docs_example_runs_and_recovers_the_coefficients(capsys):
     assert model.delta_ == pytest.approx(1 / 5000**2)
     assert {"gamma", "sigma", "k"} <= set(model.fit_info_)
     assert "[" in capsys.readouterr().out
+
+
+def test_intercept_is_fitted_privately_through_a_constant_feature(recorder):
+    """fit_intercept: the mechanism sees z_i = (x_i/x_bound, 1)/√2 (‖z_i‖ ≤ 1, a per-row map), and the non-private
+    reference recovers the exact least-squares intercept."""
+    X = np.array([[0.2, 0.0], [0.0, 0.4], [0.1, 0.1]])
+    DPLinearRegression("_recorder", epsilon=1.0, delta=1e-3, x_bound=0.5).fit(X, np.array([0.1, 0.2, 0.3]))
+    np.testing.assert_allclose(recorder["X"], np.hstack([X / 0.5, np.ones((3, 1))]) / np.sqrt(2))
+    assert np.linalg.norm(recorder["X"], axis=1).max() <= 1.0
+    rng = np.random.default_rng(0)
+    X, theta = rng.uniform(-1, 1, (300, 3)), np.array([0.5, -1.0, 0.25])
+    y = 2.0 + X @ theta + 0.1 * rng.standard_normal(300)
+    model = DPLinearRegression("ols", epsilon=None, x_bound=2.0, y_bound=5.0).fit(X, y)
+    exact = np.linalg.lstsq(np.hstack([X, np.ones((300, 1))]), y, rcond=None)[0]
+    np.testing.assert_allclose(model.coef_, exact[:3], rtol=1e-9)
+    assert model.intercept_ == pytest.approx(exact[3], rel=1e-9)
+    X = rng.uniform(-1, 1, (5000, 3))
+    y = 2.0 + X @ theta + 0.1 * rng.standard_normal(5000)
+    private = DPLinearRegression("adassp", epsilon=5.0, x_bound=2.0, y_bound=5.0, random_state=0).fit(X, y)
+    assert private.intercept_ == pytest.approx(2.0, abs=0.2)
+    assert private.score(X, y) > 0.8
+
+
+def test_clipping_is_announced_with_its_fraction_or_refused():
+    """Unscaled data with the default unit bounds: every row is clipped, and the user is told (or refused)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(0, 3, (500, 4))
+    y = X @ np.array([1.0, 0.5, 0.0, -1.0]) + rng.normal(0, 0.5, 500)
+    with pytest.warns(ClippingWarning, match=r"99\.8% of the rows have ‖x‖ > x_bound = 1 and 82\.6% of the labels"):
+        DPLinearRegression("adassp", random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=r"clip='error': 99\.8% of the rows"):
+        DPLinearRegression("adassp", random_state=0, clip="error").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPLinearRegression("adassp", random_state=0, clip="ignore").fit(X, y)
+        DPLinearRegression("adassp", random_state=0, x_bound=40.0, y_bound=40.0).fit(X, y)  # inside: no warning
+    with pytest.raises(ValueError, match="clip must be one of warn, error, ignore"):
+        DPLinearRegression("adassp", clip="sometimes").fit(X, y)

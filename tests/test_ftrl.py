@@ -9,18 +9,12 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from dpbench.engine.metrics import param_error_sigma
 from dpbench.mechanisms.gradient.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
-from dpbench.mechanisms.gradient.dp_ftrl_core import (
-    NoiseCovariance,
-    clip_coefficient,
-    effective_dim,
-    eta_rule,
-    private_split_groups,
-    run_blocked,
-    run_reference,
-)
+from dpbench.mechanisms.gradient.dp_ftrl_covariance import NoiseCovariance
+from dpbench.mechanisms.gradient.dp_ftrl_engines import clip_coefficient, run_blocked, run_reference
+from dpbench.mechanisms.gradient.dp_ftrl_rules import effective_dim, eta_rule, private_split_groups
 from dpbench.mechanisms.gradient.tree_noise import ReferenceTreeAggregator, TreeNoise, release_counts
-from dpbench.metrics import param_error_sigma
 from dpbench.papers.ftrl.generators import excess_pop_paper, load
 from dpbench.privacy.tree import (
     certified,

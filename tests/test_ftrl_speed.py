@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from dpbench.mechanisms.gradient import dp_ftrl_core
+from dpbench.mechanisms.gradient import dp_ftrl_covariance, dp_ftrl_engines, dp_ftrl_stores
 from dpbench.mechanisms.gradient.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
-from dpbench.mechanisms.gradient.dp_ftrl_core import NoiseCovariance, fit_dp_ftrl
+from dpbench.mechanisms.gradient.dp_ftrl_core import fit_dp_ftrl
+from dpbench.mechanisms.gradient.dp_ftrl_covariance import NoiseCovariance
 from dpbench.mechanisms.gradient.tree_noise import blocked_tree_noise, inblock_prefix_noise
 from dpbench.papers.ftrl.generators import (
     bartlett_factor,
@@ -76,12 +77,12 @@ def test_shared_stream_work_is_bit_identical_to_a_cold_run():
                                        trH=ds.population.extra["trH"]),
     }
     warm = {name: fit(np.random.default_rng(5)).theta for name, fit in fits.items()}  # the store fills and hits
-    assert any(key[0] == "grams" for key in dp_ftrl_core._STREAMS)
-    assert any(key[0] == "noise" for key in dp_ftrl_core._STREAMS)
+    assert any(key[0] == "grams" for key in dp_ftrl_stores._STREAMS)
+    assert any(key[0] == "noise" for key in dp_ftrl_stores._STREAMS)
     for name, fit in fits.items():
-        dp_ftrl_core._STREAMS.clear()
-        dp_ftrl_core._CACHE.clear()
-        dp_ftrl_core._PUBLIC.clear()
+        dp_ftrl_stores._STREAMS.clear()
+        dp_ftrl_stores._CACHE.clear()
+        dp_ftrl_stores._PUBLIC.clear()
         np.testing.assert_array_equal(fit(np.random.default_rng(5)).theta, warm[name], err_msg=name)
 
 
@@ -91,7 +92,7 @@ def test_stream_store_is_not_fooled_by_writeable_data():
     first = fit_identity(X, ds.y_train, 1.0, 1e-6, np.random.default_rng(3), **_design(ds)).theta
     X[0] *= 2.0
     second = fit_identity(X, ds.y_train, 1.0, 1e-6, np.random.default_rng(3), **_design(ds)).theta
-    cold = dp_ftrl_core.block_grams(X[np.random.default_rng(3).permutation(200)], 128)
+    cold = dp_ftrl_engines.block_grams(X[np.random.default_rng(3).permutation(200)], 128)
     assert not np.array_equal(first, second)
     assert len(cold) == 2
 
@@ -108,7 +109,7 @@ def test_eigen_factor_is_the_same_sigma():
     np.testing.assert_allclose(np.einsum("ij,ij->i", X, eig.apply_factor(U)),
                                np.einsum("ij,ij->i", eig.transpose_apply(X), U), rtol=1e-12)
     with pytest.raises(ValueError, match="sigma_factor"):
-        dp_ftrl_core._cached_public_cov(P, 1.0, "svd")
+        dp_ftrl_stores.cached_public_cov(P, 1.0, "svd")
 
 
 def _public_estimates(ds, seeds, *, engine: str, factor: str, noise_mult: float = 1.0) -> np.ndarray:
@@ -138,16 +139,16 @@ def test_recycled_noise_memory_gives_the_same_outputs(monkeypatch):
     ds = _frozen_problem(300, 16)
     cold = []
     for seed in range(4):
-        dp_ftrl_core._STREAMS.clear()
+        dp_ftrl_stores._STREAMS.clear()
         cold.append(fit_identity(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed), **_design(ds)).theta)
-    dp_ftrl_core._STREAMS.clear()
+    dp_ftrl_stores._STREAMS.clear()
     noise_bytes, gram_bytes = (301 + 3) * 16 * 8, (2 * 128**2 + 44**2) * 8
-    monkeypatch.setattr(dp_ftrl_core, "_STREAM_BYTES", noise_bytes + gram_bytes)
+    monkeypatch.setattr(dp_ftrl_stores, "_STREAM_BYTES", noise_bytes + gram_bytes)
     buffers = []
     for seed in range(4):
         theta = fit_identity(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed), **_design(ds)).theta
         np.testing.assert_array_equal(theta, cold[seed])
-        buffers += [value.buffer for value, _ in dp_ftrl_core._STREAMS.values() if hasattr(value, "buffer")]
+        buffers += [value.buffer for value, _ in dp_ftrl_stores._STREAMS.values() if hasattr(value, "buffer")]
     assert len(buffers) == 4 and all(b is buffers[0] for b in buffers)  # one array, reused by every later stream
 
 
@@ -158,8 +159,8 @@ def test_recycled_noise_memory_gives_the_same_outputs(monkeypatch):
 def test_row_quadratic_is_the_einsum_bit_for_bit():
     rng = np.random.default_rng(6)
     A, w = rng.standard_normal((1000, 37)), rng.random(37) + 0.1
-    np.testing.assert_array_equal(dp_ftrl_core.row_quadratic(A, w, chunk=96), np.einsum("ij,ij->i", A, A / w))
-    np.testing.assert_array_equal(dp_ftrl_core.row_quadratic(A, chunk=7), np.einsum("ij,ij->i", A, A))
+    np.testing.assert_array_equal(dp_ftrl_covariance.row_quadratic(A, w, chunk=96), np.einsum("ij,ij->i", A, A / w))
+    np.testing.assert_array_equal(dp_ftrl_covariance.row_quadratic(A, chunk=7), np.einsum("ij,ij->i", A, A))
 
 
 def test_gathered_rows_are_slices_of_the_gathered_scaled_array():
@@ -167,14 +168,14 @@ def test_gathered_rows_are_slices_of_the_gathered_scaled_array():
     source, perm, scale = rng.standard_normal((50, 9)), rng.permutation(50), rng.random(9)
     full = source[perm]
     full *= scale
-    rows = dp_ftrl_core.GatheredRows(source, perm, scale)
+    rows = dp_ftrl_engines.GatheredRows(source, perm, scale)
     for start, stop in ((0, 16), (16, 32), (48, 50)):
         np.testing.assert_array_equal(rows[start:stop], full[start:stop])
-    np.testing.assert_array_equal(dp_ftrl_core.GatheredRows(source, perm)[3:11], source[perm][3:11])
-    unshuffled = dp_ftrl_core.GatheredRows(source, None, scale)  # drawn order: one-pass product, same values
+    np.testing.assert_array_equal(dp_ftrl_engines.GatheredRows(source, perm)[3:11], source[perm][3:11])
+    unshuffled = dp_ftrl_engines.GatheredRows(source, None, scale)  # drawn order: one-pass product, same values
     for start, stop in ((0, 16), (48, 50)):
         np.testing.assert_array_equal(unshuffled[start:stop], (source * scale)[start:stop])
-    np.testing.assert_array_equal(dp_ftrl_core.GatheredRows(source, None)[3:11], source[3:11])
+    np.testing.assert_array_equal(dp_ftrl_engines.GatheredRows(source, None)[3:11], source[3:11])
 
 
 def test_block_coefficients_match_the_matmul_recursion_bit_for_bit():
@@ -188,35 +189,35 @@ def test_block_coefficients_match_the_matmul_recursion_bit_for_bit():
         expected, clipped = np.zeros(128), 0
         for u in range(128):
             r = -eta * (base[u] + float(gram[u, :u] @ expected[:u])) - y[u]
-            c = dp_ftrl_core.clip_coefficient(r, q[u], psi)
+            c = dp_ftrl_engines.clip_coefficient(r, q[u], psi)
             clipped += c != r
             expected[u] = c
-        cb, clips = dp_ftrl_core.block_coefficients(base, gram, y, q, eta, psi)
+        cb, clips = dp_ftrl_engines.block_coefficients(base, gram, y, q, eta, psi)
         assert cb.tobytes() == expected.tobytes() and clips == clipped
 
 
 def test_public_c_norms_are_shared_across_lambdas_bit_for_bit():
     """P_C V of the rows that set C is computed once per public set; every λ's norms equal the per-fit product."""
-    dp_ftrl_core.drop_stores()
+    dp_ftrl_stores.drop_stores()
     ds = _frozen_problem(256, 16)
-    P, P_C = dp_ftrl_core.split_public(ds.X_public, 40)
+    P, P_C = dp_ftrl_covariance.split_public(ds.X_public, 40)
     for lam in (0.5, 3.0):
-        cov = dp_ftrl_core._cached_public_cov(P, lam)
+        cov = dp_ftrl_stores.cached_public_cov(P, lam)
         assert cov.kind == "eigen"
-        np.testing.assert_array_equal(dp_ftrl_core._public_inv_sq_norms(cov, P_C), cov.inv_sq_norms(P_C))
-    assert sum(isinstance(key, tuple) and key[0] == "rotated_c" for design in dp_ftrl_core._PUBLIC.values()
+        np.testing.assert_array_equal(dp_ftrl_stores.public_inv_sq_norms(cov, P_C), cov.inv_sq_norms(P_C))
+    assert sum(isinstance(key, tuple) and key[0] == "rotated_c" for design in dp_ftrl_stores._PUBLIC.values()
                for key in design) == 1
 
 
 def test_stream_rows_reuses_one_buffer_and_gathers_exactly():
     rng = np.random.default_rng(8)
     X = rng.standard_normal((40, 5))
-    first = dp_ftrl_core.stream_rows(X, rng.permutation(40))
+    first = dp_ftrl_stores.stream_rows(X, rng.permutation(40))
     perm = rng.permutation(40)
-    second = dp_ftrl_core.stream_rows(X, perm)
+    second = dp_ftrl_stores.stream_rows(X, perm)
     assert second is first  # the same memory, overwritten
     np.testing.assert_array_equal(second, X[perm])
-    assert dp_ftrl_core.stream_rows(X[:30], perm[:30] % 30).shape == (30, 5)  # another shape: a new buffer
+    assert dp_ftrl_stores.stream_rows(X[:30], perm[:30] % 30).shape == (30, 5)  # another shape: a new buffer
 
 
 def _wishart_stats(grams: list[np.ndarray]) -> dict[str, np.ndarray]:
@@ -252,7 +253,7 @@ def _public_fit_outputs(sampler: str, seeds, gram_mult: float = 1.0) -> tuple[np
                   public_sampler=sampler)
         public = ds.X_public
         if gram_mult != 1.0:
-            public = dp_ftrl_core.PublicMoments(gram_mult * public.gram, public.m, public.rows)
+            public = dp_ftrl_covariance.PublicMoments(gram_mult * public.gram, public.m, public.rows)
         fit = fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed + 1), public_X=public,
                                public_C_rows=20, **_design(ds))
         excess.append(excess_pop_paper(fit.theta, ds))
@@ -276,7 +277,7 @@ def test_public_moments_split_and_fit_agree_with_the_rows():
     ds = _frozen_problem(64, 6)
     rows = np.asarray(ds.X_public)  # 64 rows for Σ, then 40 for C
     P, E = rows[:64], rows[64:]
-    moments = dp_ftrl_core.PublicMoments(P.T @ P, 64, E)
+    moments = dp_ftrl_covariance.PublicMoments(P.T @ P, 64, E)
     assert moments.shape == rows.shape and len(moments) == len(rows)
     assert moments.mean_sq_norm() == pytest.approx(float(np.mean(np.einsum("ij,ij->i", rows, rows))), rel=1e-12)
     for held_out in (40, 25):
@@ -286,11 +287,20 @@ def test_public_moments_split_and_fit_agree_with_the_rows():
         assert fits[1].info["M"] == fits[0].info["M"] == len(rows) - held_out
         assert fits[1].info["C"] == pytest.approx(fits[0].info["C"], rel=1e-10)
     with pytest.raises(ValueError, match="explicit rows"):
-        dp_ftrl_core.split_public(moments, 41)
+        dp_ftrl_covariance.split_public(moments, 41)
     with pytest.raises(ValueError, match="public_M ≥ d"):
         load(np.random.default_rng(0), n=8, d=6, public_M=4, public_sampler="wishart")
     with pytest.raises(ValueError, match="public_sampler"):
         load(np.random.default_rng(0), n=8, d=6, public_sampler="cholesky")
+    # auto: the rows where M < d (the low-rank Σ reads P), the Wishart moments where M ≥ d — the same draws as the
+    # sampler it resolves to
+    for n, resolved in ((4, "rows"), (6, "wishart"), (9, "wishart")):
+        auto = load(np.random.default_rng(3), n=n, d=6, public_MC=5, public_sampler="auto")
+        same = load(np.random.default_rng(3), n=n, d=6, public_MC=5, public_sampler=resolved)
+        assert auto.meta["public_sampler"] == resolved
+        assert isinstance(auto.X_public, dp_ftrl_covariance.PublicMoments) == (resolved == "wishart")
+        got, want = (a.X_public.gram if resolved == "wishart" else a.X_public for a in (auto, same))
+        np.testing.assert_array_equal(got, want)
 
 
 def _order_estimates(shuffle: bool, seeds, tau: float = 1.0) -> np.ndarray:
@@ -331,18 +341,18 @@ def test_next_data_draw_drops_the_previous_draws_work_and_reuses_its_xv_memory()
 
     cold = []
     for ds in draws:
-        dp_ftrl_core._STREAMS.clear()
-        dp_ftrl_core._CACHE.clear()
-        dp_ftrl_core._PUBLIC.clear()
-        dp_ftrl_core._SPARE_XV.clear()
+        dp_ftrl_stores._STREAMS.clear()
+        dp_ftrl_stores._CACHE.clear()
+        dp_ftrl_stores._PUBLIC.clear()
+        dp_ftrl_stores._SPARE_XV.clear()
         cold.append(public(ds, 5))
-    dp_ftrl_core._STREAMS.clear()
-    dp_ftrl_core._CACHE.clear()
-    dp_ftrl_core._CURRENT.clear()
+    dp_ftrl_stores._STREAMS.clear()
+    dp_ftrl_stores._CACHE.clear()
+    dp_ftrl_stores._CURRENT.clear()
     np.testing.assert_array_equal(public(draws[0], 5), cold[0])
-    first_xv = next(value[2] for key, (value, _) in dp_ftrl_core._STREAMS.items() if key[0] == "xv")
+    first_xv = next(value[2] for key, (value, _) in dp_ftrl_stores._STREAMS.items() if key[0] == "xv")
     np.testing.assert_array_equal(public(draws[1], 5), cold[1])
-    xv = [value[2] for key, (value, _) in dp_ftrl_core._STREAMS.items() if key[0] == "xv"]
+    xv = [value[2] for key, (value, _) in dp_ftrl_stores._STREAMS.items() if key[0] == "xv"]
     assert len(xv) == 1 and xv[0] is first_xv  # the same memory, now holding the new draw's XV
     old = weakref.ref(draws[0].X_train)
     draws[0] = None
@@ -357,7 +367,7 @@ def test_freeing_the_data_empties_the_stores():
     ds = _frozen_problem(300, 16, 13)
     fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(1), public_X=ds.X_public,
                      public_C_rows=40, **_design(ds))
-    assert dp_ftrl_core._STREAMS and dp_ftrl_core._CACHE
+    assert dp_ftrl_stores._STREAMS and dp_ftrl_stores._CACHE
     ds = None
     gc.collect()
-    assert not dp_ftrl_core._STREAMS and not dp_ftrl_core._CACHE and not dp_ftrl_core._PUBLIC
+    assert not dp_ftrl_stores._STREAMS and not dp_ftrl_stores._CACHE and not dp_ftrl_stores._PUBLIC

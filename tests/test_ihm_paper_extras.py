@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from dpbench.bench import bench_mechanisms
 from dpbench.cli import app
 from dpbench.config import load_config
+from dpbench.engine.bench import bench_mechanisms
 from dpbench.papers.ftrl.mlp_latent import load as mlp_latent
 
 CONFIGS = sorted(Path(__file__).resolve().parents[1].glob("configs/ihm*.yaml")) + sorted(

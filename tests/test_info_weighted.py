@@ -13,6 +13,14 @@ from dpbench import registry
 from dpbench.mechanisms.info_weighted import central as iw_central
 from dpbench.mechanisms.info_weighted import local as iw_local
 from dpbench.mechanisms.info_weighted._common import epoch_slices, halves
+from dpbench.mechanisms.info_weighted.calibration import (
+    gaussian_std,
+    l2ball_radius,
+    neighbour_factor,
+    priv_std,
+    release_stds,
+    sigma_chen,
+)
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, proj_ellipsoid
 from dpbench.mechanisms.info_weighted.matrix import (
     F_dp,
@@ -30,14 +38,6 @@ from dpbench.mechanisms.info_weighted.matrix import (
 from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_priv
 from dpbench.papers.info_weighted.generators import c_d, l1_functional
 from dpbench.privacy.agm import epsilon_agm
-from dpbench.privacy.info_weighted import (
-    gaussian_std,
-    l2ball_radius,
-    neighbour_factor,
-    priv_std,
-    release_stds,
-    sigma_chen,
-)
 
 P_BASIS = np.array([0.5, 0.2, 0.05, 0.01, 0.001])
 ROOT = Path(__file__).resolve().parents[1]

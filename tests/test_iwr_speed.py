@@ -12,9 +12,9 @@ import pytest
 from dpbench import registry
 from dpbench.mechanisms._base import record_releases
 from dpbench.mechanisms.info_weighted import _memo, sgd
+from dpbench.mechanisms.info_weighted.calibration import l2ball_radius
 from dpbench.mechanisms.info_weighted.linalg import row_norms, unit_rows
 from dpbench.mechanisms.info_weighted.noise import l2ball_sample
-from dpbench.privacy.info_weighted import l2ball_radius
 
 
 def reference_sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:

@@ -10,7 +10,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from dpbench.analysis.leaderboard import build_leaderboard, performance_profile, ranks, win_tie_loss
+from dpbench.analysis.leaderboard import (
+    build_leaderboard,
+    performance_profile,
+    ranks,
+    summary_markdown,
+    win_tie_loss,
+)
 from dpbench.analysis.report import build_report, write_report
 from dpbench.analysis.runs import Run
 from dpbench.cli import app
@@ -107,3 +113,61 @@ def test_report_has_a_leaderboard_section(two_runs):
     assert "Leaderboard across datasets" in headings and "ε = 4" in headings
     written = write_report(first, metrics=["train_mse"])
     assert "performance_profile.png" in written[0].read_text()
+
+
+def test_one_mechanism_and_one_epsilon_leaderboard(tmp_path):
+    """A run with one private mechanism at one ε: the table, the matrix note and the files, no bare KeyError."""
+    config = {
+        "name": "single", "output_dir": str(tmp_path / "results"), "seed": 1, "trials": 3, "epsilons": [1.0],
+        "datasets": [{"loader": "sphere_linear", "label": f"n={n}", "options": {"n": n, "d": 3}} for n in (300, 900)],
+        "mechanisms": ["adassp"],
+    }
+    run_dir = run(parse_config(config), n_jobs=1, progress=False, log=lambda m: None)
+    result = CliRunner().invoke(app, ["leaderboard", str(run_dir), "--bootstrap", "20"])
+    assert result.exit_code == 0, result.output
+    assert "| adassp |" in result.output and "error" not in result.output
+    text = (run_dir / "leaderboard" / "leaderboard.md").read_text()
+    assert "no pair to compare" in text
+    assert (run_dir / "leaderboard" / "performance_profile.png").stat().st_size > 0
+    assert "<table" in (run_dir / "leaderboard" / "leaderboard.html").read_text()
+    report = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert report.exit_code == 0, report.output
+    only_ols = run(parse_config({**config, "name": "only_ols", "mechanisms": ["ols"]}), n_jobs=1, progress=False,
+                   log=lambda m: None)
+    result = CliRunner().invoke(app, ["leaderboard", str(only_ols)])
+    assert result.exit_code == 2 and "nothing to rank" in result.output
+
+
+def test_fallback_releases_are_counted_in_the_table_and_the_notes(tmp_path):
+    """Trials whose ``info.fallback`` is 1 (TukeyEM's failed PTR test → θ̂ = 0) are counted per dataset and ε."""
+    cells = {(d, lab): [2.0, 2.1, 1.9] for d in ("a", "b", "c") for lab in ("AdaSSP", "TukeyEM")}
+    run = fake_run(tmp_path, cells)
+    fell = (run.trials["label"] == "TukeyEM") & run.trials["dataset"].isin(["a", "b"])
+    fell |= (run.trials["label"] == "TukeyEM") & (run.trials["dataset"] == "c") & (run.trials["trial"] == 0)
+    run.trials["info.fallback"] = fell.astype(float).where(run.trials["label"] == "TukeyEM")  # NaN for AdaSSP
+    board = build_leaderboard([run], replicates=20)
+    row = board.summary.set_index("label").loc["TukeyEM"]
+    assert row["fallback_datasets"] == 2 and board.summary.set_index("label").loc["AdaSSP", "fallback_datasets"] == 0
+    assert "| 3 / 3, fallback on 2 |" in summary_markdown(board, 1.0)
+    assert ("TukeyEM at ε = 1: the data-independent fallback (info.fallback, e.g. θ̂ = 0 after a failed PTR test) "
+            "in 7 of 9 trials — in every trial on 2 of 3 datasets") in board.notes
+
+
+def test_tukey_em_records_its_fallback():
+    from dpbench import registry
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 3))
+    y = X @ [0.5, 0.2, -0.1]
+    fit = registry.get_mechanism("tukey_em").fit
+    failed = fit(X, y, 0.1, 1e-6, np.random.default_rng(0))  # m = 100 models: the PTR test cannot pass
+    assert failed.info["fallback"] == 1 and failed.info["ptr_passed"] == 0 and not failed.theta.any()
+    X = rng.uniform(-1, 1, (20000, 2))
+    passed = fit(X, X @ [0.5, -0.5], 10.0, 1e-6, np.random.default_rng(0))
+    assert passed.info["ptr_passed"] == 1 and passed.info["fallback"] == 0
+
+
+def test_report_counts_fallbacks(two_runs):
+    first, _ = two_runs
+    text = write_report(first, metrics=["train_mse"])[0].read_text()
+    assert "**Fallback**: tukey_em at ε = " in text and "in every trial on" in text

@@ -144,6 +144,23 @@ def test_wishart_moments_match_sketch_gram():
     np.testing.assert_allclose(draws.var(axis=0), expected_var, rtol=0.08)
 
 
+def test_wishart_draw_does_not_depend_on_the_eigenvector_basis_lapack_returns():
+    """A repeated eigenvalue (rank-deficient Gram) leaves eigh free to return any basis of its eigenspace, and any
+    eigenvector's sign is arbitrary: the symmetric root makes the same rng give the same draw for every such basis."""
+    rng = np.random.default_rng(3)
+    V = np.linalg.qr(rng.standard_normal((4, 4)))[0]
+    eigvals = np.array([0.0, 0.0, 1.0, 3.0])
+    angle = 0.7
+    rotation = np.eye(4)
+    rotation[:2, :2] = [[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]]
+    other_basis = V @ rotation * np.array([1.0, -1.0, -1.0, 1.0])
+    first, second = psd_factor(eigvals, V, 0.25), psd_factor(eigvals, other_basis, 0.25)
+    np.testing.assert_allclose(first, second, atol=1e-14)
+    np.testing.assert_allclose(first.T @ first, V @ np.diag(eigvals + 0.25) @ V.T, atol=1e-14)
+    draws = [wishart(9, factor, np.random.default_rng(5)) for factor in (first, second)]
+    np.testing.assert_allclose(draws[0], draws[1], rtol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["ihm", "linmix"])
 def test_gram_and_explicit_sketch_have_the_same_output_law(name):
     """004 §3.10: the Wishart shortcut and the explicit k×n sketch give the same distribution of θ̂.

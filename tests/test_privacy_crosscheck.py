@@ -23,8 +23,7 @@ import pytest
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import common, privacy_loss_distribution, privacy_loss_mechanism  # noqa: E402
 
-from dpbench.privacy.agm import agm_delta, epsilon_agm, sigma_agm, sigma_agm_composed  # noqa: E402
-from dpbench.privacy.mixing import (  # noqa: E402
+from dpbench.mechanisms.sketch.calibration import (  # noqa: E402
     k_ihm,
     k_linmix,
     linmix_eigen_noise_std,
@@ -32,6 +31,7 @@ from dpbench.privacy.mixing import (  # noqa: E402
     solve_gamma_ihm,
     solve_gamma_linmix,
 )
+from dpbench.privacy.agm import agm_delta, epsilon_agm, sigma_agm, sigma_agm_composed  # noqa: E402
 from dpbench.privacy.rdp import conversion_term, gaussian_epsilon_rdp, gaussian_rdp  # noqa: E402
 from dpbench.privacy.zcdp import epsilon_from_rho, rho_from_epsilon, rho_gaussian, sigma_dpgd  # noqa: E402
 

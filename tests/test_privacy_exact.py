@@ -121,8 +121,8 @@ def test_pure_channels_have_no_noise_factor():
 def test_stein_default_calibration_is_exact_at_epsilon_20(n):
     """Issue 15 item 6: at ε = 20 each release (ε′ = 10, δ′ = δ/2) satisfies δ(ε′; σ) ≤ δ′ exactly with the default
     (analytic) calibration; the classical formula is outside its theorem there and gives δ(ε′; σ) > δ′."""
+    from dpbench.mechanisms.stein.calibration import classical_overrun, stein_noise_scales
     from dpbench.privacy.agm import agm_delta
-    from dpbench.privacy.stein import classical_overrun, stein_noise_scales
 
     r, b_y, delta = 1.7, 1.0, n**-1.1  # the paper's δ
     default = stein_noise_scales(20.0, delta, r, b_y)

@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dpbench import audit, registry
-from dpbench.config import TOP_LEVEL_KEYS, ConfigError, parse_config
+from dpbench.config import ConfigError, parse_config
+from dpbench.engine.schema import TOP_LEVEL_KEYS
 from dpbench.privacy.validate import DELTA_MIN, EPSILON_RANGE
 
 registry.discover()

@@ -16,7 +16,8 @@ from dpbench.analysis.figures.curves import build_figure
 from dpbench.analysis.figures.presets import plot_run
 from dpbench.analysis.runs import find_runs, load_run, reference_lines
 from dpbench.analysis.stats import fit_slopes, format_table, loglog_fit, summarise_metric, summary_table
-from dpbench.config import ConfigError, parse_plot_options
+from dpbench.config import ConfigError
+from dpbench.config.presets import parse_plot_options
 
 EPS = [0.1, 1.0, 10.0]
 DATASETS = {

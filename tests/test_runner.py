@@ -118,8 +118,7 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(small_config, 
     path.write_text(yaml.safe_dump(config))
     shard_dir = tmp_path / "killed" / "smoke" / SHARD_DIR
     proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(path)], cwd=os.getcwd())
-    deadline = time.time() + 120
-    while time.time() < deadline and len(list(shard_dir.glob("*.csv"))) < 5:
+    while proc.poll() is None and len(list(shard_dir.glob("*.csv"))) < 5:  # no wall-clock deadline: any machine speed
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -207,8 +206,8 @@ def test_bitwise_identical_csv_for_any_n_jobs_and_block_size_on_pol_and_protein(
 def test_gram_statistics_do_not_depend_on_the_blas_thread_count():
     from threadpoolctl import threadpool_limits
 
-    from dpbench.config import DatasetEntry
     from dpbench.engine.regression import prepare_dataset
+    from dpbench.engine.schema import DatasetEntry
 
     entry = DatasetEntry("pol", "Pol")
     prepare_dataset.cache_clear()
@@ -235,8 +234,8 @@ def test_gram_stats_freezes_a_fresh_array_in_place_or_copies_it():
 
 
 def test_gram_statistics_are_computed_only_when_read():
-    from dpbench.config import DatasetEntry
     from dpbench.engine.regression import prepare_dataset
+    from dpbench.engine.schema import DatasetEntry
 
     prepare_dataset.cache_clear()
     _, stats, _ = prepare_dataset(DatasetEntry("pol", "Pol"), 50)
@@ -311,7 +310,7 @@ def test_replicate_option_names_its_replacement(small_config):
 
 
 def test_metrics_receive_the_trial_coordinates(small_config, monkeypatch):
-    from dpbench import metrics
+    from dpbench.engine import metrics
 
     seen = []
 

@@ -15,6 +15,13 @@ from dpbench import registry
 from dpbench.data import DataUnavailableError
 from dpbench.linalg import gram_stats, symmetric_gaussian
 from dpbench.mechanisms.stein import core as stein_core
+from dpbench.mechanisms.stein.calibration import (
+    clip_radius,
+    log_term,
+    n_star,
+    stein_noise_scales,
+    two_round_noise_scales,
+)
 from dpbench.mechanisms.stein.core import noise_sums, simulate_user_sums, solve_scale
 from dpbench.mechanisms.stein.families import FAMILIES, get_family
 from dpbench.mechanisms.stein.glm import fit_nonprivate_stein, stein_fit
@@ -23,13 +30,6 @@ from dpbench.papers.stein.generators import load as load_synth
 from dpbench.papers.stein.generators import stein_constant
 from dpbench.papers.stein.metrics import glm_accuracy, stein_err2, stein_errinf
 from dpbench.privacy.agm import sigma_classical
-from dpbench.privacy.stein import (
-    clip_radius,
-    log_term,
-    n_star,
-    stein_noise_scales,
-    two_round_noise_scales,
-)
 
 # spec 003 §3.9: n, ε, δ, Λ, s_xx = s_xy, 2-round s_xx, 2-round s_y (r = 1, B_y = 1, Δ_y = 1)
 VECTORS = [

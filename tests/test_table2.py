@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dpbench.linalg import gram_stats
+from dpbench.mechanisms.sketch.calibration import k_ihm, solve_gamma_ihm
 from dpbench.papers.ihm import table2
-from dpbench.privacy.mixing import k_ihm, solve_gamma_ihm
 
 
 def test_row_formulas_by_hand():
@@ -52,3 +52,13 @@ def test_missing_data_is_reported_not_raised():
     table, missing = table2.compare_table2(["3droad", "servo"], resamples=2, log=lambda _m: None)
     assert list(table["dataset"]) == ["servo"]
     assert "3droad/data.csv.gz" in missing["3droad"]
+
+
+def test_text_table_headers_say_which_side_is_ours_and_which_the_papers():
+    table, _ = table2.compare_table2(["servo"], resamples=2, log=lambda _m: None)
+    lines = table2.format_comparison(table).splitlines()
+    assert "ours" in lines[0] and "paper" in lines[0] and "Table 2" in lines[0]
+    names, sides, servo = lines[1], lines[2], lines[3]
+    assert names.startswith("dataset") and sides.count("ours / paper") == 8
+    # each "ours / paper" label starts in the column of its field's cell
+    assert servo.startswith("servo") and servo.index(" / ") > sides.index("ours / paper")

@@ -1,4 +1,4 @@
-"""TukeyEM (dpbench/mechanisms/peers/tukey_em.py) and its calibration (dpbench/privacy/tukey.py).
+"""TukeyEM (dpbench/mechanisms/peers/tukey_em.py) and its calibration (dpbench/mechanisms/peers/tukey_calibration.py).
 
 Calibration checks: the depth-region volumes against a brute-force depth, the PTR distance bound against its
 definition and its sensitivity 1 over random neighbouring model sets, the mechanism's PTR pass rate against the exact
@@ -14,8 +14,8 @@ import pytest
 from scipy.stats import chisquare
 
 from dpbench import audit, registry
+from dpbench.mechanisms.peers import tukey_calibration as tukey
 from dpbench.mechanisms.peers import tukey_em
-from dpbench.privacy import tukey
 
 registry.discover()
 INFO = registry.MECHANISMS["tukey_em"]
@@ -174,7 +174,7 @@ def test_data_rich_problem_is_solved_without_any_bound():
 def test_too_few_rows_per_model_releases_zero():
     X = np.random.default_rng(0).standard_normal((50, 10))
     result = INFO.fit(X, X[:, 0], 1.0, 1e-5, np.random.default_rng(0))
-    assert result.info == {"models": 5, "ptr_passed": 0, "depth": 0, "k_hat": 0}
+    assert result.info == {"models": 5, "ptr_passed": 0, "depth": 0, "k_hat": 0, "fallback": 1}
     assert not result.theta.any()
 
 

@@ -32,12 +32,17 @@ import pandas as pd
 from dpbench.analysis.figures.profiles import profiles_figure
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import Run, find_runs, load_run
-from dpbench.analysis.stats import bootstrap, fmt, halfwidth95
+from dpbench.analysis.stats import bootstrap, fallback_counts, fallback_sentences, fmt, halfwidth95
+from dpbench.contract import FALLBACK_INFO
 
 #: floor for the performance-profile ratio (a mean normalised excess of exactly 0 would divide by zero)
 PROFILE_FLOOR = 1e-12
 #: how the tables write a missing value (a mechanism that did not run)
 MISSING = "n/a"
+#: the trials' column marking a mechanism's data-independent fallback release (θ̂ = 0 after a failed PTR test, ...)
+FALLBACK_COLUMN = f"info.{FALLBACK_INFO}"
+#: columns of :attr:`Leaderboard.matrix` (present even when one mechanism leaves no pair to compare)
+MATRIX_COLUMNS = ["epsilon", "label", "other", "wins", "ties", "losses"]
 
 
 @dataclass
@@ -45,8 +50,9 @@ class Leaderboard:
     """Everything the tables and the profile plot are made of (plain DataFrames, for notebooks too).
 
     ``cells``: epsilon, dataset, label, mean, ci95, lo, hi, count. ``summary``: epsilon, label, median, median_lo,
-    median_hi, mean_rank, rank_lo, rank_hi, wins, ties, losses, datasets. ``matrix``: epsilon, label, other, wins,
-    ties, losses. ``reference``: the non-private labels. ``notes``: what was skipped and why.
+    median_hi, mean_rank, rank_lo, rank_hi, wins, ties, losses, datasets, fallback_datasets (datasets where every
+    trial released the mechanism's data-independent fallback, ``info.fallback``). ``matrix``: epsilon, label, other,
+    wins, ties, losses. ``reference``: the non-private labels. ``notes``: what was skipped and why.
     """
 
     cells: pd.DataFrame
@@ -87,9 +93,11 @@ def normalised_trials(runs: Sequence[Run]) -> tuple[pd.DataFrame, list[str], lis
         ols = part[key].map({k: v[0] for k, v in floors.items()})
         span = part[key].map({k: v[1] for k, v in floors.items()})
         private = part["privacy_model"].astype(str) != "none" if "privacy_model" in part else True
+        fallback = pd.to_numeric(part[FALLBACK_COLUMN], errors="coerce").fillna(0) if FALLBACK_COLUMN in part else 0
         frames.append(pd.DataFrame({
             "epsilon": part["epsilon"].astype(float).round(12), "dataset": part[key].astype(str),
             "label": part["label"].astype(str), "private": private, "r": (part["train_mse"] - ols) / span,
+            FALLBACK_COLUMN: fallback,
         }))
         labels += [lab for lab in run.label_order() if lab not in labels]
         datasets += [str(d) for d in pd.unique(part[key]) if str(d) not in datasets]
@@ -180,6 +188,8 @@ def build_leaderboard(
         raise ValueError("no trials with a train_mse and an OLS reference: nothing to rank")
     reference = [lab for lab in order if lab in set(frame.loc[~frame["private"].astype(bool), "label"])]
     labels = [lab for lab in order if lab in set(frame["label"]) and lab not in reference]
+    if not labels:
+        raise ValueError(f"nothing to rank: only non-private mechanisms ({', '.join(reference)}) in these runs")
     cells = cell_table(frame)
     rng = np.random.default_rng(seed)
     summary_rows, matrix_rows = [], []
@@ -194,6 +204,7 @@ def build_leaderboard(
         wtl = win_tie_loss(lo, hi)
         sub = frame[(frame["epsilon"] == eps) & frame["label"].isin(labels)]
         boot_ranks, boot_medians = bootstrap_ranks(sub, datasets, labels, replicates, rng)
+        fell_back = sub.groupby(["label", "dataset"])[FALLBACK_COLUMN].agg(lambda v: bool((v > 0).all()))
         for j, lab in enumerate(labels):
             column = mean[:, j]
             summary_rows.append({
@@ -206,13 +217,16 @@ def build_leaderboard(
                 "rank_hi": float(np.quantile(boot_ranks[:, j], 0.975)),
                 "wins": int(wtl[j, :, 0].sum()), "ties": int(wtl[j, :, 1].sum()), "losses": int(wtl[j, :, 2].sum()),
                 "datasets": int((~np.isnan(column)).sum()),
+                "fallback_datasets": int(fell_back.get(lab, pd.Series(dtype=bool)).sum()),
             })
             for o, other in enumerate(labels):
                 if o != j:
                     matrix_rows.append({"epsilon": eps, "label": lab, "other": other, "wins": int(wtl[j, o, 0]),
                                         "ties": int(wtl[j, o, 1]), "losses": int(wtl[j, o, 2])})
     summary = pd.DataFrame(summary_rows).sort_values(["epsilon", "mean_rank"], kind="stable").reset_index(drop=True)
-    return Leaderboard(cells, summary, pd.DataFrame(matrix_rows), labels, datasets, reference, notes)
+    matrix = pd.DataFrame(matrix_rows, columns=MATRIX_COLUMNS)
+    notes += fallback_sentences(fallback_counts(frame[frame["label"].isin(labels)]))
+    return Leaderboard(cells, summary, matrix, labels, datasets, reference, notes)
 
 
 def performance_profile(board: Leaderboard, epsilon: float, taus: np.ndarray) -> pd.DataFrame:
@@ -249,13 +263,20 @@ def summary_markdown(board: Leaderboard, epsilon: float) -> str:
         out.append(
             f"| {row.label} | {_fmt(row.median)} [{_fmt(row.median_lo)}, {_fmt(row.median_hi)}] | "
             f"{row.mean_rank:.2f} [{row.rank_lo:.2f}, {row.rank_hi:.2f}] | {row.wins} / {row.ties} / {row.losses} | "
-            f"{row.datasets} / {len(board.datasets)} |"
+            f"{row.datasets} / {len(board.datasets)}{_fallback_text(row.fallback_datasets)} |"
         )
     return "\n".join(out)
 
 
+def _fallback_text(datasets: int) -> str:
+    """``, fallback on 27`` (datasets where every trial released the data-independent fallback), or nothing."""
+    return f", fallback on {datasets}" if datasets else ""
+
+
 def matrix_markdown(board: Leaderboard, epsilon: float) -> str:
     """Rows beat columns: 'W/T/L' datasets."""
+    if len(board.labels) < 2:
+        return f"(one mechanism, {board.labels[0]}: no pair to compare)"
     at = board.matrix[board.matrix["epsilon"] == epsilon].set_index(["label", "other"])
     out = ["| row vs column | " + " | ".join(board.labels) + " |", "|---" * (len(board.labels) + 1) + "|"]
     for lab in board.labels:
@@ -285,7 +306,7 @@ def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
     if board.reference:
         lines += [f"Reference (not ranked): {', '.join(board.reference)}.", ""]
     lines += [f"- {note}" for note in board.notes]
-    (out_dir / "leaderboard.md").write_text("\n".join(lines).rstrip() + "\n")
+    (out_dir / "leaderboard.md").write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     board.cells.to_csv(out_dir / "leaderboard_cells.csv", index=False)
     board.summary.to_csv(out_dir / "leaderboard_summary.csv", index=False)
     return [out_dir / "leaderboard.md", out_dir / "leaderboard_cells.csv", out_dir / "leaderboard_summary.csv",

@@ -31,9 +31,15 @@ from dpbench.analysis.figures.curves import cell_mask, render
 from dpbench.analysis.figures.presets import presets, save
 from dpbench.analysis.figures.save import save_figure
 from dpbench.analysis.figures.text import axis_name, value_text
-from dpbench.analysis.leaderboard import build_leaderboard, matrix_markdown, plot_profiles, summary_markdown
+from dpbench.analysis.leaderboard import (
+    Leaderboard,
+    build_leaderboard,
+    matrix_markdown,
+    plot_profiles,
+    summary_markdown,
+)
 from dpbench.analysis.runs import Run, load_run
-from dpbench.analysis.stats import fmt
+from dpbench.analysis.stats import fallback_counts, fallback_sentences, fmt
 from dpbench.engine.store import git_commit, write_atomic
 
 REPORT_DIR = "report_files"
@@ -328,17 +334,33 @@ def leaderboard_blocks(run: Run, files: Path) -> list[Any]:
     if len(private_labels(trials)) < 2:
         return []
     board = build_leaderboard([run], replicates=500)
+    return [Heading("Leaderboard across datasets"), *board_blocks(board, files, level=3)]
+
+
+def board_blocks(board: Leaderboard, files: Path, level: int = 2) -> list[Any]:
+    """A leaderboard's explanation, per-ε tables and win/tie/loss matrices, notes and the profiles figure."""
     blocks: list[Any] = [
-        Heading("Leaderboard across datasets"),
         Paragraph("Normalised excess risk (train MSE − OLS) / (‖Y‖²/n − OLS): median over datasets and mean rank, "
                   "each with a bootstrap 95% interval (trials and datasets resampled); wins/ties/losses count "
                   "datasets where the 95% intervals separate. `dpbench leaderboard` combines several runs."),
     ]
     for eps in board.epsilons:
-        blocks += [Heading(f"ε = {fmt(eps)}", level=3), _markdown_table(summary_markdown(board, eps)),
-                   _markdown_table(matrix_markdown(board, eps), "Win/tie/loss: row against column.")]
+        blocks += [Heading(f"ε = {fmt(eps)}", level=level), _markdown_table(summary_markdown(board, eps))]
+        if len(board.labels) > 1:
+            blocks.append(_markdown_table(matrix_markdown(board, eps), "Win/tie/loss: row against column."))
+    if board.reference:
+        blocks.append(Paragraph(f"Reference (not ranked): {', '.join(board.reference)}."))
+    blocks += [Paragraph(f"Note: {note}") for note in board.notes]
     png = [p for p in plot_profiles(board, files / "performance_profile") if p.suffix == ".png"][0]
     return [*blocks, Image(png, "performance profiles")]
+
+
+def write_leaderboard_page(board: Leaderboard, out_dir: Path) -> Path:
+    """``leaderboard.html``: the leaderboard as a self-contained page (figures embedded), beside leaderboard.md."""
+    page = Report(f"Leaderboard over {len(board.datasets)} datasets", out_dir, board_blocks(board, out_dir))
+    path = out_dir / "leaderboard.html"
+    write_atomic(path, to_html(page))
+    return path
 
 
 def _markdown_table(text: str, note: str = "") -> Table:
@@ -421,6 +443,8 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, anal
     if run.caption:
         blocks.append(Paragraph(run.caption))
     blocks += [Heading("Datasets"), datasets_table(run)]
+    blocks += [Paragraph(f"**Fallback**: {line}.") for line in
+               fallback_sentences(fallback_counts(run.trials, dataset_key(run.trials)))]
     figures = [f for m in metrics for f in presets(run, {"metric": m})] if metrics else presets(run)
     named = bool(run.config.get("plots")) and not metrics
     for stem, options in figures:

@@ -114,7 +114,7 @@ def _read_json(path: Path, required: bool = False) -> dict[str, Any]:
             raise FileNotFoundError(f"{path} is missing")
         return {}
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"{path} is not valid JSON: {err}") from None
     if not isinstance(data, dict):
@@ -126,7 +126,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         raise ValueError(f"{path} is not valid YAML: {err}") from None
     if data is None:

@@ -331,3 +331,33 @@ def fit_slopes(
                 row["lo"], row["hi"] = slope - half, slope + half
         rows.append(row)
     return pd.DataFrame(rows, columns=[*by, "slope", "lo", "hi", "intercept", "points", "x_min", "x_max"])
+
+
+def fallback_counts(trials: pd.DataFrame, dataset: str = "dataset") -> pd.DataFrame:
+    """Per (label, ε) with at least one fallback (column ``info.fallback`` = 1, see
+    :data:`dpbench.contract.FALLBACK_INFO`): ``trials``, ``fallbacks`` (trials that released the mechanism's
+    data-independent fallback), ``datasets`` and ``all_datasets`` (datasets where every trial fell back)."""
+    from dpbench.contract import FALLBACK_INFO
+
+    column = f"info.{FALLBACK_INFO}"
+    columns = ["label", "epsilon", "trials", "fallbacks", "datasets", "all_datasets"]
+    if column not in trials or "label" not in trials or "epsilon" not in trials:
+        return pd.DataFrame(columns=columns)
+    flags = trials.assign(_fell=pd.to_numeric(trials[column], errors="coerce").fillna(0) > 0)
+    per_dataset = flags.groupby(["label", "epsilon", dataset], sort=False)["_fell"].agg(["size", "sum", "all"])
+    table = per_dataset.groupby(level=["label", "epsilon"], sort=False).agg(
+        trials=("size", "sum"), fallbacks=("sum", "sum"), datasets=("size", "size"), all_datasets=("all", "sum"))
+    table = table.reset_index()
+    return table[table["fallbacks"] > 0][columns].reset_index(drop=True)
+
+
+def fallback_sentences(counts: pd.DataFrame) -> list[str]:
+    """``tukey_em at ε = 1: the data-independent fallback (info.fallback, e.g. θ̂ = 0 after a failed PTR test) in
+    812 of 900 trials — in every trial on 27 of 30 datasets``, one per row of :func:`fallback_counts`."""
+    return [
+        f"{row.label} at ε = {fmt(row.epsilon)}: the data-independent fallback (info.fallback, e.g. θ̂ = 0 after a "
+        f"failed PTR test) in {int(row.fallbacks)} of {int(row.trials)} trials — in every trial on "
+        f"{int(row.all_datasets)} of {int(row.datasets)} datasets"
+        for row in counts.itertuples(index=False)
+    ]
+

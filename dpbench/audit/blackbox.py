@@ -20,7 +20,9 @@ Procedure (one mechanism, one claimed (ε, δ)):
    this pair* with that confidence (thresholds and direction are fixed by the independent pilot runs).
 
 An audit **fails** when ε̂_lower > claimed ε: the calibration (or its implementation) is wrong with confidence
-≥ ``confidence``. An audit that passes proves nothing in general (it only tests one pair and one statistic).
+≥ ``confidence``. An audit that passes proves nothing in general (it only tests one pair and one statistic); its
+power is reported as ``detectable``: the smallest true ε it flags at its N and claim even in the best case of a
+Gaussian-shift statistic (:func:`dpbench.audit.stats.detectable_epsilon`; ε ≥ 4.2 at claim 2 with N = 20,000).
 
 **Negative controls** (:data:`BROKEN_VARIANTS`) run deliberately miscalibrated copies under the same claim:
 ``eps_x10`` (noise calibrated for 10ε, any mechanism), ``no_bound`` (the bound check is switched off and the
@@ -41,7 +43,13 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.audit.stats import THRESHOLD_LEVELS, BoundDetail, audit_ceiling, epsilon_lower_bound
+from dpbench.audit.stats import (
+    THRESHOLD_LEVELS,
+    BoundDetail,
+    audit_ceiling,
+    detectable_epsilon,
+    epsilon_lower_bound,
+)
 from dpbench.data._base import Population
 from dpbench.linalg import gram_stats
 from dpbench.mechanisms._base import as_fit_result
@@ -256,6 +264,9 @@ class AuditResult:
     message: str = ""
     s1: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     s0: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+    #: power: the smallest true ε this audit flags at its N and claim, in the best case of a Gaussian-shift
+    #: statistic (:func:`dpbench.audit.stats.detectable_epsilon`); a pass says nothing about ε below it
+    detectable: float = float("nan")
 
     @property
     def violated(self) -> bool:
@@ -375,9 +386,10 @@ def audit(
         status = "FAIL" if violated else "pass"
     else:
         status = "caught" if violated else "missed"
+    detectable = detectable_epsilon(trials, epsilon, delta, confidence) if info.private else float("nan")
     return AuditResult(
         **base, ceiling=ceiling, eps_lower=eps_lower, detail=detail, seconds=time.perf_counter() - start,
-        status=status, s1=s1, s0=s0,
+        status=status, s1=s1, s0=s0, detectable=detectable,
     )  # fmt: skip
 
 
@@ -392,13 +404,15 @@ def _short(message: str, width: int = 90) -> str:
 
 def format_table(results: list[AuditResult], markdown: bool = False) -> str:
     """A small table: mechanism, model/neighbour, control, claimed ε, ε̂_lower, ceiling, status."""
-    header = ["mechanism", "privacy", "neighbour", "control", "ε claimed", "δ", "ε̂_lower", "ceiling", "N", "status"]
+    header = ["mechanism", "privacy", "neighbour", "control", "ε claimed", "δ", "ε̂_lower", "ceiling", "N",
+              "detects ε ≥", "status"]  # fmt: skip
     rows = []
     for r in results:
         lower = "—" if math.isnan(r.eps_lower) else f"{r.eps_lower:.3f}"
         rows.append([
             r.mechanism, r.privacy_model, r.neighbour, r.broken, f"{r.epsilon:g}", f"{r.delta:g}", lower,
-            f"{r.ceiling:.2f}", str(r.trials), r.status + (f" ({_short(r.message)})" if r.message else ""),
+            f"{r.ceiling:.2f}", str(r.trials), "—" if math.isnan(r.detectable) else f"{r.detectable:.2f}",
+            r.status + (f" ({_short(r.message)})" if r.message else ""),
         ])  # fmt: skip
     if markdown:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

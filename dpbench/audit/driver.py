@@ -19,10 +19,13 @@ Reported per (mechanism, claimed ε):
   estimate).
 
 Verdicts: an audit **flags** the claim when eps_lower > ε (certified layer) or when the estimate's interval lies
-above ε with ε̂ > 1.02ε (GDP layer), or when the pilot shows noise that is not the declared law. Negative controls
-(``x1.3``, ``x3``) multiply every noise scale by the factor c that makes the exact ε at the pair equal 1.3ε (3ε)
-(:func:`dpbench.privacy.exact.noise_factor_for_epsilon`; with sketch releases :func:`sketch_noise_factor`, which
-also multiplies the mixing noise η) while the claim stays ε.
+above ε with ε̂ > 1.02ε (GDP layer), when the real runs show noise that is not the declared law (``noise``) or a
+statistic that does not follow the declared laws (``model``: KS p < 10⁻⁴), when θ̂'s own black-box bound exceeds ε
+(``theta``), or when an integrity check fails (:mod:`dpbench.audit.integrity`: ``replay``, ``recording``,
+``scale``, ``sensitivity``, ``atom``, ``ols``, ``users``); :attr:`WhiteboxResult.reasons` says what broke.
+Negative controls (``x1.3``, ``x3``) multiply every noise scale by the factor c that makes the exact ε at the pair
+equal 1.3ε (3ε) (:func:`dpbench.privacy.exact.noise_factor_for_epsilon`; with sketch releases
+:func:`sketch_noise_factor`, which also multiplies the mixing noise η) while the claim stays ε.
 """
 
 from __future__ import annotations
@@ -36,6 +39,14 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
+from dpbench.audit.integrity import (
+    IntegrityResult,
+    ThetaWitness,
+    check_integrity,
+    integrity_pairs,
+    integrity_runs,
+    theta_witness,
+)
 from dpbench.audit.pairs import PairSpec, find_worst_pair
 from dpbench.audit.stats import (
     DEEP_LEVELS,
@@ -54,6 +65,7 @@ from dpbench.audit.whitebox import (
     NoiseCheck,
     check_noise,
     declared_epsilon,
+    exact_releases,
     gaussian_pool,
     history_fixed,
     model_check,
@@ -65,7 +77,7 @@ from dpbench.audit.whitebox import (
     sampled_epsilon,
     slots_of,
 )
-from dpbench.privacy.exact import GaussianRelease, LaplaceRelease, PureRelease, noise_factor_for_epsilon
+from dpbench.privacy.exact import noise_factor_for_epsilon
 from dpbench.privacy.validate import check_delta, check_epsilon
 from dpbench.registry import MechanismInfo
 
@@ -74,6 +86,8 @@ from dpbench.registry import MechanismInfo
 ESTIMATE_MARGIN = 0.02
 #: histories kept for the batched sample when release laws depend on the history
 POOLED_HISTORIES = 40
+#: the model check (real-run statistic vs batched draws from the declared laws) flags below this KS p-value
+MODEL_ALPHA = 1e-4
 #: negative controls of the white-box audit: the exact ε of the shrunk copy as a multiple of the claim
 CONTROLS = {"none": 1.0, "x1.3": 1.3, "x3": 3.0}
 
@@ -108,6 +122,8 @@ class WhiteboxResult:
     message: str = ""
     eps_exact_ci: tuple[float, float] | None = None  # Monte-Carlo interval of eps_exact (sketch releases)
     loss: LossEpsilon | None = None  # estimate layer for a non-Gaussian log-likelihood ratio (sketches)
+    integrity: IntegrityResult | None = None  # the checks of the declarations (replay, sensitivity, atoms, ...)
+    witness: ThetaWitness | None = None  # black-box ε̂_lower of θ̂ from the same real runs
     s1: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     s0: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
@@ -135,7 +151,9 @@ class WhiteboxResult:
 
     @property
     def flags(self) -> tuple[str, ...]:
-        """Which layers refute the claim: "cert" (ε̂_lower > ε), "gdp" (interval above ε), "noise" (pilot)."""
+        """Which checks refute the claim: "cert" (ε̂_lower > ε), "gdp"/"pld"/"profile" (interval above ε), "noise"
+        (real noise ≠ declared law), "model" (real-run statistic ≠ its declared law, KS p < 10⁻⁴), "theta" (θ̂'s
+        black-box bound > ε), and the integrity checks (:data:`dpbench.audit.integrity.CHECKS`)."""
         out = []
         if self.eps_lower > self.epsilon:
             out.append("cert")
@@ -144,7 +162,32 @@ class WhiteboxResult:
             out.append(self.method)
         if any(not c.ok for c in self.noise):
             out.append("noise")
+        if self.model_p < MODEL_ALPHA:
+            out.append("model")
+        if self.witness is not None and self.witness.eps_lower > self.epsilon:
+            out.append("theta")
+        if self.integrity is not None:
+            out += self.integrity.flags
         return tuple(out)
+
+    @property
+    def reasons(self) -> list[str]:
+        """What broke, in words (one line per failed check)."""
+        out = []
+        if self.eps_lower > self.epsilon:
+            out.append(f"certified ε̂_lower {self.eps_lower:.3f} > claimed {self.epsilon:g}")
+        eps_hat, lower, upper = self.estimate
+        if lower > self.epsilon and eps_hat > (1.0 + ESTIMATE_MARGIN) * self.epsilon:
+            out.append(f"{self.method} ε̂ {eps_hat:.3f} [{lower:.3f}, {upper:.3f}] > claimed {self.epsilon:g}")
+        out += [f"release {c.name!r}: real noise {'variance' if c.law == 'normal' else 'mean |z|'} "
+                f"{c.statistic:.3f}× the declared law ({c.count} draws)" for c in self.noise if not c.ok]
+        if self.model_p < MODEL_ALPHA:
+            out.append(f"the real runs' statistic does not follow the declared laws (KS p = {self.model_p:.1e})")
+        if self.witness is not None and self.witness.eps_lower > self.epsilon:
+            out.append(f"θ̂ black-box ε̂_lower {self.witness.eps_lower:.3f} > claimed {self.epsilon:g}")
+        if self.integrity is not None:
+            out += [f.message for f in self.integrity.findings]
+        return out
 
     @property
     def violated(self) -> bool:
@@ -154,22 +197,6 @@ class WhiteboxResult:
     def tightness(self) -> float:
         """ε̂ / ε_ref: how much of the yardstick the estimate recovers."""
         return self.estimate[0] / self.eps_ref if self.eps_ref > 0 else float("nan")
-
-
-def _pair_releases(slots: list[Any]) -> list[Any]:
-    """The releases at the pair as exact-accounting objects (unit noise, attained shifts)."""
-    parts: list[Any] = []
-    mu2 = sum(s.mu2 for s in slots if s.kind == "gaussian")
-    if mu2 > 0:
-        parts.append(GaussianRelease(math.sqrt(mu2), 1.0))
-    for s in slots:
-        if s.kind == "laplace":
-            parts += [LaplaceRelease(abs(float(a)), 1.0) for a in s.a if a != 0]
-        elif s.kind == "l2ball":
-            parts.append(PureRelease(s.ball[2]))
-        elif s.kind == "wishart":
-            raise ValueError("a Gaussian-mixing sketch has no exact ε to calibrate a control against")
-    return parts
 
 
 #: histories and Monte-Carlo draws per side of the shrink-factor search for sketch releases (common random numbers)
@@ -217,9 +244,15 @@ def audit_whitebox(
     spec: PairSpec | None = None,
     view: str | None = None,
     keep_samples: int = 0,
+    replays: int = 0,
+    replay_seconds: float | None = None,
 ) -> WhiteboxResult:
     """White-box audit of ``info`` at claimed (ε, δ) (module docstring). ``runs`` per side (batched), ``pilot`` real
-    paired runs per side; ``view`` defaults to ``local`` for local-DP mechanisms, ``central`` otherwise."""
+    paired runs per side; ``view`` defaults to ``local`` for local-DP mechanisms, ``central`` otherwise.
+
+    ``replays`` > 0 (control ``none`` only): the integrity checks (:mod:`dpbench.audit.integrity`) on that many real
+    paired runs over the pair family (at least 4·``pilot``; ``replay_seconds`` stops early once that minimum is
+    done); the runs on the worst pair then serve as the pilot."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if control not in CONTROLS:
         raise ValueError(f"control must be one of {tuple(CONTROLS)}, got {control!r}")
@@ -229,11 +262,13 @@ def audit_whitebox(
     spec = spec or PairSpec()
     hyper = dict(hyper or {})
     start = time.perf_counter()
-    seeds = np.random.SeedSequence([seed, 0x3B17E]).spawn(4)
+    seeds = np.random.SeedSequence([seed, 0x3B17E]).spawn(5)
     base = dict(
         mechanism=info.name, privacy_model=info.privacy_model, neighbour=info.neighbour, view=view, epsilon=epsilon,
         delta=delta, control=control, runs=int(runs), pilot=int(pilot),
     )  # fmt: skip
+    integrity: IntegrityResult | None = None
+    witness: ThetaWitness | None = None
     try:
         pair, _ = find_worst_pair(info, spec, view, epsilon, delta, hyper, seed)
         factor = 1.0
@@ -243,12 +278,26 @@ def audit_whitebox(
                 factor = sketch_noise_factor(info, pair, view, epsilon, delta, hyper, CONTROLS[control] * epsilon,
                                              seeds[3])  # fmt: skip
             else:
-                factor = noise_factor_for_epsilon(_pair_releases(probe), CONTROLS[control] * epsilon, delta)
-        run_seeds = seeds[0].spawn(2 * pilot)
-        real = [
-            pair_run(info, pair, "D" if i < pilot else "D'", epsilon, delta, s, hyper, factor)
-            for i, s in enumerate(run_seeds)
-        ]
+                factor = noise_factor_for_epsilon(exact_releases(probe), CONTROLS[control] * epsilon, delta)
+        if control == "none" and replays:
+            started = time.perf_counter()
+            pairs = integrity_pairs(info, spec, pair, seed)
+            runs_all = integrity_runs(info, pairs, epsilon, delta, hyper, max(int(replays), 4 * pilot), seed,
+                                      max_seconds=replay_seconds, minimum=4 * pilot)  # fmt: skip
+            integrity = check_integrity(info, pairs, runs_all, time.perf_counter() - started)
+            at_worst = [r.run for r in runs_all if r.pair == 0]
+            real = [r.releases for r in at_worst if r.side == "D"] + [r.releases for r in at_worst if r.side != "D"]
+            n_d = sum(r.side == "D" for r in at_worst)
+            everything = [r.run.releases for r in runs_all]
+            witness = theta_witness(np.array([r.theta for r in at_worst if r.side == "D"]),
+                                    np.array([r.theta for r in at_worst if r.side != "D"]), delta, confidence)
+        else:
+            run_seeds = seeds[0].spawn(2 * pilot)
+            real = [
+                pair_run(info, pair, "D" if i < pilot else "D'", epsilon, delta, s, hyper, factor)
+                for i, s in enumerate(run_seeds)
+            ]
+            n_d, everything = pilot, real
     except Exception as err:  # noqa: BLE001 - a mechanism that cannot be audited becomes a visible error row
         return WhiteboxResult(
             **base, noise_factor=float("nan"), releases=(), history="—", eps_exact=None, eps_declared=None,
@@ -261,6 +310,15 @@ def audit_whitebox(
         rp.release.name for run, slots in zip(real, pool, strict=True) for rp, slot in zip(run, slots, strict=True)
         if slot.kind != "none" and slot.divergence() > 0
     ))  # fmt: skip
+    model_p = float("nan")
+    if view == "central":  # the real runs' statistic against draws from the declared laws at their own histories
+        check_rng = np.random.default_rng(seeds[4])
+        real_d = np.array([real_statistic(r) for r in real[:n_d]])
+        real_dp = np.array([real_statistic(r) for r in real[n_d:]])
+        model_p = min(
+            model_check(real_d, sample_statistic(pool, "D", max(20 * real_d.size, 10_000), check_rng)),
+            model_check(real_dp, sample_statistic(pool, "D'", max(20 * real_dp.size, 10_000), check_rng)),
+        )
     if not fixed:  # few histories, many runs each: the per-history μ̂ of the GDP layer stays precise
         keep = np.random.default_rng(seeds[3]).choice(len(pool), size=min(len(pool), POOLED_HISTORIES), replace=False)
         pool = [pool[i] for i in sorted(keep)]
@@ -279,11 +337,6 @@ def audit_whitebox(
     sketch = any(s.kind == "wishart" for slots in pool for s in slots)
     loss = loss_epsilon(s1, s0, delta, confidence) if sketch and not gdp.gaussian else None
     profile = None if gdp.gaussian or loss is not None else profile_estimate(s1, s0, delta, confidence)
-    model_p = float("nan")
-    if view == "central":
-        real_d = np.array([real_statistic(r) for r in real[:pilot]])
-        real_dp = np.array([real_statistic(r) for r in real[pilot:]])
-        model_p = min(model_check(real_d, s1), model_check(real_dp, s0))
     worst = max(pool, key=lambda slots: sum(s.divergence() for s in slots))
     eps_exact = pair_epsilon(worst, delta) if fixed else pooled_epsilon(pool, delta)
     if eps_exact is None and not fixed:
@@ -297,13 +350,15 @@ def audit_whitebox(
         **base, noise_factor=factor, releases=audited, history="fixed" if fixed else "pooled", eps_exact=eps_exact,
         eps_declared=eps_declared, eps_lower=eps_lower,
         ceiling=audit_ceiling(int(runs), delta, confidence, n_thresholds=thresholds.size), gdp=gdp,
-        profile=profile, loss=loss, eps_exact_ci=eps_exact_ci, model_p=model_p, noise=check_noise(real),
+        profile=profile, loss=loss, eps_exact_ci=eps_exact_ci, model_p=model_p, noise=check_noise(everything),
+        integrity=integrity, witness=witness,
         pair=pair.description,
         seconds=time.perf_counter() - start, status="",
         s1=s1[:keep_samples].copy(), s0=s0[:keep_samples].copy(),
     )  # fmt: skip
     if control == "none":
         result.status = "FAIL" if result.violated else "pass"
+        result.message = "; ".join(result.reasons)
     else:
         result.status = "caught" if result.violated else "missed"
     return result
@@ -314,7 +369,8 @@ def audit_whitebox(
 
 WHITEBOX_HEADER = (
     "mechanism", "neighbour", "view", "releases audited", "control", "ε claimed", "exact ε", "declared ε",
-    "ε̂_lower (certified)", "ε̂ [95%]", "method", "tightness", "history", "status",
+    "ε̂_lower (certified)", "ε̂ [95%]", "method", "tightness", "history", "integrity (replays)", "θ̂ ε̂_lower",
+    "status",
 )  # fmt: skip
 
 
@@ -337,15 +393,24 @@ def whitebox_row(r: WhiteboxResult) -> list[str]:
     """One table row (:data:`WHITEBOX_HEADER`)."""
     if r.status in ("error", "n/a"):
         return [r.mechanism, r.neighbour, r.view, "—", r.control, f"{r.epsilon:g}", "—", "—", "—", "—", "—", "—",
-                "—", f"{r.status} ({r.message[:80]})"]  # fmt: skip
+                "—", "—", "—", f"{r.status} ({r.message[:80]})"]  # fmt: skip
     eps_hat, lo, hi = r.estimate
     releases = ", ".join(r.releases) if len(r.releases) <= 3 else f"{', '.join(r.releases[:2])}, … ({len(r.releases)})"
     status = r.status + (f" [{'+'.join(r.flags)}]" if r.flags else "")
     return [
         r.mechanism, r.neighbour, r.view, releases, r.control, f"{r.epsilon:g}", _exact(r),
         _num(r.eps_declared), _num(r.eps_lower), f"{eps_hat:.3f} [{lo:.3f}, {hi:.3f}]", r.method,
-        _num(r.tightness, 2), r.history, status,
+        _num(r.tightness, 2), r.history, _integrity(r), "—" if r.witness is None else _num(r.witness.eps_lower),
+        status,
     ]  # fmt: skip
+
+
+def _integrity(r: WhiteboxResult) -> str:
+    """``ok (N)`` or the failed checks with N, the replays; ``—`` when the checks did not run (controls, later ε)."""
+    if r.integrity is None:
+        return "—"
+    flags = r.integrity.flags
+    return f"{'+'.join(flags) if flags else 'ok'} ({r.integrity.runs:,})"
 
 
 def format_whitebox_table(results: list[WhiteboxResult], markdown: bool = False) -> str:

@@ -39,8 +39,10 @@ class PairSpec:
     x_norm: int = 2  # 2: ℓ2 ball; 1: ℓ1 ball
     y_bound: float = 1.0
     background_norm: float = 0.2
-    background: str = "axis"  # axis | xy_null (LinMix: [X, Y]ᵀ[X, Y] null exactly along (e₁, 1))
+    background: str = "axis"  # axis | xy_null (LinMix: [X, Y]ᵀ[X, Y] null exactly along (e₁, 1)) | spread
     canary_first: bool = False  # the canary is the first row (mechanisms whose last record never reaches a release)
+    #: the canary's row when set (0 … n − 1; overrides ``canary_first``): the integrity checks move it around
+    canary_index: int | None = None
     search: bool = True
 
     def with_(self, **changes: Any) -> PairSpec:
@@ -63,14 +65,32 @@ def record_x(spec: PairSpec, angle: float, radius: float) -> np.ndarray:
     return x
 
 
+BACKGROUNDS = ("axis", "xy_null", "spread")
+
+
 def background(spec: PairSpec) -> tuple[np.ndarray, np.ndarray]:
     """``axis``: n − 1 rows ±b·e_d (alternating signs) with label 0 (XᵀX is 0 along e₁).
 
     ``xy_null`` (d ≥ 2): rows alternate between (0.6·e_d, 0) and (0.5·e₁, −0.5), so [X, Y]ᵀ[X, Y] is null exactly
-    along (e₁, 1) and ≥ 2 elsewhere (n ≥ 24): the canary (e₁, 1) raises its λ_min by the full C² = 2."""
+    along (e₁, 1) and ≥ 2 elsewhere (n ≥ 24): the canary (e₁, 1) raises its λ_min by the full C² = 2.
+
+    ``spread``: rows of distinct norms from 0.05·B up to B (some exactly on the bound), random directions, labels
+    spread over [−Y, Y] (some at ±Y): one record then moves every order statistic of the data — the largest and
+    the median row norm, |y|'s, a data-dependent clipping threshold — which the ``axis`` background never moves."""
     rows = spec.n - 1
+    if spec.background not in BACKGROUNDS:
+        raise ValueError(f"background must be one of {BACKGROUNDS}, got {spec.background!r}")
     X = np.zeros((rows, spec.d))
     y = np.zeros(rows)
+    if spec.background == "spread":
+        rng = np.random.default_rng([spec.n, spec.d, 0x5D])
+        z = rng.standard_normal((rows, spec.d))
+        z /= np.linalg.norm(z, ord=spec.x_norm, axis=1, keepdims=True)
+        radii = np.linspace(0.05, 1.0, rows)
+        radii[-max(1, rows // 8):] = 1.0  # rows on the bound
+        X = spec.x_bound * radii[rng.permutation(rows), None] * z
+        y = spec.y_bound * rng.permutation(np.linspace(-1.0, 1.0, rows))
+        return X, y
     if spec.background == "xy_null":
         if spec.d < 2 or spec.n < 24:
             raise ValueError("background 'xy_null' needs d ≥ 2 and n ≥ 24")
@@ -110,17 +130,25 @@ def make_pair(
         x_o = record_x(spec, other[0], other[1])
         y_o = float(np.clip(other[2], -1, 1)) * spec.y_bound
         what = f"x′ = {_fmt(x_o)}, y′ = {y_o:.3g}"
-    if spec.canary_first:
-        X, y = np.vstack([x_c, Xb]), np.append(y_c, yb)
-        Xp, yp = np.vstack([x_o, Xb]), np.append(y_o, yb)
-    else:
-        X, y = np.vstack([Xb, x_c]), np.append(yb, y_c)
-        Xp, yp = np.vstack([Xb, x_o]), np.append(yb, y_o)
+    at = canary_row(spec)
+    X, y = np.insert(Xb, at, x_c, axis=0), np.insert(yb, at, y_c)
+    Xp, yp = np.insert(Xb, at, x_o, axis=0), np.insert(yb, at, y_o)
     for array in (X, y, Xp, yp):
         array.setflags(write=False)
-    description = f"n = {spec.n}, d = {spec.d}; canary x = {_fmt(x_c)}, y = {y_c:.3g} in D; {what} in D′"
+    where = "" if spec.background == "axis" and spec.canary_index is None else (
+        f" ({spec.background} background, canary row {at + 1} of {spec.n})")
+    description = f"n = {spec.n}, d = {spec.d}; canary x = {_fmt(x_c)}, y = {y_c:.3g} in D; {what} in D′{where}"
     return Pair(X, y, Xp, yp, inputs_for(info, X, y, public_X, spec), inputs_for(info, Xp, yp, public_X, spec),
-                description)  # fmt: skip
+                description, canary, other)  # fmt: skip
+
+
+def canary_row(spec: PairSpec) -> int:
+    """The canary's row: ``canary_index`` if set, else the first (``canary_first``) or the last row."""
+    if spec.canary_index is not None:
+        if not 0 <= spec.canary_index < spec.n:
+            raise ValueError(f"canary_index must be in [0, {spec.n}), got {spec.canary_index}")
+        return spec.canary_index
+    return 0 if spec.canary_first else spec.n - 1
 
 
 def _fmt(x: np.ndarray) -> str:

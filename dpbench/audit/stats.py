@@ -115,6 +115,27 @@ def thresholds_from(pilot: np.ndarray, levels: tuple[float, ...] = THRESHOLD_LEV
     return np.unique(np.quantile(pilot, levels))
 
 
+def detectable_epsilon(trials: int, claim: float, delta: float, confidence: float = 0.95) -> float:
+    """Power of a threshold audit with ``trials`` runs per side at a claimed ε: the smallest true ε it flags (its
+    ε̂_lower > ``claim``) in the best case for it — a statistic that is a Gaussian shift, N(μ, 1) on D and N(0, 1) on
+    D′ (a μ-GDP pair seen along its likelihood-ratio direction) — with the samples at their expected quantiles.
+    Returns ε(μ*, δ) at the shift μ* where ε̂_lower reaches the claim (inf when even μ = 12 does not): a statistic
+    that is not such a shift (θ̂ of most mechanisms) needs a larger true ε than this to be flagged."""
+    q = norm.ppf((np.arange(int(trials)) + 0.5) / int(trials))
+
+    def excess(mu: float) -> float:
+        s1 = q + mu
+        return epsilon_lower_bound(s1, q, thresholds_from(np.concatenate([s1, q])), delta, confidence)[0] - claim
+
+    lo, hi = 0.0, 12.0
+    if excess(hi) <= 0:
+        return math.inf
+    for _ in range(30):  # bisection: ε̂_lower is a monotone step function of μ
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if excess(mid) <= 0 else (lo, mid)
+    return float(gdp_epsilon(hi, delta))
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Gaussian-DP estimate
 

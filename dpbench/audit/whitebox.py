@@ -65,6 +65,10 @@ class Pair:
     inputs: dict[str, Any]
     inputs_prime: dict[str, Any]
     description: str
+    #: the records (angle, radius, label) that built the pair: the canary in D and its replacement in D′ (None:
+    #: the zero row), so that other pairs (other backgrounds, canary positions) can reuse them
+    canary: tuple[float, float, float] | None = None
+    other: tuple[float, float, float] | None = None
 
     def side(self, name: str) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         return (self.X, self.y, self.inputs) if name == "D" else (self.X_prime, self.y_prime, self.inputs_prime)
@@ -82,9 +86,29 @@ class ReleasePair:
     centre_d: np.ndarray  # centre on D at this history
     centre_dp: np.ndarray  # centre on D′ at this history
     side: str  # the side that generated ``value`` ("D" or "D'")
+    #: what the mechanism declared for this release on the other dataset at the same history (replay run)
+    other: Release | None = None
 
 
-def pair_run(
+@dataclass
+class PairedRun:
+    """One real paired run: the releases seen from both datasets, and both estimates.
+
+    ``theta`` is θ̂ of the recorded run on ``side``; ``theta_replayed`` θ̂ of the run on the other dataset with the
+    same random stream and every release held at the recorded value — equal to ``theta`` (bit for bit) exactly
+    when θ̂ depends on the data only through the releases (:mod:`dpbench.audit.integrity`)."""
+
+    releases: list[ReleasePair]
+    theta: np.ndarray
+    theta_replayed: np.ndarray
+    side: str
+
+
+def _theta(output: Any) -> np.ndarray:
+    return np.asarray(as_fit_result(output).theta, dtype=float)
+
+
+def paired_run(
     info: MechanismInfo,
     pair: Pair,
     side: str,
@@ -93,18 +117,21 @@ def pair_run(
     seed: Any,
     hyper: Mapping[str, Any],
     noise_factor: float = 1.0,
-) -> list[ReleasePair]:
-    """Run ``fit`` on ``side`` (recording) and on the other dataset with the same stream (replaying the values)."""
+) -> PairedRun:
+    """Run ``fit`` on ``side`` (recording) and on the other dataset with the same stream (replaying the values).
+
+    The replay run is an ordinary recorded run to the mechanism: :func:`~dpbench.mechanisms.released` returns an
+    array of the same shape and type (a fresh copy of the recorded value), the same random stream is consumed."""
     other = "D'" if side == "D" else "D"
     X, y, inputs = pair.side(side)
     with record_releases(noise_factor) as observed:
-        as_fit_result(info.fit(X, y, epsilon, delta, np.random.default_rng(seed), **inputs, **hyper))
+        theta = _theta(info.fit(X, y, epsilon, delta, np.random.default_rng(seed), **inputs, **hyper))
     if not observed.releases:
         raise ValueError(f"{info.name!r} declares no releases (wrap its privatised quantities in `released`)")
     Xo, yo, inputs_o = pair.side(other)
     replay = [_copy(r) for r in observed.releases]
     with record_releases(noise_factor, replay=replay) as replayed:
-        as_fit_result(info.fit(Xo, yo, epsilon, delta, np.random.default_rng(seed), **inputs_o, **hyper))
+        theta_replayed = _theta(info.fit(Xo, yo, epsilon, delta, np.random.default_rng(seed), **inputs_o, **hyper))
     if len(replayed.releases) != len(observed.releases):
         raise RuntimeError(
             f"{info.name!r} made {len(observed.releases)} releases on {side} but {len(replayed.releases)} on {other} "
@@ -113,8 +140,13 @@ def pair_run(
     out = []
     for mine, theirs in zip(observed.releases, replayed.releases, strict=True):
         c_d, c_dp = (mine.centre, theirs.centre) if side == "D" else (theirs.centre, mine.centre)
-        out.append(ReleasePair(mine, np.asarray(c_d, dtype=float), np.asarray(c_dp, dtype=float), side))
-    return out
+        out.append(ReleasePair(mine, np.asarray(c_d, dtype=float), np.asarray(c_dp, dtype=float), side, theirs))
+    return PairedRun(out, theta, theta_replayed, side)
+
+
+def pair_run(*args: Any, **kwargs: Any) -> list[ReleasePair]:
+    """The releases of :func:`paired_run` (same arguments)."""
+    return paired_run(*args, **kwargs).releases
 
 
 def _copy(r: Release) -> Release:
@@ -401,8 +433,11 @@ def _l2ball_draws(V: np.ndarray, eps: float, rng: np.random.Generator, chunk: in
 # exact ε of the releases at the pair and of the declared sensitivities
 
 
-def pair_epsilon(slots: list[Slot], delta: float) -> float | None:
-    """Exact ε of the releases at this pair and history (None when a release is not Gaussian/Laplace/ℓ2-ball)."""
+def exact_releases(slots: list[Slot]) -> list[Any] | None:
+    """The releases at one pair and history as exact-accounting objects (unit noise, attained shifts): all Gaussian
+    releases as one GaussianRelease(√Σμ², 1), each Laplace entry with a shift, each ℓ2-ball report that moves; None
+    when a release is a Gaussian-mixing sketch (no closed form). The one conversion slots → releases of the audit
+    (the exact ε of :func:`pair_epsilon`, the noise factor of the driver's controls)."""
     parts: list[Any] = []
     mu2 = sum(s.mu2 for s in slots if s.kind == "gaussian")
     if mu2 > 0:
@@ -416,6 +451,14 @@ def pair_epsilon(slots: list[Slot], delta: float) -> float | None:
                 parts.append(PureRelease(eps))
         elif s.kind == "wishart":
             return None
+    return parts
+
+
+def pair_epsilon(slots: list[Slot], delta: float) -> float | None:
+    """Exact ε of the releases at this pair and history (None when a release is not Gaussian/Laplace/ℓ2-ball)."""
+    parts = exact_releases(slots)
+    if parts is None:
+        return None
     return exact_epsilon(parts, delta) if parts else 0.0
 
 

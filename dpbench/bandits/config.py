@@ -23,46 +23,31 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+import re
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from dpbench.bandits.envs import get_env
 from dpbench.bandits.simulator import get_algorithm
-from dpbench.config import (
-    PRESENTATION_KEYS,
-    ConfigError,
-    _check_keys,
-    _fail,
-    _parse_component,
-    _positive_int,
-    parse_backend,
-    parse_presentation,
-)
+from dpbench.config.base import COMMON_KEYS, BaseConfig, parse_base
+from dpbench.config.fields import ConfigError, fail, parse_component, parse_entries, positive_int
 
 TOP_LEVEL_KEYS = {
-    "name": "run name; results go to <output_dir>/<name>/",
+    **COMMON_KEYS,
     "kind": "bandit",
-    "title": "figure title",
-    "caption": "figure caption",
-    "output_dir": "parent folder of the run (default results)",
-    "seed": "base seed (non-negative integer)",
-    "n_jobs": "parallel workers (-1 = all cores)",
     "trials": "independent runs (instances θ*, contexts, noise) per (environment, algorithm, ε)",
     "trial_block": "trials per task/shard (resume granularity; default 1)",
     "T": "horizon T_max (rounds) of every run",
     "checkpoints_per_octave": "cumulative-regret checkpoints per doubling of t (default 4)",
-    "epsilons": "list of ε > 0 (.inf = non-private)",
+    "epsilons": "list of ε > 0 (.inf = non-private), or {logspace: [start, stop, num]}",
     "delta": "privacy δ in (0, 1), or '1/T' / '1/T^2'",
     "environments": "list of environment names or {env, label, options, grid}",
     "algorithms": "list of algorithm names or {algorithm, label, hyper, grid}",
-    "plot": "the figure preset of `dpbench plot` (see dpbench.config.PLOT_KEYS)",
-    "plots": "several named figure presets {name: {metric, x, hue, ...}} (each merged over `plot:`)",
-    "analyses": "named analyses `dpbench report` runs: [name, {name: NAME, options: {key: value}}]",
-    "notes": "free text kept with the run",
-    "backend": "parallel engine: loky (default, this machine) or dask (Dask distributed)",
-    "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
+#: δ rules of a bandit run: 1/T or 1/T² (T = T_max)
+DELTA_RULE = re.compile(r"^\s*1\s*/\s*T\s*(?:\^\s*2)?\s*$")
 ENV_KEYS = {"env", "label", "options", "grid"}
 ALGO_KEYS = {"algorithm", "label", "hyper", "grid"}
 
@@ -97,34 +82,18 @@ class AlgoEntry:
         return f"{self.algorithm}{json.dumps(dict(self.hyper), sort_keys=True)}"
 
 
-@dataclass
-class BanditConfig:
-    name: str
+@dataclass(kw_only=True)
+class BanditConfig(BaseConfig):
+    """A bandit run: every (environment, algorithm, ε, trial) cell, plus the fields of every kind."""
+
     environments: list[EnvEntry]
     algorithms: list[AlgoEntry]
-    epsilons: tuple[float, ...]
     T: int
     delta: str | float = 1e-5
     checkpoints_per_octave: int = 4
     trials: int = 10
     trial_block: int = 1
-    seed: int = 0
-    n_jobs: int = 1
     kind: str = "bandit"
-    output_dir: str = "results"
-    title: str = ""
-    caption: str = ""
-    plot: dict[str, Any] = field(default_factory=dict)
-    plots: dict[str, dict[str, Any]] = field(default_factory=dict)
-    analyses: list[dict[str, Any]] = field(default_factory=list)
-    notes: str = ""
-    backend: str = "loky"
-    scheduler: str | None = None
-    large_trials: int | None = None  # the CLI's --trials override touches it (regression field; unused here)
-
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.output_dir) / self.name
 
     @property
     def privacy_delta(self) -> float:
@@ -134,7 +103,7 @@ class BanditConfig:
         return float(self.delta)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = super().to_dict()
         data["environments"] = [
             {"env": e.env, "label": e.label, "options": dict(e.options), "swept": list(e.swept)}
             for e in self.environments
@@ -144,51 +113,12 @@ class BanditConfig:
         # the generic results/plot code orders curves by config["mechanisms"][*]["label"]
         data["mechanisms"] = [{"mechanism": a.algorithm, "label": a.label} for a in self.algorithms]
         data["epsilons"] = [e if math.isfinite(e) else "inf" for e in self.epsilons]
-        data.pop("large_trials")
         return data
-
-    def fingerprint(self) -> dict[str, Any]:
-        data = self.to_dict()
-        for volatile in ("n_jobs", "title", "caption", *PRESENTATION_KEYS, "notes", "output_dir", "trial_block"):
-            data.pop(volatile)
-        for volatile in ("backend", "scheduler"):  # where trials run never changes their results
-            data.pop(volatile)
-        return json.loads(json.dumps(data, default=str))
-
-
-def parse_epsilons(value: Any) -> tuple[float, ...]:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        value = [value]
-    if not isinstance(value, list) or not value:
-        raise _fail("epsilons", f"must be a non-empty list of numbers > 0 (.inf = non-private), got {value!r}")
-    clean = []
-    for i, eps in enumerate(value):
-        if isinstance(eps, str) and eps.strip().lower() in ("inf", ".inf", "infinity"):
-            eps = math.inf
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or math.isnan(eps) or eps <= 0:
-            raise _fail(f"epsilons[{i}]", f"ε must be a number > 0 or .inf, got {eps!r}")
-        clean.append(float(eps))
-    if len(set(clean)) != len(clean):
-        raise _fail("epsilons", f"values must be distinct, got {clean}")
-    return tuple(clean)
-
-
-def parse_delta(value: Any) -> str | float:
-    if isinstance(value, str):
-        if value.replace(" ", "") in ("1/T", "1/T^2"):
-            return value.replace(" ", "")
-        try:
-            value = float(value)
-        except ValueError:
-            raise _fail("delta", f"must be a number in (0, 1), '1/T' or '1/T^2', got {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise _fail("delta", f"δ must lie in (0, 1), got {value!r}")
-    return float(value)
 
 
 def parse_env(raw: Any, index: int) -> list[EnvEntry]:
     where = f"environments[{index}]"
-    info, raw, options, combos = _parse_component(
+    info, raw, options, combos = parse_component(
         raw, where, "env", ENV_KEYS, get_env, "options", lambda i: i.options(), "option of environment"
     )
     label = str(raw.get("label") or info.name)
@@ -196,17 +126,15 @@ def parse_env(raw: Any, index: int) -> list[EnvEntry]:
     for combo in combos:
         merged = {**options, **combo}
         try:  # build one instance to validate the options now rather than inside a worker
-            import numpy as np
-
             info.make(np.random.default_rng(0), **merged)
         except (TypeError, ValueError) as err:
-            raise _fail(f"{where}.options", str(err)) from None
+            raise fail(f"{where}.options", str(err)) from None
         entries.append(EnvEntry(info.name, label, tuple(sorted(merged.items())), tuple(combos[0])))
     return entries
 
 
 def parse_algorithm(raw: Any, index: int) -> list[AlgoEntry]:
-    info, raw, hyper, combos = _parse_component(
+    info, raw, hyper, combos = parse_component(
         raw, f"algorithms[{index}]", "algorithm", ALGO_KEYS, get_algorithm, "hyper", lambda i: i.hyperparameters(),
         "hyperparameter",
     )
@@ -219,47 +147,16 @@ def parse_algorithm(raw: Any, index: int) -> list[AlgoEntry]:
     return entries
 
 
-def _parse_list(raw: dict[str, Any], key: str, parser) -> list:
-    items = raw.get(key)
-    if not isinstance(items, list) or not items:
-        raise _fail(key, f"must be a non-empty list, got {items!r}")
-    entries = [e for i, item in enumerate(items) for e in parser(item, i)]
-    seen: dict[str, int] = {}
-    for i, entry in enumerate(entries):
-        ident = entry.key if key == "environments" else entry.label
-        if ident in seen:
-            raise _fail(key, f"entry {i} duplicates entry {seen[ident]} ({ident}); give it a distinct label/options")
-        seen[ident] = i
-    return entries
-
-
 def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> BanditConfig:
     """Validate a ``kind: bandit`` config mapping into a :class:`BanditConfig`."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
-    _check_keys(raw, TOP_LEVEL_KEYS, "")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "_.-" for c in name):
-        raise _fail("name", f"must be a non-empty string of letters, digits, '_', '-', '.', got {name!r}")
-    n_jobs = raw.get("n_jobs", 1)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
-        raise _fail("n_jobs", f"must be a positive integer or -1 (all cores), got {n_jobs!r}")
+    base = parse_base(raw, TOP_LEVEL_KEYS, kind="bandit", delta_rule=DELTA_RULE, delta_rules="'1/T', '1/T^2'",
+                      delta=1e-5, trials=10, trial_block=1, allow_inf=True)
     return BanditConfig(
-        name=name,
-        environments=_parse_list(raw, "environments", parse_env),
-        algorithms=_parse_list(raw, "algorithms", parse_algorithm),
-        epsilons=parse_epsilons(raw.get("epsilons")),
-        T=_positive_int(raw.get("T"), "T", minimum=2),
-        delta=parse_delta(raw.get("delta", 1e-5)),
-        checkpoints_per_octave=_positive_int(raw.get("checkpoints_per_octave", 4), "checkpoints_per_octave"),
-        trials=_positive_int(raw.get("trials", 10), "trials"),
-        trial_block=_positive_int(raw.get("trial_block", 1), "trial_block"),
-        seed=_positive_int(raw.get("seed", 0), "seed", minimum=0),
-        n_jobs=n_jobs,
-        output_dir=str(raw.get("output_dir", "results")),
-        title=str(raw.get("title", "")),
-        caption=str(raw.get("caption", "")),
-        **parse_presentation(raw),
-        notes=str(raw.get("notes", "")),
-        **parse_backend(raw.get("backend", "loky"), raw.get("scheduler")),
+        **base,
+        environments=parse_entries(raw, "environments", parse_env, lambda entry: entry.key),
+        algorithms=parse_entries(raw, "algorithms", parse_algorithm, lambda entry: entry.label),
+        T=positive_int(raw.get("T"), "T", minimum=2),
+        checkpoints_per_octave=positive_int(raw.get("checkpoints_per_octave", 4), "checkpoints_per_octave"),
     )

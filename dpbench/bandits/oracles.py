@@ -11,9 +11,10 @@ Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP
 the shared calibration of :mod:`dpbench.privacy.info_weighted` (``gaussian_std``: paper / classical / AGM, with
 replace-one l2-sensitivities), never tuned.
 
-Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂):
-``f̂(φ) = clip_{[-1,1]}(<φ, θ̂>)`` and ``b̂(φ) = min{scale·‖Mφ‖, 2}`` (spec 000 §3.11 / #23; the clip and cap are
-post-processing and keep valid intervals valid).
+Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂) on the mean scale:
+``f̂(φ) = ν(<φ, θ̂>)`` — ``clip_{[-1,1]}(<φ, θ̂>)`` for the linear link (spec 000 §3.11 / #23), ``sigmoid(<φ, θ̂>)``
+for the logistic one (spec 000 Thm H.5) — and ``b̂(φ) = min{scale·‖Mφ‖, 2}`` (the clip and cap are post-processing
+and keep valid intervals valid).
 """
 
 from __future__ import annotations
@@ -29,17 +30,30 @@ from dpbench.bandits.envs import link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
 from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
+from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds, sigma_chen
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.matrix import dp_weight, ldp_weight, spectral_iteration
+from dpbench.mechanisms.info_weighted.local import ldp_sgd_glm, spectral_ldp_release
+from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
-from dpbench.privacy.info_weighted import gaussian_std, release_stds, sigma_chen
 
 PRESETS = ("calibrated", "theory")
 
 
+def link_mean(lin: np.ndarray, link: str) -> np.ndarray:
+    """The mean-scale prediction f̂ = ν(<φ, θ̂>) from the linear predictions ``lin`` = <φ, θ̂>: clipped to [−1, 1] for
+    the linear link (the mean lies there; spec 000 #23), sigmoid(<φ, θ̂>) ∈ (0, 1) for the logistic link (spec 000
+    Thm H.5: the GLM widths b̂ = 8L_νλ‖Wφ‖ bound |ν(<φ, θ̂>) − ν(<φ, θ*>)|, not the linear predictions)."""
+    if link == "linear":
+        return np.clip(lin, -1.0, 1.0)
+    if link == "logistic":
+        return sigmoid(lin)
+    raise ValueError(f"link must be 'linear' or 'logistic', got {link!r}")
+
+
 @dataclass
 class LinearEstimate:
-    """f̂(φ) = clip(<φ, θ̂>, −1, 1); b̂(φ) = min(scale·‖Mφ‖, cap) (``scale = inf`` ⇒ b̂ ≡ cap: nothing eliminated)."""
+    """f̂(φ) = ν(<φ, θ̂>) (:func:`link_mean`); b̂(φ) = min(scale·‖Mφ‖, cap) (``scale = inf`` ⇒ b̂ ≡ cap: nothing
+    eliminated)."""
 
     theta: np.ndarray
     M: np.ndarray
@@ -70,8 +84,7 @@ class LinearEstimate:
         return min(self.scale * self.smin * min_norm, self.cap)
 
     def predict(self, Phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lin = Phi @ self.theta
-        f = np.clip(lin, -1.0, 1.0) if self.link == "linear" else sigmoid(lin)
+        f = link_mean(Phi @ self.theta, self.link)
         if not math.isfinite(self.scale):
             return f, np.full(f.shape, self.cap)
         P = Phi @ self.M
@@ -297,18 +310,7 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
     std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
     per_user = is_per_user(simulation)
-
-    def noise_fn(k: int, H: np.ndarray, rows) -> np.ndarray:
-        if std_V == 0:
-            return H
-        if per_user:
-            value = H + per_user_sym_sum(Nk, d, std_V, rng) / Nk
-        else:
-            value = H + sym_gaussian(d, std_V / math.sqrt(Nk), rng)
-        return released(f"Ṽ epoch {k + 1}", value, rows, scale=std_V, symmetric=True, users=True, sensitivity=2.0 * B)
-
-    schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
-    spectral = spectral_iteration(blocks, ldp_weight, noise_fn, schedule, user_rows=True)
+    spectral = spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=per_user)
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
     UPhi = Phi1 @ U
@@ -331,6 +333,44 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     theta = ball_lsq(Psi + lam * np.eye(d), psi, 1.0)
     info = {"lam": lam, "K": K, "n_floor": spectral.n_floor, "std_V_user": std_V, "std_psi_user": std_psi}
     return LinearEstimate(theta, U, c_b * 8.0 * lam, info=info)
+
+
+def iwr_glm_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, link: str,
+                    fail_prob: float, K: int = 4, c_lam: float = 1.0, c_b: float = 1.0, calibration: str = "paper",
+                    B: float = 1.0, simulation: str = "aggregate") -> LinearEstimate:
+    """Spec 000 Alg 12 (Remark H.6: the LDP GLM bandit's oracle) on one epoch: (U, λ) by Alg 2 on the first half
+    (:func:`~dpbench.mechanisms.info_weighted.local.spectral_ldp_release`, λ of Thm 4.4 as in
+    :func:`iwr_ldp_params`), then Alg 11 — per-user LDP-SGD
+    g_t = unit(Uφ_t)(ν(<Uφ_t, w_t>) − y_t) + λμ_νUw_t, Priv_2 (l2-sensitivity 4: |ν − y| ≤ 2), η_t = 2/(μ_ν t),
+    projected on {‖Uw‖ ≤ 1}, last iterate, θ̂ = Uw — on the second half (N₁ users, noise drawn per user).
+
+    Width on the mean scale (f̂ = ν(<φ, θ̂>)): Thm G.4 bounds ‖U^{-1}(θ̂ − θ*)‖ by λ + O(σ√d/(μ_ν√N₁)) and
+    |ν(<φ, θ̂>) − ν(<φ, θ*>)| ≤ L_ν‖Uφ‖‖U^{-1}(θ̂ − θ*)‖, so b̂ = min{c_b·8L_ν(λ + σ̄√d/(μ_ν√N₁))‖Uφ‖, 2} with
+    σ̄ = max(σ, 1) (the factor 8 of Thm 6.4 / H.5; σ̄ as in λ's rule) [DERIVED, docs/deviations.md]."""
+    mu, L = link_constants(link)
+    N, d = data.n, data.d
+    K, lam = iwr_ldp_params(N, d, epsilon, delta, fail_prob, preset="calibrated", K=K, c_lam=c_lam,
+                            calibration=calibration, B=B)
+    n0 = N // 2
+    Nk = n0 // K
+    N1 = N - n0
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
+    spectral = spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=is_per_user(simulation))
+    U = spectral.X
+    Phi1, y1 = data.take(n0, N)
+    std_g = noise_std(4.0, epsilon, delta, calibration)
+    link_fn = {} if link == "linear" else {"mean": _scalar_sigmoid}
+    w = ldp_sgd_glm(Phi1, y1, U, lam=lam, std=std_g, rng=rng, sensitivity=4.0, mu=mu, **link_fn)
+    sigma_bar = max(sigma_scale(epsilon, delta, calibration), 1.0)
+    scale = c_b * 8.0 * L * (lam + sigma_bar * math.sqrt(d) / (mu * math.sqrt(N1)))
+    info = {"lam": lam, "K": K, "n_floor": spectral.n_floor, "std_V_user": std_V, "std_g_user": std_g}
+    return LinearEstimate(U @ w, U, scale, info=info, link=link)
+
+
+def _scalar_sigmoid(t: float) -> float:
+    """ν(t) = 1/(1 + e^{−t}) of one float (the per-user SGD step calls it once per user)."""
+    return 1.0 / (1.0 + math.exp(-t))
 
 
 # ----------------------------------------------------------------------------------------------------------------

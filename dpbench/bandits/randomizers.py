@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpbench.bandits.oracles import dimfree_ldp_fit, iwr_ldp_fit, ssp_ols_fit
+from dpbench.bandits.oracles import dimfree_ldp_fit, iwr_glm_ldp_fit, iwr_ldp_fit, ssp_ols_fit
 from dpbench.bandits.simulator import DataLedger, EpochData
 from dpbench.contract import AuditSetup, Bounds, Choice
 from dpbench.mechanisms._base import FitResult
-from dpbench.privacy.info_weighted import CALIBRATIONS
+from dpbench.mechanisms.info_weighted.calibration import CALIBRATIONS
 from dpbench.registry import register_randomizer
 
 CALIBRATION = Choice(*CALIBRATIONS, doc="Gaussian calibration of the users' reports (the oracles' default: paper)")
@@ -38,6 +38,19 @@ def _epoch(X: np.ndarray, y: np.ndarray) -> EpochData:
 )
 def iwr_ldp_randomizer(X, y, epsilon, delta, rng, *, calibration: str = "paper") -> FitResult:
     est = iwr_ldp_fit(_epoch(X, y), epsilon, delta, rng, fail_prob=delta, calibration=calibration)
+    return FitResult(est.theta, dict(est.info))
+
+
+@register_randomizer(
+    "bandit_iwr_glm_ldp_oracle",
+    summary="LDP GLM bandit oracle: Alg 2 + per-user LDP-SGD with the logistic link (spec 000 Alg 12, Remark H.6)",
+    spec="000 Alg 11/12",
+    hyper={"calibration": CALIBRATION},
+    bounds=Bounds(x=1.0, y=1.0),
+    audit=PAIR,
+)
+def iwr_glm_ldp_randomizer(X, y, epsilon, delta, rng, *, calibration: str = "paper") -> FitResult:
+    est = iwr_glm_ldp_fit(_epoch(X, y), epsilon, delta, rng, link="logistic", fail_prob=delta, calibration=calibration)
     return FitResult(est.theta, dict(est.info))
 
 

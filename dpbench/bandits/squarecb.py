@@ -18,7 +18,7 @@ from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.oracles import dimfree_jdp_fit, dimfree_ldp_fit, sigma_scale
 from dpbench.bandits.simulator import EpochData, doubling_epochs, register_algorithm
 from dpbench.mechanisms._simulation import is_per_user
-from dpbench.privacy.info_weighted import check_calibration
+from dpbench.mechanisms.info_weighted.calibration import check_calibration
 
 
 def rate_jdp(N: int, sigma: float, fail: float) -> float:

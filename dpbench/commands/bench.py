@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from dpbench.bench import DEFAULT_DATASETS
+from dpbench.engine.bench import DEFAULT_DATASETS
 
 
 def register(app: typer.Typer) -> None:
@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         mechanism_table: Annotated[bool, typer.Option(help="time the per-mechanism table")] = True,
     ) -> None:
         """Time every mechanism per trial on small → large datasets, with the fast and the explicit sketch."""
-        from dpbench.bench import SUITE_CONFIGS, bench_mechanisms, suite_wall_time
+        from dpbench.engine.bench import SUITE_CONFIGS, bench_mechanisms, suite_wall_time
 
         if mechanism_table:
             table = bench_mechanisms(
@@ -55,7 +55,7 @@ def _time_papers(papers: list[str], jobs: list[int], trials: int | None, folder:
 
     import pandas as pd
 
-    from dpbench.bench import family_costs, paper_configs, paper_totals, time_figures
+    from dpbench.engine.bench import family_costs, paper_configs, paper_totals, time_figures
 
     try:
         configs = paper_configs(papers)

@@ -16,22 +16,27 @@ def register(app: typer.Typer) -> None:
         _list_datasets(seed)
 
 
-def _list_datasets(seed: int) -> None:
-    from dpbench import registry
-    from dpbench.config import DatasetEntry
+def dataset_status(name: str, seed: int) -> str:
+    """``n=… d=…`` for a loadable real dataset; otherwise what is missing, in words (never an exception's name)."""
     from dpbench.data import DataUnavailableError
     from dpbench.engine.regression import prepare_dataset
+    from dpbench.engine.schema import DatasetEntry
+
+    try:
+        dataset, _ = prepare_dataset(DatasetEntry(loader=name, label=""), seed)
+    except DataUnavailableError as err:
+        return "needs an optional package" if "pip install" in str(err) else "data not available offline"
+    except (ValueError, TypeError):  # a loader of the user's own data (csv, openml) without its options
+        return "your data: needs options"
+    return f"n={dataset.n:<7} d={dataset.d:<4}"
+
+
+def _list_datasets(seed: int) -> None:
+    from dpbench import registry
 
     registry.discover()
     for info in sorted(registry.DATASETS.values(), key=lambda d: d.name):
-        if info.kind != "real":
-            typer.echo(f"{info.name:<16} {info.kind:<10} {info.summary}")
-            continue
-        try:
-            dataset, _ = prepare_dataset(DatasetEntry(loader=info.name, label=""), seed)
-            status = f"n={dataset.n:<7} d={dataset.d:<4}"
-        except DataUnavailableError:
-            status = "data not available offline"
-        except Exception as err:  # noqa: BLE001 - e.g. the openml loader needs options
-            status = f"needs options ({type(err).__name__})"
-        typer.echo(f"{info.name:<16} {status:<22} {info.summary}")
+        status = dataset_status(info.name, seed) if info.kind == "real" else info.kind
+        typer.echo(f"{info.name:<18} {status:<26} {info.summary}")
+    typer.echo("\nYour own data: loader csv (docs/byo_tutorial.md) or openml; `dpbench list datasets csv` shows "
+               "their options.")

@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
         """Normalised excess risk (train MSE − OLS)/(‖Y‖²/n − OLS) per ε: median with CI, mean rank with a bootstrap
         CI, win/tie/loss matrix and performance profiles (PNG + PDF), written to OUT."""
         from dpbench.analysis.leaderboard import build_leaderboard, summary_markdown, write_leaderboard
+        from dpbench.analysis.report import write_leaderboard_page
 
         if bootstrap < 10:
             raise ValueError(f"--bootstrap must be ≥ 10, got {bootstrap}")
@@ -39,5 +40,6 @@ def register(app: typer.Typer) -> None:
             typer.echo(summary_markdown(board, eps) + "\n")
         for note in board.notes:
             typer.echo(f"note: {note}")
-        for path in write_leaderboard(board, out or Path(runs[0]) / "leaderboard"):
+        folder = out or Path(runs[0]) / "leaderboard"
+        for path in [*write_leaderboard(board, folder), write_leaderboard_page(board, folder)]:
             typer.echo(f"wrote {path}")

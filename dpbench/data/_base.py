@@ -78,11 +78,14 @@ class Dataset:
 
 
 def data_dir() -> Path:
-    """Folder holding the vendored data: ``$DPBENCH_DATA_DIR`` or the repository's ``datasets/``."""
+    """Folder holding the vendored data: ``$DPBENCH_DATA_DIR``; else ``dpbench/_datasets/``, the copy an installed
+    wheel carries (``pip install .``, see setup.py); else ``datasets/`` of the clone (an editable install)."""
     env = os.environ.get("DPBENCH_DATA_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "datasets"
+    package = Path(__file__).resolve().parents[1]
+    shipped = package / "_datasets"
+    return shipped if shipped.is_dir() else package.parent / "datasets"
 
 
 def require_file(relative: str) -> Path:

@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from dpbench.config import Config, ConfigError
+from dpbench.config import ConfigError
+from dpbench.engine.schema import Config
 
 #: seconds to wait for a remote scheduler before giving up
 CONNECT_TIMEOUT = 30

@@ -47,15 +47,16 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from dpbench import registry
-from dpbench.config import Config, ConfigError, DatasetEntry, MechanismEntry
+from dpbench.config import ConfigError
 from dpbench.data import Dataset, DataUnavailableError
 from dpbench.data._base import file_digest, recording_reads
 from dpbench.engine.core import Plan, TaskResult, check_plan_size
 from dpbench.engine.identity import Trial, canonical, cell_runs, code_version, sha256
+from dpbench.engine.metrics import TrialCoordinates, get_metric
+from dpbench.engine.schema import Config, DatasetEntry, MechanismEntry, parse_regression_config
 from dpbench.engine.seeds import stable_hash, value_hash
 from dpbench.linalg import GramStats, gram_stats, has_rows
 from dpbench.mechanisms import as_fit_result
-from dpbench.metrics import TrialCoordinates, get_metric
 
 #: row columns a task fixes (checked per block) and the columns identifying a row of trials.csv
 KEY_COLUMNS = ("loader", "label", "epsilon_index", "trial")
@@ -532,7 +533,7 @@ def row_order(table: pd.DataFrame, config: Config, plan: Plan) -> np.ndarray:
 registry.register_kind(
     "regression",
     summary="private regression: (dataset, mechanism, ε, trial) → metrics per trial",
-    parse=None,
+    parse=parse_regression_config,
     plan=plan_tasks,
     run_task=run_block,
     order=row_order,

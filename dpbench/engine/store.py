@@ -317,7 +317,7 @@ def run_lock(run_dir: Path) -> Iterator[None]:
         yield
         return
     path = run_dir / LOCK_FILE
-    handle = open(path, "a+")
+    handle = open(path, "a+", encoding="utf-8")
     try:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -221,7 +221,7 @@ class ReleaseRecorder:
                     f"release sequence differs between neighbouring datasets at #{index}: {release.name!r} vs "
                     f"{expected!r} (the sequence of releases must not depend on the data)"
                 )
-            release.value = self.replay[index].value
+            release.value = np.array(self.replay[index].value, dtype=float, copy=True)
             release.scale *= self.noise_factor
             if self.noise_factor != 1.0 and release.kind == "wishart":
                 shrink_wishart(release, self.noise_factor, transform_value=False)

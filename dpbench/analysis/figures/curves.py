@@ -1,7 +1,7 @@
 """The curves figure — one figure kind that draws every paper's per-trial figures (``dpbench plot``).
 
-A figure is described by a *preset* (the options of :data:`dpbench.config.PLOT_KEYS`): any numeric CSV coordinate
-on ``x``; curves keyed by ``hue`` (colour) and ``style`` (line style/marker); panels keyed by ``panel`` (and
+A figure is described by a *preset* (the options of :data:`dpbench.config.presets.PLOT_KEYS`): any numeric CSV
+coordinate on ``x``; curves keyed by ``hue`` (colour) and ``style`` (line style/marker); panels keyed by ``panel`` (and
 ``row`` for a grid); the point drawn is the ``stat`` (mean | median) of the trials at that coordinate and the band
 its 95% ``interval`` (normal | seeded bootstrap | none, see :func:`dpbench.analysis.stats.summarise`); log axes; the
 dataset's reference lines, any ``hlines`` and ``ref_slopes`` (power laws through a curve's first point);
@@ -43,7 +43,7 @@ from dpbench.analysis.figures.styles import curve_styles
 from dpbench.analysis.figures.text import axis_name, coordinate_text, metric_name, value_text
 from dpbench.analysis.runs import EXCESS_NAMES, Run, load_run, metric_values, reference_lines
 from dpbench.analysis.stats import summarise
-from dpbench.config import PLOT_KEYS, parse_plot_options
+from dpbench.config.presets import PLOT_KEYS, parse_plot_options
 
 #: defaults of every preset option
 DEFAULTS: dict[str, Any] = {
@@ -58,6 +58,11 @@ PLOT_OPTIONS = tuple(DEFAULTS)
 PANEL_SIZE = (4.4, 3.3)  # inches per panel
 MAX_MARKERS = 12  # markers per curve at most (a curve of 70 checkpoints gets one every ~6 points)
 REF_STYLE = {"OLS (non-private)": ":", "θ = 0": "-."}
+#: what each reference line is, for the note written under a figure that draws it
+REF_MEANING = {"OLS (non-private)": "non-private OLS", "θ = 0": "θ = 0"}
+REF_WORDS = {":": "dotted", "-.": "dash-dot"}
+#: the note line reserved for the reference lines; written only if at least one is drawn (:func:`refs_note`)
+REFS_NOTE = "\0refs"
 MODEL_TAG = {"central": "central", "local": "local", "label": "label-DP", "joint": "JDP", "none": "non-private"}
 def _ordered(values: pd.Series, preferred: list[Any] | None = None) -> list[Any]:
     """Unique values: ``preferred`` order first, else ascending for numbers, else order of appearance."""
@@ -337,7 +342,7 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
     legend_labels += list(REF_STYLE) if draw_refs else []
     leg_cols = _legend_columns(legend_labels, fig_w - 0.4)
     leg_rows = math.ceil(len(legend_labels) / leg_cols) if legend_labels else 0
-    notes = [_describe_points(o, points["count"])]
+    notes = [_describe_points(o, points["count"])] + ([REFS_NOTE] if draw_refs else [])
     if run.skipped:
         notes.append("Skipped (data unavailable): " + "; ".join(
             f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))
@@ -472,6 +477,8 @@ def _write_texts(sel: _Selection, lay: _Layout, handles: dict[str, Any], title_l
     """Suptitle, the figure-wide legend under it, and the caption and notes at the bottom."""
     fig = lay.figure
     fig_h = fig.get_figheight()
+    note_lines = [refs_note(handles) if line == REFS_NOTE else line for line in note_lines]
+    note_lines = [line for line in note_lines if line]
     if title_lines:
         fig.suptitle("\n".join(title_lines), y=1 - 0.12 / fig_h, va="top", fontsize=11.5)
     if handles:
@@ -486,6 +493,16 @@ def _write_texts(sel: _Selection, lay: _Layout, handles: dict[str, Any], title_l
     for line in reversed(caption_lines):
         fig.text(0.5, y / fig_h, line, ha="center", va="bottom", fontsize=9, style="italic")
         y += 0.17
+
+
+def refs_note(handles: Mapping[str, Any]) -> str:
+    """``Grey reference lines (per dataset): dotted = non-private OLS, dash-dot = θ = 0.`` for the reference lines
+    actually drawn (none drawn: the empty string, and no line)."""
+    drawn = [name for name in REF_STYLE if name in handles]
+    if not drawn:
+        return ""
+    return "Grey reference lines (per dataset): " + ", ".join(
+        f"{REF_WORDS[REF_STYLE[name]]} = {REF_MEANING[name]}" for name in drawn) + "."
 
 
 def _tables(sel: _Selection, curves: _Curves, fits: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -505,7 +522,7 @@ def _tables(sel: _Selection, curves: _Curves, fits: list[dict[str, Any]]) -> tup
 
 
 def render(run: Run | str | Path, **options: Any) -> Drawing:
-    """Draw one preset (see :data:`dpbench.config.PLOT_KEYS`) of ``run``; nothing is written."""
+    """Draw one preset (see :data:`dpbench.config.presets.PLOT_KEYS`) of ``run``; nothing is written."""
     run = run if isinstance(run, Run) else load_run(run)
     o = resolve_options(options)
     annotation = None

@@ -21,7 +21,7 @@ def profiles_figure(profiles: Mapping[float, pd.DataFrame], labels: list[str], d
     epsilons = list(profiles)
     ncols = min(3, len(epsilons))
     nrows = math.ceil(len(epsilons) / ncols)
-    fig = Figure(figsize=(4.2 * ncols, 3.4 * nrows + 1.2), layout=None)
+    fig = Figure(figsize=(max(4.2 * ncols, 6.4), 3.4 * nrows + 1.2), layout=None)  # ≥ 6.4 in: the title fits
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     for ax, eps in zip(axes, epsilons, strict=False):
         profile = profiles[eps]

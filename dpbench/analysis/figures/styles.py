@@ -9,6 +9,7 @@ from typing import Any
 import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib.colors import to_hex, to_rgb
 
 FALLBACK_MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">")
 LINESTYLES = ("-", "--", ":", "-.")
@@ -17,8 +18,34 @@ BASELINE_GREYS = ("black", "dimgray", "darkgrey", "silver")
 #: sparse dots, long dashes; each visible in a legend handle): two baselines of one hue colour stay distinguishable
 BASELINE_DASHES = ("--", (0, (3, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (10, 3)))
 _STYLE_CACHE: dict[str, dict[str, Any]] = {}
+#: colours for mechanisms that registered none (plug-ins, "pkg.module:fit"), dark enough on white; those closer than
+#: :data:`PALETTE_MIN_DISTANCE` (RGB, Euclidean) to a registered mechanism's colour are skipped, so a plug-in is never
+#: drawn in AdaSSP's blue
+UNREGISTERED_PALETTE = ("#000080", "#e7298a", "#1b9e77", "#4b0082", "#d6616b", "#6b8e23", "#e7ba52", "#393b79",
+                        "#ff1493", "#5254a3", "#b5cf6b", "#c49c94")
+PALETTE_MIN_DISTANCE = 0.25
+#: further dash patterns once the four basic line styles are taken by curves of one colour
+EXTRA_DASHES = ((0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (8, 2, 2, 2)))
 
 
+def registered_colours() -> list[str]:
+    """Hex colours registered by any discovered mechanism (``MechanismInfo.style['color']``)."""
+    try:
+        from dpbench import registry
+
+        registry.discover()
+        mechanisms = list(registry.MECHANISMS.values())
+    except Exception:  # noqa: BLE001 - plotting must not depend on every mechanism importing cleanly
+        return []
+    return sorted({to_hex(m.style["color"]) for m in mechanisms if m.style.get("color")})
+
+
+def unregistered_palette() -> list[str]:
+    """:data:`UNREGISTERED_PALETTE` without the colours near a registered one (then the rest of the palette)."""
+    taken = np.array([to_rgb(c) for c in registered_colours()]).reshape(-1, 3)
+    far = [c for c in UNREGISTERED_PALETTE
+           if not len(taken) or np.sqrt(((taken - np.array(to_rgb(c))) ** 2).sum(axis=1)).min() >= PALETTE_MIN_DISTANCE]
+    return far + [c for c in UNREGISTERED_PALETTE if c not in far]
 
 
 def mechanism_style(name: str) -> dict[str, Any]:
@@ -43,8 +70,9 @@ def sequential_colours(values: list[Any]) -> dict[Any, Any]:
 
 
 def label_styles(names: list[Any], mechanisms: list[str | None]) -> dict[Any, dict[str, Any]]:
-    """Registry colour/marker/linestyle per curve name, with distinct fallbacks where missing or taken."""
-    colors = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    """Registry colour/marker/linestyle per curve name, with distinct fallbacks where missing or taken: a name without
+    a registered colour (or whose colour another name has) takes the next of :func:`unregistered_palette`."""
+    palette: list[str] | None = None
     styles: dict[Any, dict[str, Any]] = {}
     used_colors: set[Any] = set()
     used_markers: set[str] = set()
@@ -52,18 +80,33 @@ def label_styles(names: list[Any], mechanisms: list[str | None]) -> dict[Any, di
         if name in styles:
             continue
         base = mechanism_style(mech) if mech else {}
-        color = base.get("color")
-        if color is None or color in used_colors:
-            free = [c for c in colors if c not in used_colors]
-            color = free[0] if free else colors[len(styles) % len(colors)]
+        color = base.get("color")  # as registered ("green"); compared as hex ("#008000")
+        if color is None or to_hex(color) in used_colors:
+            palette = unregistered_palette() if palette is None else palette
+            free = [c for c in palette if c not in used_colors]
+            color = free[0] if free else palette[len(styles) % len(palette)]
         marker = base.get("marker")
-        if marker is None or (marker in used_markers and base.get("color") in used_colors):
+        if marker is None or (marker in used_markers and base.get("color") is not None
+                              and to_hex(base["color"]) in used_colors):
             free = [m for m in FALLBACK_MARKERS if m not in used_markers]
             marker = free[0] if free else FALLBACK_MARKERS[len(styles) % len(FALLBACK_MARKERS)]
-        used_colors.add(color)
+        used_colors.add(to_hex(color))
         used_markers.add(marker)
         styles[name] = {"color": color, "marker": marker or "", "linestyle": base.get("linestyle", "-")}
     return styles
+
+
+def distinct_pairs(styles: Mapping[tuple, dict[str, Any]], curves: list[tuple]) -> None:
+    """Give every curve in ``curves`` its own (colour, line style) pair: a curve whose pair an earlier one has takes
+    the next line style free for its colour (markers alone are not enough to tell curves apart)."""
+    used: set[tuple[str, str]] = set()
+    for curve in curves:
+        entry = styles[curve]
+        colour = to_hex(entry["color"]) if entry["color"] is not None else "none"
+        if (colour, str(entry["linestyle"])) in used:
+            free = [ls for ls in (*LINESTYLES, *EXTRA_DASHES) if (colour, str(ls)) not in used]
+            entry["linestyle"] = free[0] if free else entry["linestyle"]
+        used.add((colour, str(entry["linestyle"])))
 
 
 def style_map(values: list[Any], mechanisms: list[str | None], by_label: bool) -> dict[Any, dict[str, str]]:
@@ -158,4 +201,5 @@ def curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], h
         if style:
             entry.update(style_of[rec[style]])
         out[c] = entry
+    distinct_pairs(out, mains)
     return out

@@ -25,7 +25,9 @@ import numpy as np
 
 from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper, HyperError
 from dpbench.mechanisms._base import FitResult, check_inputs
-from dpbench.mechanisms.gradient.dp_ftrl_core import PSI_MODES, SIGMA_FACTORS, SPECTRA, fit_dp_ftrl
+from dpbench.mechanisms.gradient.dp_ftrl_core import PSI_MODES, fit_dp_ftrl
+from dpbench.mechanisms.gradient.dp_ftrl_covariance import SIGMA_FACTORS
+from dpbench.mechanisms.gradient.dp_ftrl_rules import SPECTRA
 from dpbench.privacy.tree import TREE_METHODS, TREE_NEIGHBOURS, certified, kbar, tau_tree
 from dpbench.registry import register_mechanism
 
@@ -119,10 +121,20 @@ STYLE = {
 }
 
 
+
+def tree_certify(hyper) -> tuple[str, str] | None:
+    """The strict profile's test (:meth:`~dpbench.registry.MechanismInfo.with_profile`): the paper's Thm 4.1 τ is not
+    certified under replace-one neighbours (spec 002 ambiguity #1; 27.8 vs the exact AGM 30.5 at ε = 1)."""
+    if certified(hyper["neighbour"], hyper["calibration"]):
+        return None
+    return "calibration", "the paper's τ (Thm 4.1) is not certified under replace-one neighbours; use agm or rdp"
+
+
 @register_mechanism(
     "dp_ftrl_identity",
     summary="DP-FTRL-I: one-pass tree-aggregated DP-FTRL with isotropic noise (spec 002 §3.1, Kairouz et al. 2021)",
     privacy_model="central",
+    certify=tree_certify,
     neighbour=tree_neighbour,
     spec="002 §3.1",
     style=STYLE["dp_ftrl_identity"],
@@ -169,6 +181,7 @@ def fit_identity(
     "dp_ftrl_sigma_public",
     summary="DP-FTRL-Σ with Σ = X̃ᵀX̃/M + I/(Nη) from unlabeled public rows (spec 002 §3.4, Eq. 3.2)",
     privacy_model="central",
+    certify=tree_certify,
     neighbour=tree_neighbour,
     needs=("public_X",),
     spec="002 §3.4",
@@ -226,6 +239,7 @@ def fit_sigma_public(
     "dp_ftrl_sigma_oracle",
     summary="DP-FTRL-Σ with the population design Σ = H + I/(Nη) (synthetic only; spec 002 §3.4, Eq. 3.1)",
     privacy_model="central",
+    certify=tree_certify,
     neighbour=tree_neighbour,
     needs=("population",),
     spec="002 §3.4",

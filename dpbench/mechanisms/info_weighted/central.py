@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.contract import AuditSetup, Bounds, Hyper
+from dpbench.contract import FALLBACK_INFO, AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, recording, released
 from dpbench.mechanisms.info_weighted._common import (
     AUDIT,
@@ -41,6 +41,7 @@ from dpbench.mechanisms.info_weighted._common import (
     unit_sigma,
 )
 from dpbench.mechanisms.info_weighted._memo import data_memo
+from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, row_norms
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
@@ -51,7 +52,6 @@ from dpbench.mechanisms.info_weighted.matrix import (
 )
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
 from dpbench.mechanisms.info_weighted.sgd import cached_sgd_average, sgd_average
-from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
 CENTRAL_STYLE = {
@@ -291,7 +291,7 @@ def erm_stage2(
                            sensitivity=2.0 * B * f / (gamma * N))  # fmt: skip
     Q = root @ H_tilde @ root
     if np.linalg.eigvalsh((Q + Q.T) / 2.0).min() < 0.25:
-        return np.zeros(d), {"std_H": s_H, "std_w": s_w, "rejected": 1, "delta_N": delta_n}
+        return np.zeros(d), {"std_H": s_H, "std_w": s_w, "rejected": 1, FALLBACK_INFO: 1, "delta_N": delta_n}
     b = (PW * (weights * y1)[:, None]).sum(axis=0) / N
     W_inv = np.linalg.inv(W)
     A = W_inv @ Q @ W_inv  # Hessian in θ = Ww

@@ -17,6 +17,7 @@ Alg 11: Priv_2; Alg 8: Priv_{R+1}); generic families use the l2-sensitivities of
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from dpbench.mechanisms.info_weighted._common import (
     shuffled,
     unit_sigma,
 )
+from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, row_norms, unit_rows
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
@@ -46,7 +48,6 @@ from dpbench.mechanisms.info_weighted.matrix import (
     spectral_iteration,
 )
 from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_gaussian
-from dpbench.privacy.info_weighted import gaussian_std, release_stds
 from dpbench.registry import register_mechanism
 
 LOCAL_STYLE = {
@@ -101,14 +102,24 @@ def spectral_ldp(
     B: float = 1.0, calibration: str = "paper", per_user_noise: bool = False, nonprivate: bool = False,
     simulation: str = "aggregate",
 ) -> tuple[SpectralResult, float]:
-    """Algorithm 2 (Spectral-Iteration-LDP): per user V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ ‖φ‖ ≤ B),
-    Ṽ_t = SymPriv_B(V_t) (std σB = gaussian_std(2B, ε, δ)); λ_(k) = (2k+1)λ/(2K+1); floor at λ_(k)/2.
-    Epoch noise: mean of N users' Sym_d(σ²B²) = Sym_d(σ²B²/N) in law (aggregate) or drawn per user."""
-    per_user = is_per_user(simulation, per_user_noise)
+    """Algorithm 2 (Spectral-Iteration-LDP) on K disjoint epochs of ``Phi0`` (:func:`spectral_ldp_release`), with
+    the per-user std σB = gaussian_std(2B, ε, δ); returns the result and that std."""
     epochs = epoch_slices(Phi0.shape[0], K, Phi0.shape[1])
     std = 0.0 if nonprivate else gaussian_std(2.0 * B, epsilon, delta, calibration)
-    d = Phi0.shape[1]
-    N = epochs[0].stop - epochs[0].start
+    result = spectral_ldp_release([Phi0[s] for s in epochs], lam=lam, std=std, B=B, rng=rng,
+                                  per_user=is_per_user(simulation, per_user_noise))
+    return result, std
+
+
+def spectral_ldp_release(blocks: Sequence[np.ndarray], *, lam: float, std: float, B: float, rng: np.random.Generator,
+                         per_user: bool) -> SpectralResult:
+    """The private releases of Algorithm 2 — the one copy, also run by the bandit oracles (spec 000 §3.2).
+
+    One epoch per block of N users: per user V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ ‖φ‖ ≤ B), Ṽ_t = SymPriv_B(V_t)
+    with per-user std ``std`` (0: non-private, H itself); λ_(k) = (2k+1)λ/(2K+1); floor at λ_(k)/2. Epoch noise:
+    mean of N users' Sym_d(std²) = Sym_d(std²/N) in law (aggregate) or drawn per user (``per_user``)."""
+    K = len(blocks)
+    N, d = blocks[0].shape
 
     def noise(k: int, H: np.ndarray, rows) -> np.ndarray:
         if std == 0:
@@ -120,8 +131,7 @@ def spectral_ldp(
         return released(f"Ṽ epoch {k + 1}", value, rows, scale=std, symmetric=True, users=True, sensitivity=2.0 * B)
 
     schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
-    result = spectral_iteration([Phi0[s] for s in epochs], ldp_weight, noise, schedule, user_rows=True)
-    return result, std
+    return spectral_iteration(list(blocks), ldp_weight, noise, schedule, user_rows=True)
 
 
 def iwr_ldp_stage2(
@@ -187,12 +197,23 @@ def fit_iwr_ldp(
     return FitResult(theta, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon), **info2})
 
 
+def _identity(t: float) -> float:
+    return t
+
+
 def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float, std: float,
                    rng: np.random.Generator, sensitivity: float = 0.0) -> np.ndarray:
-    """Algorithm 11 with ν = id (μ_ν = L_ν = 1): w_1 = 0; per user g_t = unit(Uφ_t)(<Uφ_t, w_t> − y_t) + λUw_t,
-    g̃_t = g_t + N(0, std²I) (noise on the data part), w_{t+1} = Proj_{‖Uw‖≤1}(w_t − η_t g̃_t), η_t = 2/t;
-    returns the final iterate w (θ̂ = Uw). Run in U's eigenbasis (U = Q diag(u) Qᵀ, v = Qᵀw) where the constraint
-    is the axis-aligned ellipsoid Σ u_i² v_i² ≤ 1 and the isotropic noise keeps its law."""
+    """Algorithm 11 with ν = id (μ_ν = L_ν = 1): :func:`ldp_sgd_glm` with the identity link."""
+    return ldp_sgd_glm(Phi, y, U, lam=lam, std=std, rng=rng, sensitivity=sensitivity)
+
+
+def ldp_sgd_glm(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float, std: float,
+                rng: np.random.Generator, sensitivity: float = 0.0, mean=_identity, mu: float = 1.0) -> np.ndarray:
+    """Algorithm 11 (spec 000 §3.7) for the link ν = ``mean`` (a scalar function) with curvature floor μ_ν = ``mu``:
+    w_1 = 0; per user g_t = unit(Uφ_t)(ν(<Uφ_t, w_t>) − y_t) + λμ_νUw_t, g̃_t = g_t + N(0, std²I) (noise on the
+    data part), w_{t+1} = Proj_{‖Uw‖≤1}(w_t − η_t g̃_t), η_t = 2/(μ_ν t); returns the final iterate w (θ̂ = Uw).
+    Run in U's eigenbasis (U = Q diag(u) Qᵀ, v = Qᵀw) where the constraint is the axis-aligned ellipsoid
+    Σ u_i² v_i² ≤ 1 and the isotropic noise keeps its law. ν = id, μ_ν = 1 is the linear-regression variant."""
     u, Q = np.linalg.eigh((U + U.T) / 2.0)
     C = Phi @ U @ Q  # rows Qᵀ Uφ_t
     norms = row_norms(C)
@@ -201,14 +222,14 @@ def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float,
     Z = std * rng.standard_normal((N, d))
     v = np.zeros(d)
     u2 = u**2
-    lam_u = lam * u
+    lam_u = lam * mu * u
     for t in range(N):
-        resid = C[t] @ v - y[t]
+        resid = mean(C[t] @ v) - y[t]
         g = A[t] * resid + lam_u * v + Z[t]
-        if std > 0:  # user t's report (its data part carries the noise; λUw_t is public)
+        if std > 0:  # user t's report (its data part carries the noise; λμ_νUw_t is public)
             g = released("user gradient", g, lambda: (A[t] * resid + lam_u * v)[None], scale=std, users=True,  # noqa: B023
                          sensitivity=sensitivity)  # fmt: skip
-        v = v - (2.0 / (t + 1)) * g
+        v = v - (2.0 / (mu * (t + 1))) * g
         if u2 @ (v * v) > 1.0:
             v = _proj_axis_ellipsoid(v, u2)
     return Q @ v

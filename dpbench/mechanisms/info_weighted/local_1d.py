@@ -19,7 +19,7 @@ import numpy as np
 from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_user
-from dpbench.privacy.info_weighted import laplace_scale
+from dpbench.mechanisms.info_weighted.calibration import laplace_scale
 from dpbench.registry import register_mechanism
 
 

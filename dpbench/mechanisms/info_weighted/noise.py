@@ -1,7 +1,8 @@
 """The noisy releases of information-weighted regression (spec 000 §1.3, §3.6): Priv, SymPriv, the l2-ball sampler.
 
-Calibration (the noise scales) is pure and lives in :mod:`dpbench.privacy.info_weighted`; these functions draw the
-noise, from the caller's ``rng`` only. Shared by the regression mechanisms and the bandit oracles (spec 000/001).
+Calibration (the noise scales) is pure and lives in :mod:`dpbench.mechanisms.info_weighted.calibration`; these
+functions draw the noise, from the caller's ``rng`` only. Shared by the regression mechanisms and the bandit oracles
+(spec 000/001).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import math
 
 import numpy as np
 
+from dpbench.mechanisms.info_weighted.calibration import l2ball_radius
 from dpbench.mechanisms.info_weighted.linalg import row_norms
-from dpbench.privacy.info_weighted import l2ball_radius
 
 
 def priv(v: np.ndarray, std: float, rng: np.random.Generator) -> np.ndarray:

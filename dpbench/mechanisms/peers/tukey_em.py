@@ -1,5 +1,6 @@
 """TukeyEM — subsample-and-aggregate OLS with an approximate-Tukey-depth exponential mechanism (Amin, Joseph, Ribero,
-Vassilvitskii, ICLR 2023, Algorithm 1), written from the paper; calibration in :mod:`dpbench.privacy.tukey`.
+Vassilvitskii, ICLR 2023, Algorithm 1), written from the paper; calibration in
+:mod:`dpbench.mechanisms.peers.tukey_calibration`.
 
 Privacy model: central (ε, δ)-DP, **replace-one** neighbours (so zero-out too). It needs **no data bounds**: each
 row enters exactly one of the m models, so a neighbour changes one model and the approximate Tukey depth of any
@@ -12,7 +13,8 @@ Steps (ε_ptr = ε_em = ε/2):
 2. every coordinate of the models gets a tiny uniform jitter (``jitter``, breaks ties; data-independent) and is
    sorted; log V_i, i = 1..⌊m/2⌋, are the log-volumes of the depth-≥ i boxes;
 3. PTR: k̂ = distance lower bound, pass iff k̂ + Lap(1/ε_ptr) > log(1/(2δ))/ε_ptr; on failure the release is
-   "⊥", reported here as θ̂ = 0 with ``info.ptr_passed = 0`` (θ = 0 is what a deployment would fall back to);
+   "⊥", reported here as θ̂ = 0 with ``info.ptr_passed = 0`` and ``info.fallback = 1`` (θ = 0 is what a deployment
+   would fall back to; the report and the leaderboard count these trials);
 4. exponential mechanism over depth regions: depth i ∈ [t, ⌊m/2⌋] with probability ∝ (V_i − V_{i+1}) e^{ε_em i},
    then θ̂ uniform on {depth = i} (the nested boxes' difference, split by the first coordinate that leaves the
    inner box).
@@ -26,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpbench.contract import AuditSetup, Bounds, Hyper
+from dpbench.contract import FALLBACK_INFO, AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs
-from dpbench.privacy.tukey import (
+from dpbench.mechanisms.peers.tukey_calibration import (
     depth_level_log_weights,
     distance_lower_bound,
     log_depth_volumes,
@@ -119,7 +121,7 @@ def fit(
     n, d = X.shape
     eps_ptr, eps_em = split_budget(epsilon)
     m = min(int(models), n // d)
-    info: dict[str, float] = {"models": m, "ptr_passed": 0, "depth": 0, "k_hat": 0}
+    info: dict[str, float] = {"models": m, "ptr_passed": 0, "depth": 0, "k_hat": 0, FALLBACK_INFO: 1}
     if m < MIN_MODELS:
         return FitResult(np.zeros(d), info)
     coords = batch_ols(X, y, m, rng).T + jitter * rng.uniform(size=(d, m))
@@ -131,6 +133,6 @@ def fit(
     if k_hat + rng.laplace(scale=1.0 / eps_ptr) <= ptr_threshold(eps_ptr, delta):
         return FitResult(np.zeros(d), info)
     depth = t + gumbel_argmax(depth_level_log_weights(log_volumes, t, eps_em), rng)
-    info.update(ptr_passed=1, depth=depth)
+    info.update({"ptr_passed": 1, "depth": depth, FALLBACK_INFO: 0})
     return FitResult(sample_depth_region(coords, depth, rng), info)
 

@@ -24,8 +24,7 @@ import numpy as np
 from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper, Variant
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, wishart
 from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
-from dpbench.mechanisms.sketch.linmix import private_mixing_noise
-from dpbench.privacy.mixing import (
+from dpbench.mechanisms.sketch.calibration import (
     k_ihm,
     sigma_ihm,
     solve_gamma_ihm,
@@ -33,6 +32,7 @@ from dpbench.privacy.mixing import (
     theorem1_gamma,
     theorem1_sigma,
 )
+from dpbench.mechanisms.sketch.linmix import private_mixing_noise
 from dpbench.registry import register_mechanism
 
 

@@ -32,6 +32,7 @@ from dpbench.contract import AuditSetup, Bounds, Choice, Hyper
 from dpbench.linalg import GramStats, SumStats, has_rows
 from dpbench.mechanisms._base import FitResult, check_inputs, recording
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_user
+from dpbench.mechanisms.stein.calibration import CALIBRATIONS, clip_radius, stein_noise_scales
 from dpbench.mechanisms.stein.core import (
     COV_ESTIMATORS,
     clean_sums,
@@ -44,7 +45,6 @@ from dpbench.mechanisms.stein.core import (
     solve_scale,
 )
 from dpbench.mechanisms.stein.families import FAMILIES, Family, get_family
-from dpbench.privacy.stein import CALIBRATIONS, clip_radius, stein_noise_scales
 from dpbench.registry import register_mechanism
 
 COVARIATES = ("gaussian", "l1")
@@ -299,6 +299,14 @@ def _literal(kind: str, covariates: str):
     return fit
 
 
+def stein_certify(hyper) -> tuple[str, str] | None:
+    """The strict profile's test (:meth:`~dpbench.registry.MechanismInfo.with_profile`): the paper's classical σ
+    (Lemma 4) is a theorem only for ε′ < 1; the paper uses it at ε′ = ε/2 up to 10 (docs/deviations.md, issue 15)."""
+    if hyper.get("calibration") != "classical":
+        return None
+    return "calibration", "the classical Gaussian σ is a theorem only for ε′ < 1; use analytic (the default)"
+
+
 def stein_audit(kind: str, covariates: str) -> AuditSetup:
     """White-box audit pair: Gaussian covariates are clipped to r, so a canary x = 10³·e₁ lands on the clip radius;
     ℓ1 covariates must lie in the ℓ1 ball (no clipping); GLM labels are in [−1, 1] (the paper's B_y = 1, not
@@ -331,6 +339,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         variants=SIMULATE,
         audit=stein_audit(_kind, _covariates),
         rows_free=_cov == "gauss",
+        certify=stein_certify,
     )(_fit)
 
 

@@ -22,6 +22,7 @@ from dpbench.data import Population
 from dpbench.linalg import GramStats, solve_or_lstsq
 from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user
+from dpbench.mechanisms.stein.calibration import clip_radius, two_round_noise_scales
 from dpbench.mechanisms.stein.core import (
     clean_sums,
     declare_sums,
@@ -31,8 +32,14 @@ from dpbench.mechanisms.stein.core import (
     solve_scale,
 )
 from dpbench.mechanisms.stein.families import Family, get_family
-from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, family_choice, stein_audit, stein_bounds
-from dpbench.privacy.stein import clip_radius, two_round_noise_scales
+from dpbench.mechanisms.stein.glm import (
+    HYPER,
+    check_family_kind,
+    family_choice,
+    stein_audit,
+    stein_bounds,
+    stein_certify,
+)
 from dpbench.registry import register_mechanism
 
 
@@ -168,4 +175,5 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         bounds=stein_bounds(_covariates),
         variants=PER_USER_VARIANT,
         audit=stein_audit(_kind, _covariates),
+        certify=stein_certify,
     )(_fit)

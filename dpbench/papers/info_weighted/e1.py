@@ -138,6 +138,6 @@ def run_e1(out_dir: Path) -> dict[str, Path]:
     for r in comp.itertuples():
         lines.append(f"| {r.generator} | {r.alpha:g} | {r.T:.0e} | {r.pop_iw:.3g} | {r.spec_pop_iw:g} | "
                      f"{r.pop_ssp:.3g} | {r.spec_pop_ssp:g} |")
-    (out_dir / "spec_comparison.md").write_text("\n".join(lines) + "\n")
+    (out_dir / "spec_comparison.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     fig = e1_figure(table, out_dir / "figure_e1.png")
     return {"table": out_dir / "table.csv", "comparison": out_dir / "spec_comparison.md", "figure": fig}

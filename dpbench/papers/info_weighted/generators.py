@@ -37,8 +37,8 @@ from scipy import integrate, stats
 from scipy.special import gammaln
 
 from dpbench.data._base import Dataset, Population
+from dpbench.engine.metrics import TrialCoordinates, register_metric
 from dpbench.mechanisms.info_weighted.linalg import row_norms
-from dpbench.metrics import TrialCoordinates, register_metric
 from dpbench.registry import register_dataset
 
 GAUSS_QUANTILE_POINTS = 400

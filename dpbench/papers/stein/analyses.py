@@ -59,7 +59,7 @@ def stein_table66(runs: list[Path], options: dict[str, str], echo: Callable[[str
             raise ValueError(f"stein_table66: {run.path / 'trials.csv'} has no stein_err2 column")
         text = table_66(run.trials)
         path = run.path / "table66.md"
-        path.write_text(text + "\n")
+        path.write_text(text + "\n", encoding="utf-8")
         echo(text)
         echo(f"wrote {path}")
         written.append(path)

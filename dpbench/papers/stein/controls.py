@@ -29,8 +29,8 @@ from dpbench.analysis.figures.panels import median_panels
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import fmt_ci, loglog_slope_ci
+from dpbench.mechanisms.stein.calibration import clip_radius, stein_noise_scales
 from dpbench.mechanisms.stein.families import get_family
-from dpbench.privacy.stein import clip_radius, stein_noise_scales
 
 PAPER_P = (5, 10, 20, 40)
 PAPER_N = (100_000, 300_000, 700_000)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.data import Dataset
+from dpbench.engine.metrics import TrialCoordinates, register_metric
 from dpbench.linalg import GramStats
-from dpbench.metrics import TrialCoordinates, register_metric
 
 
 def _truth(dataset: Dataset) -> np.ndarray | None:

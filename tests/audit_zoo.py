@@ -1,0 +1,247 @@
+"""A zoo of broken mechanisms (issue 30): each claims (ε, δ)-DP and is not, in one specific way a plug-in author could
+get wrong. ``ZOO`` lists them with the audit check that must catch each (tests/test_audit_zoo.py, docs/privacy.md).
+
+The honest base is SSP with AdaSSP's adaptive ridge (three Gaussian releases at (ε/3, δ/3), zero-out, ‖x‖, |y| ≤ 1)
+and a per-user Gaussian randomiser (replace-one, local); every entry changes one thing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpbench.linalg import symmetric_gaussian
+from dpbench.mechanisms import released
+from dpbench.mechanisms._base import recording
+from dpbench.privacy.agm import sigma_agm
+
+RIDGE_RHO = 1e-6
+
+
+def _scales(epsilon: float, delta: float, bound: float = 1.0) -> float:
+    return sigma_agm(epsilon / 3.0, delta / 3.0, bound)
+
+
+def _ridge(lam: float, s: float, d: int) -> float:
+    return max(0.0, math.sqrt(d * math.log(2.0 * d * d / RIDGE_RHO)) * s - max(0.0, lam))
+
+
+def _ssp(X, y, epsilon, delta, rng, *, factor: float = 1.0, declared_factor: float = 1.0, sens: float = 1.0,
+         scale_of=None, exact_lam: bool = False, exact_xtx: bool = False, shadow: float | None = None,
+         skip_noise: bool = False):  # fmt: skip
+    """SSP with an adaptive ridge; every keyword is one way to break it (see ``ZOO``)."""
+    d = X.shape[1]
+    s = _scales(epsilon, delta, sens) if scale_of is None else scale_of(X, y, epsilon, delta)
+    noise = 0.0 if skip_noise else factor * s
+    declared = declared_factor * s
+    xtx, xty = X.T @ X, X.T @ y
+    lam = float(np.linalg.eigvalsh(xtx)[0])
+    z_lam, z_xtx, z_xty = rng.standard_normal(), symmetric_gaussian(d, rng), rng.standard_normal(d)
+    lam_r = released("λ_min(XᵀX)", lam + noise * z_lam, lam, scale=declared, sensitivity=1.0)
+    xtx_r = released("XᵀX", xtx + noise * z_xtx, xtx, scale=declared, sensitivity=1.0, symmetric=True)
+    xty_r = released("XᵀY", xty + noise * z_xty, xty, scale=declared, sensitivity=1.0)
+    if exact_lam:
+        lam_r = lam
+    if exact_xtx:
+        xtx_r = xtx
+    if shadow is not None:  # θ̂ from the same draws, scaled: the releases are a decoy
+        lam_r, xtx_r, xty_r = lam + shadow * s * z_lam, xtx + shadow * s * z_xtx, xty + shadow * s * z_xty
+    return np.linalg.solve(xtx_r + _ridge(lam_r, s, d) * np.eye(d), xty_r)
+
+
+def honest_ssp(X, y, epsilon, delta, rng):
+    return _ssp(X, y, epsilon, delta, rng)
+
+
+def noise_reduced_declared_true(X, y, epsilon, delta, rng):
+    """Noise ×0.4, declared at its true (reduced) scale."""
+    return _ssp(X, y, epsilon, delta, rng, factor=0.4, declared_factor=0.4)
+
+
+def declared_larger_than_added(X, y, epsilon, delta, rng):
+    """Declares σ, adds 0.6σ."""
+    return _ssp(X, y, epsilon, delta, rng, factor=0.6)
+
+
+def normalised_by_max(X, y, epsilon, delta, rng):
+    """Rows rescaled by the largest row norm (data-dependent normalisation), then calibrated for norm 1."""
+    return _ssp(X / np.max(np.linalg.norm(X, axis=1)), y, epsilon, delta, rng)
+
+
+def ridge_from_exact_lambda_min(X, y, epsilon, delta, rng):
+    """Releases are fine; the ridge uses the exact λ_min(XᵀX)."""
+    return _ssp(X, y, epsilon, delta, rng, exact_lam=True)
+
+
+def exact_gram(X, y, epsilon, delta, rng):
+    """Noise on XᵀY (and λ_min) only; θ̂ uses the exact XᵀX (the README plug-in with one line changed)."""
+    return _ssp(X, y, epsilon, delta, rng, exact_xtx=True)
+
+
+def shadow_computation(X, y, epsilon, delta, rng):
+    """Releases declared with full noise; θ̂ computed from the same draws scaled ×0.4."""
+    return _ssp(X, y, epsilon, delta, rng, shadow=0.4)
+
+
+def discarded_releases(X, y, epsilon, delta, rng):
+    """Releases declared, then discarded: θ̂ = exact OLS."""
+    _ssp(X, y, epsilon, delta, rng)
+    return np.linalg.lstsq(X, y, rcond=None)[0]
+
+
+def rare_exact_ols(X, y, epsilon, delta, rng):
+    """With probability 10⁻³ (100δ) the exact OLS is returned."""
+    theta = _ssp(X, y, epsilon, delta, rng)
+    return np.linalg.lstsq(X, y, rcond=None)[0] if rng.random() < 1e-3 else theta
+
+
+def rare_no_noise(X, y, epsilon, delta, rng):
+    """With probability 10⁻³ the releases carry no noise."""
+    return _ssp(X, y, epsilon, delta, rng, skip_noise=bool(rng.random() < 1e-3))
+
+
+def rare_tiny_noise(X, y, epsilon, delta, rng):
+    """With probability 10⁻³ the noise is ×10⁻³ (not exactly zero: no atom, a near-atom)."""
+    tiny = bool(rng.random() < 1e-3)
+    return _ssp(X, y, epsilon, delta, rng, factor=1e-3 if tiny else 1.0)
+
+
+def median_clip(X, y, epsilon, delta, rng):
+    """Rows clipped to the median row norm m(D), noise calibrated to sensitivity m²: a data-dependent bound."""
+    m = float(np.median(np.linalg.norm(X, axis=1)))
+    norms = np.maximum(np.linalg.norm(X, axis=1), 1e-300)
+    Xc = X * np.minimum(1.0, m / norms)[:, None]
+    scale = _scales(epsilon, delta, max(m * m, 1e-6))
+    return _ssp(Xc, np.clip(y, -1, 1), epsilon, delta, rng, scale_of=lambda *_: scale)
+
+
+def scale_from_data(X, y, epsilon, delta, rng):
+    """Noise scale shrinks with the data's spread: s·(1 + 0.5·‖XᵀY‖)⁻¹."""
+    scale = _scales(epsilon, delta) / (1.0 + 0.5 * np.linalg.norm(X.T @ y))
+    return _ssp(X, y, epsilon, delta, rng, scale_of=lambda *_: scale)
+
+
+def understated_sensitivity(X, y, epsilon, delta, rng):
+    """Releases 2·XᵀY (sensitivity 2) calibrated and declared for sensitivity 1."""
+    s = sigma_agm(epsilon, delta, 1.0)
+    c = 2.0 * X.T @ y
+    return released("2XᵀY", c + s * rng.standard_normal(X.shape[1]), c, scale=s, sensitivity=1.0)
+
+
+def honest_only_when_recorded(X, y, epsilon, delta, rng):
+    """Honest inside an audit; outside it, θ̂ = exact OLS."""
+    theta = _ssp(X, y, epsilon, delta, rng)
+    return theta if recording() else np.linalg.lstsq(X, y, rcond=None)[0]
+
+
+def low_bits(X, y, epsilon, delta, rng):
+    """θ̂ carries the last label in its round-off: θ̂ + 10⁻¹³·y_n (invisible to any statistic, a data path all the
+    same)."""
+    return _ssp(X, y, epsilon, delta, rng) + 1e-13 * y[-1]
+
+
+def data_dependent_sequence(X, y, epsilon, delta, rng):
+    """An extra release only when the data has a large row: the release sequence depends on the data."""
+    if np.max(np.linalg.norm(X, axis=1)) > 0.5:
+        released("extra", 0.0, 0.0, scale=1.0)
+    return _ssp(X, y, epsilon, delta, rng)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# local randomisers: one Gaussian report x_i y_i + N(0, s²I) per user, replace-one (‖xy − x′y′‖ ≤ 2)
+
+
+def _reports(X, y, epsilon, delta, rng, per_user=None, aggregate="none", declared=1.0):
+    s = sigma_agm(epsilon, delta, 2.0)
+    rows = X * y[:, None]
+    factors = np.ones(len(y)) if per_user is None else per_user(len(y))
+    noisy = rows + (s * factors)[:, None] * rng.standard_normal(rows.shape)
+    value = noisy if aggregate == "none" else noisy.mean(axis=0)
+    return released("x·y per user", value, rows, scale=declared * s, sensitivity=2.0, users=True, aggregate=aggregate)
+
+
+def honest_randomizer(X, y, epsilon, delta, rng):
+    return _reports(X, y, epsilon, delta, rng)
+
+
+def ldp_half_noise_declared(X, y, epsilon, delta, rng):
+    """Every user's noise ×0.5, declared honestly."""
+    return _reports(X, y, epsilon, delta, rng, per_user=lambda n: np.full(n, 0.5), declared=0.5)
+
+
+def ldp_first_half_half_noise(X, y, epsilon, delta, rng):
+    """The first half of the users get ×0.5 noise (reports released one by one)."""
+    return _reports(X, y, epsilon, delta, rng, per_user=lambda n: np.where(np.arange(n) < n // 2, 0.5, 1.0))
+
+
+def ldp_first_half_half_noise_mean(X, y, epsilon, delta, rng):
+    """The same, but only the mean report leaves the curator (the aggregate's variance is 0.625× the declared)."""
+    return _reports(X, y, epsilon, delta, rng, per_user=lambda n: np.where(np.arange(n) < n // 2, 0.5, 1.0),
+                    aggregate="mean")  # fmt: skip
+
+
+def ldp_reads_neighbour(X, y, epsilon, delta, rng):
+    """User i's report reads user i−1's record too (a local randomiser touching two records)."""
+    s = sigma_agm(epsilon, delta, 2.0)
+    rows = X * y[:, None]
+    rows = rows + 0.5 * np.roll(rows, 1, axis=0)
+    noisy = rows + s * rng.standard_normal(rows.shape)
+    return released("x·y per user", noisy, rows, scale=s, sensitivity=2.0, users=True, aggregate="none")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# undeclared (black-box only)
+
+
+def undeclared_ssp_x04(X, y, epsilon, delta, rng):
+    """The SSP above with every noise ×0.4 and no ``released`` declarations at all (exact ε ≈ 3 at claim 2)."""
+    d = X.shape[1]
+    s = 0.4 * _scales(epsilon, delta)
+    xtx, xty = X.T @ X, X.T @ y
+    lam = float(np.linalg.eigvalsh(xtx)[0]) + s * rng.standard_normal()
+    return np.linalg.solve(xtx + s * symmetric_gaussian(d, rng) + _ridge(lam, s / 0.4, d) * np.eye(d),
+                           xty + s * rng.standard_normal(d))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Broken:
+    """One zoo entry: the fit, its privacy model, and the checks that may catch it (any one suffices)."""
+
+    name: str
+    fit: object
+    expected: tuple[str, ...]
+    model: str = "central"
+    neighbour: str = "zero_out"
+    rare: bool = False  # a branch of probability 10⁻³: needs ≥ 10⁴ replays
+
+
+ZOO = (
+    Broken("noise ×0.4 declared at its true scale", noise_reduced_declared_true, ("cert", "gdp")),
+    Broken("declared scale > noise added (×0.6)", declared_larger_than_added, ("noise",)),
+    Broken("data-dependent normalisation (÷ max row norm)", normalised_by_max, ("sensitivity",)),
+    Broken("ridge from the exact λ_min", ridge_from_exact_lambda_min, ("replay",)),
+    Broken("exact XᵀX (noise on XᵀY only)", exact_gram, ("replay",)),
+    Broken("shadow computation (same draws ×0.4)", shadow_computation, ("replay",)),
+    Broken("releases discarded, θ̂ = OLS", discarded_releases, ("replay",)),
+    Broken("exact OLS with probability 10⁻³", rare_exact_ols, ("replay",), rare=True),
+    Broken("no noise with probability 10⁻³", rare_no_noise, ("atom",), rare=True),
+    Broken("noise ×10⁻³ with probability 10⁻³", rare_tiny_noise, ("atom",), rare=True),
+    Broken("clipping to the median row norm", median_clip, ("scale",)),
+    Broken("noise scale computed from the data", scale_from_data, ("scale",)),
+    Broken("understated sensitivity (2XᵀY declared 1)", understated_sensitivity, ("sensitivity",)),
+    Broken("honest only while recorded", honest_only_when_recorded, ("recording",)),
+    Broken("label in θ̂'s round-off (10⁻¹³)", low_bits, ("replay",)),
+    Broken("LDP noise ×0.5 declared honestly", ldp_half_noise_declared, ("cert", "gdp"), "local", "replace_one"),
+    Broken("LDP: first half of users ×0.5 noise", ldp_first_half_half_noise, ("users",), "local", "replace_one"),
+    Broken("LDP: first half ×0.5, mean released", ldp_first_half_half_noise_mean, ("noise",), "local",
+           "replace_one"),
+    Broken("LDP report reads a neighbour's record", ldp_reads_neighbour, ("error",), "local", "replace_one"),
+    Broken("release sequence depends on the data", data_dependent_sequence, ("error",)),
+)  # fmt: skip
+
+HONEST = (
+    Broken("honest SSP", honest_ssp, ()),
+    Broken("honest randomiser", honest_randomizer, (), "local", "replace_one"),
+)
