@@ -65,7 +65,13 @@ def slot_of(identity: dict[str, Any]) -> str:
 
 def trial_key(slot: str, code: Iterable[Iterable[str]], data: dict[str, str | None]) -> str:
     """sha256(slot, code version, content digests of the files read): what a stored trial is."""
-    return sha256(canonical([slot, [list(part) for part in code], sorted(data.items())]))
+    return sha256(f"{slot}\n{_versions_digest(tuple(map(tuple, code)), tuple(sorted(data.items())))}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _versions_digest(code: tuple[tuple[str, ...], ...], data: tuple[tuple[str, str | None], ...]) -> str:
+    """Digest of a (code version, files read) pair: shared by every trial of a block, computed once."""
+    return sha256(canonical([[list(part) for part in code], [list(item) for item in data]]))
 
 
 @functools.lru_cache(maxsize=256)
