@@ -28,13 +28,16 @@ from typing import Any
 
 from dpbench.contract import (
     ANY_EPSILON,
-    MISSING,
+    INPUTS,
     AuditSetup,
     Bounds,
     Hyper,
     HyperError,
     Privacy,
     Variant,
+    check_declarations,
+    signature_hyperparameters,
+    takes_hyper_mapping,
 )
 
 PRIVACY_MODELS = ("central", "local", "label", "none")
@@ -43,8 +46,6 @@ NEIGHBOURS = ("zero_out", "replace_one", "none")
 #: theorem proves (the leaderboard's and the estimator API's default); ``paper`` — each mechanism's defaults, the
 #: papers' own choices (the reproduction configs)
 PRIVACY_PROFILES = ("strict", "paper")
-#: inputs a mechanism may ask the runner for, besides (X, y, epsilon, delta, rng)
-INPUTS = ("stats", "public_X", "population")
 
 
 PrivacyRule = Callable[[Mapping[str, Any]], str]
@@ -104,7 +105,10 @@ class MechanismInfo:
     certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
 
     def hyperparameters(self) -> dict[str, Any]:
-        """Keyword-only parameters of ``fit`` with their defaults (the tunable hyperparameters)."""
+        """The tunable hyperparameters with their defaults: the declarations' (the one place a hyperparameter is
+        written when ``fit`` takes ``**hyper``), else the keyword-only parameters of ``fit``."""
+        if self.declared is not None:
+            return {name: spec.default for name, spec in self.declared.items()}
         return signature_hyperparameters(self.fit)
 
     def specs(self) -> dict[str, Hyper]:
@@ -182,19 +186,6 @@ def _check_strict(info: MechanismInfo) -> None:
     verdict = None if info.certify is None else info.certify(info.resolve(info.strict))
     if verdict is not None:
         raise ValueError(f"mechanism {info.name!r}: its strict values are not certified: {verdict[1]}")
-
-
-def signature_hyperparameters(fit: Callable[..., Any]) -> dict[str, Any]:
-    """Keyword-only parameters of ``fit`` other than the runner's inputs, with their defaults."""
-    return dict(_signature_defaults(fit))
-
-
-@functools.lru_cache(maxsize=1024)
-def _signature_defaults(fit: Callable[..., Any]) -> tuple[tuple[str, Any], ...]:
-    params = inspect.signature(fit).parameters.values()
-    return tuple(
-        (p.name, p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS
-    )
 
 
 @dataclass(frozen=True)
@@ -329,7 +320,7 @@ def register_mechanism(
     def decorator(fit: Callable[..., Any]) -> Callable[..., Any]:
         if name in target and getattr(target[name].fit, "__wrapped__", None) is not fit:
             raise ValueError(f"mechanism {name!r} is registered twice")
-        declared = None if hyper is None else _check_declarations(name, fit, hyper)
+        declared = None if hyper is None else check_declarations(name, fit, hyper)
         rule = None
         if callable(privacy_model) or callable(neighbour):
             rule = functools.partial(_privacy_of, name, privacy_model, neighbour)
@@ -378,30 +369,6 @@ def _privacy_of(name: str, model: str | PrivacyRule, neighbour: str | PrivacyRul
     return value
 
 
-def _check_declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper]) -> dict[str, Hyper]:
-    """Declarations ↔ fit signature: the same names, agreeing defaults, each default allowed by its declaration."""
-    signature = signature_hyperparameters(fit)
-    missing, extra = sorted(set(signature) - set(hyper)), sorted(set(hyper) - set(signature))
-    if missing or extra:
-        raise TypeError(
-            f"mechanism {name!r}: hyperparameters declared {sorted(hyper)} but fit takes {sorted(signature)} "
-            f"(undeclared: {missing}, not in fit: {extra})"
-        )
-    declared = {}
-    for key, spec in hyper.items():
-        default = signature[key]
-        if default is inspect.Parameter.empty:
-            raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in the fit signature")
-        if spec.default is not MISSING and spec.default != default:
-            raise TypeError(f"mechanism {name!r}: {key} declared default {spec.default!r} ≠ fit default {default!r}")
-        try:
-            spec.check(default)
-        except ValueError as err:
-            raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: {err}") from None
-        declared[key] = replace(spec, default=default)
-    return declared
-
-
 def _check_contract(info: MechanismInfo, fit: Callable[..., Any]) -> None:
     """Inputs, bounds, audit setup, variants and rules against the declarations (at import time)."""
     params = inspect.signature(fit).parameters
@@ -431,8 +398,16 @@ def _validating(fit: Callable[..., Any], info: MechanismInfo) -> Callable[..., A
     """``fit`` behind a check of the hyperparameters it is called with (library callers get named errors too)."""
     specs = info.specs()
 
+    defaults = info.hyperparameters() if takes_hyper_mapping(fit) else {}
+
     @functools.wraps(fit)
     def checked(*args: Any, **kwargs: Any) -> Any:
+        if defaults:
+            unknown = set(kwargs) - set(specs) - set(INPUTS)
+            if unknown:
+                key = sorted(unknown)[0]
+                raise HyperError(key, unknown_name("hyperparameter", key, specs, of=f" of {info.name!r}"))
+            kwargs = {**defaults, **kwargs}
         for key, value in kwargs.items():
             spec = specs.get(key)
             if spec is not None:
