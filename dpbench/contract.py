@@ -36,10 +36,12 @@ Everything here is pure data and validation: no numpy arrays, no randomness.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, NamedTuple
 
 
@@ -285,3 +287,68 @@ class Variant:
 
 #: ε the calibration covers when nothing is declared
 ANY_EPSILON = (0.0, math.inf)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# a fit's hyperparameters: from its signature, or declared once (``**hyper``)
+
+#: inputs a mechanism may ask the runner for, besides (X, y, epsilon, delta, rng)
+INPUTS = ("stats", "public_X", "population")
+
+
+def signature_hyperparameters(fit: Callable[..., Any]) -> dict[str, Any]:
+    """Keyword-only parameters of ``fit`` other than the runner's inputs, with their defaults."""
+    return dict(_signature_defaults(fit))
+
+
+@functools.lru_cache(maxsize=1024)
+def _signature_defaults(fit: Callable[..., Any]) -> tuple[tuple[str, Any], ...]:
+    params = inspect.signature(fit).parameters.values()
+    return tuple(
+        (p.name, p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS
+    )
+
+
+def takes_hyper_mapping(fit: Callable[..., Any]) -> bool:
+    """True when ``fit`` takes its hyperparameters as ``**hyper`` (declared once, in the ``hyper`` table)."""
+    params = inspect.signature(fit).parameters.values()
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params) and not signature_hyperparameters(fit)
+
+
+def check_declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper]) -> dict[str, Hyper]:
+    """The declarations of ``fit``'s hyperparameters, each default allowed by its declaration.
+
+    A ``fit(X, y, epsilon, delta, rng, **hyper)`` has them written once, in ``hyper`` (each with its default); the
+    runner passes every one resolved. A fit with keyword parameters writes them twice (the table and the
+    signature), so the two are checked against each other: the same names, agreeing defaults."""
+    if takes_hyper_mapping(fit):
+        for key, spec in hyper.items():
+            if spec.default is MISSING:
+                raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in its declaration")
+            try:
+                spec.check(spec.default)
+            except ValueError as err:
+                raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: "
+                                f"{err}") from None
+        return dict(hyper)
+    signature = signature_hyperparameters(fit)
+    missing, extra = sorted(set(signature) - set(hyper)), sorted(set(hyper) - set(signature))
+    if missing or extra:
+        raise TypeError(
+            f"mechanism {name!r}: hyperparameters declared {sorted(hyper)} but fit takes {sorted(signature)} "
+            f"(undeclared: {missing}, not in fit: {extra})"
+        )
+    declared = {}
+    for key, spec in hyper.items():
+        default = signature[key]
+        if default is inspect.Parameter.empty:
+            raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in the fit signature")
+        if spec.default is not MISSING and spec.default != default:
+            raise TypeError(f"mechanism {name!r}: {key} declared default {spec.default!r} ≠ fit default {default!r}")
+        try:
+            spec.check(default)
+        except ValueError as err:
+            raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: "
+                            f"{err}") from None
+        declared[key] = replace(spec, default=default)
+    return declared

@@ -31,7 +31,8 @@ from dpbench.mechanisms._base import as_fit_result
 from dpbench.privacy.validate import check_delta, check_epsilon
 
 #: constructor parameters of :class:`DPLinearRegression`; every other keyword is a mechanism hyperparameter
-ESTIMATOR_PARAMS = ("mechanism", "epsilon", "delta", "x_bound", "y_bound", "fit_intercept", "clip", "random_state")
+ESTIMATOR_PARAMS = ("mechanism", "epsilon", "delta", "x_bound", "y_bound", "fit_intercept", "clip", "random_state",
+                    "privacy")
 #: what ``fit`` does when rows lie beyond the bounds: warn with the fraction clipped, refuse, or clip silently
 CLIP_POLICIES = ("warn", "error", "ignore")
 #: with ``fit_intercept`` the mechanism sees z_i = (a·x_i/x_bound, b) with a = b = 1/√2, so ‖z_i‖ ≤ 1 still holds
@@ -128,6 +129,9 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     clip : ``"warn"`` (default) warns with the fraction of rows and labels beyond the bounds, ``"error"`` refuses
         to fit them, ``"ignore"`` clips silently.
     random_state : seed (int), numpy Generator/RandomState, or None. All noise is drawn from it.
+    privacy : ``"strict"`` (default): the mechanism at the accounting its theorem proves — e.g. LinMix with
+        ``strict=True`` —, refusing a hyperparameter whose accounting is not a theorem; ``"paper"``: the mechanism's
+        own defaults, the papers' choices (LinMix's code variant under-counts one release, docs/privacy.md).
     **hyper : keyword-only hyperparameters of the mechanism (e.g. ``T=3, C=1.0`` for IHM), validated in ``fit``
         against the mechanism's declared contract. Hyperparameters that hold a data bound (the contract's
         ``bounds``) are set by the estimator: the data it passes are scaled to that bound.
@@ -161,6 +165,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         fit_intercept: bool = True,
         clip: str = "warn",
         random_state: Any = None,
+        privacy: str = "strict",
         **hyper: Any,
     ) -> None:
         self.mechanism = mechanism
@@ -171,6 +176,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.clip = clip
         self.random_state = random_state
+        self.privacy = privacy
         self._hyper = dict(hyper)
 
     # -- scikit-learn parameter protocol (constructor parameters + the mechanism's hyperparameters) ------------
@@ -224,8 +230,10 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         hyper = dict(self._hyper)
         for name in info.bounds.hyper_names().values():  # the data are scaled to the unit bound: say so
             hyper[name] = 1.0
+        if self.privacy not in registry.PRIVACY_PROFILES:
+            raise ValueError(f"privacy must be one of {registry.PRIVACY_PROFILES}, got {self.privacy!r}")
         try:
-            hyper = info.check_hyper(hyper)
+            hyper = info.check_hyper(info.with_profile(hyper, self.privacy))
         except HyperError as err:
             raise ValueError(f"hyperparameter {err.name!r} of mechanism {info.name!r}: {err.reason}") from None
         x_target, y_target = info.bounds.resolve(info.resolve(hyper))

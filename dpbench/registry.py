@@ -28,19 +28,24 @@ from typing import Any
 
 from dpbench.contract import (
     ANY_EPSILON,
-    MISSING,
+    INPUTS,
     AuditSetup,
     Bounds,
     Hyper,
     HyperError,
     Privacy,
     Variant,
+    check_declarations,
+    signature_hyperparameters,
+    takes_hyper_mapping,
 )
 
 PRIVACY_MODELS = ("central", "local", "label", "none")
 NEIGHBOURS = ("zero_out", "replace_one", "none")
-#: inputs a mechanism may ask the runner for, besides (X, y, epsilon, delta, rng)
-INPUTS = ("stats", "public_X", "population")
+#: ``privacy:`` profiles (:meth:`MechanismInfo.with_profile`): ``strict`` — every mechanism at the accounting its
+#: theorem proves (the leaderboard's and the estimator API's default); ``paper`` — each mechanism's defaults, the
+#: papers' own choices (the reproduction configs)
+PRIVACY_PROFILES = ("strict", "paper")
 
 
 PrivacyRule = Callable[[Mapping[str, Any]], str]
@@ -73,6 +78,10 @@ class MechanismInfo:
     rows_free : the fit also accepts data without rows: ``X = y = None`` with ``stats`` a
         :class:`~dpbench.linalg.SumStats` (its sufficient statistics; needs ``"stats"`` in ``needs``). The runner
         refuses a rows-free dataset for every other mechanism.
+    strict : the hyperparameter values the ``privacy: strict`` profile sets when the user does not (the accounting
+        its theorem proves, e.g. LinMix ``strict: True``; :meth:`with_profile`).
+    certify : ``certify(resolved hyper) -> (hyperparameter, reason) | None``: why a setting's accounting is not a
+        theorem (None: it is); the strict profile refuses such settings.
     """
 
     name: str
@@ -92,9 +101,14 @@ class MechanismInfo:
     uses_delta: bool = True
     check: Callable[[Mapping[str, Any]], None] | None = None
     rows_free: bool = False
+    strict: Mapping[str, Any] = field(default_factory=dict)
+    certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
 
     def hyperparameters(self) -> dict[str, Any]:
-        """Keyword-only parameters of ``fit`` with their defaults (the tunable hyperparameters)."""
+        """The tunable hyperparameters with their defaults: the declarations' (the one place a hyperparameter is
+        written when ``fit`` takes ``**hyper``), else the keyword-only parameters of ``fit``."""
+        if self.declared is not None:
+            return {name: spec.default for name, spec in self.declared.items()}
         return signature_hyperparameters(self.fit)
 
     def specs(self) -> dict[str, Hyper]:
@@ -127,6 +141,26 @@ class MechanismInfo:
         """The defaults overridden by ``hyper``."""
         return {**self.hyperparameters(), **(hyper or {})}
 
+    def with_profile(self, hyper: Mapping[str, Any] | None, profile: str) -> dict[str, Any]:
+        """The hyperparameters a run under privacy profile ``profile`` uses (:data:`PRIVACY_PROFILES`).
+
+        ``paper``: ``hyper`` as given (each mechanism's defaults: the papers' choices, as in their figures).
+        ``strict``: the mechanism's :attr:`strict` values under ``hyper`` (the user's explicit values win), refused
+        with a :class:`~dpbench.contract.HyperError` when :attr:`certify` says the resolved accounting is not a
+        theorem (e.g. ``linmix`` with ``strict: false``, DP-FTRL's ``paper`` τ under replace-one).
+        """
+        if profile not in PRIVACY_PROFILES:
+            raise ValueError(f"privacy profile must be one of {PRIVACY_PROFILES}, got {profile!r}")
+        hyper = dict(hyper or {})
+        if profile == "paper":
+            return hyper
+        merged = {**self.strict, **hyper}
+        verdict = None if self.certify is None else self.certify(self.resolve(merged))
+        if verdict is not None:
+            name, reason = verdict
+            raise HyperError(name, f"not allowed under privacy: strict (the accounting its theorem proves): {reason}")
+        return merged
+
     def privacy(self, hyper: Mapping[str, Any] | None = None) -> Privacy:
         """(privacy model, neighbour notion) of the instance with hyperparameters ``hyper``."""
         if self.privacy_rule is None:
@@ -143,17 +177,15 @@ class MechanismInfo:
         return self.privacy_model != "none"
 
 
-def signature_hyperparameters(fit: Callable[..., Any]) -> dict[str, Any]:
-    """Keyword-only parameters of ``fit`` other than the runner's inputs, with their defaults."""
-    return dict(_signature_defaults(fit))
-
-
-@functools.lru_cache(maxsize=1024)
-def _signature_defaults(fit: Callable[..., Any]) -> tuple[tuple[str, Any], ...]:
-    params = inspect.signature(fit).parameters.values()
-    return tuple(
-        (p.name, p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS
-    )
+def _check_strict(info: MechanismInfo) -> None:
+    """The strict profile's values are declared hyperparameters, and the accounting they give is certified."""
+    unknown = set(info.strict) - set(info.specs())
+    if unknown:
+        raise ValueError(f"mechanism {info.name!r}: strict sets undeclared hyperparameters {sorted(unknown)}")
+    info.check_hyper(info.strict, cross=False)
+    verdict = None if info.certify is None else info.certify(info.resolve(info.strict))
+    if verdict is not None:
+        raise ValueError(f"mechanism {info.name!r}: its strict values are not certified: {verdict[1]}")
 
 
 @dataclass(frozen=True)
@@ -167,6 +199,10 @@ class DatasetInfo:
     options in ``nests`` (e.g. n, m) the data set of the given options: its first n rows, first m public rows, ....
     The loader's rows must be iid given its instance, so that cut has the law of a draw at the given options;
     configs then may set ``nested: <option>`` for an option in ``nests``.
+
+    ``rows_free(**options) -> bool``, when given, says without loading whether the loader returns sufficient
+    statistics only (no rows) for these options: a config pairing such data with a mechanism not declared
+    ``rows_free`` is refused at validation.
     """
 
     name: str
@@ -177,6 +213,7 @@ class DatasetInfo:
     shape: Callable[..., tuple[int, int]] | None = None
     prefix: Callable[..., Any] | None = None
     nests: tuple[str, ...] = ()
+    rows_free: Callable[..., bool] | None = None
 
     def options(self) -> dict[str, Any]:
         params = inspect.signature(self.load).parameters.values()
@@ -256,6 +293,8 @@ def register_mechanism(
     uses_delta: bool = True,
     check: Callable[[Mapping[str, Any]], None] | None = None,
     rows_free: bool = False,
+    strict: Mapping[str, Any] | None = None,
+    certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None,
     _into: dict[str, MechanismInfo] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``fit`` function as mechanism ``name`` with its contract (:mod:`dpbench.contract`).
@@ -281,17 +320,19 @@ def register_mechanism(
     def decorator(fit: Callable[..., Any]) -> Callable[..., Any]:
         if name in target and getattr(target[name].fit, "__wrapped__", None) is not fit:
             raise ValueError(f"mechanism {name!r} is registered twice")
-        declared = None if hyper is None else _check_declarations(name, fit, hyper)
+        declared = None if hyper is None else check_declarations(name, fit, hyper)
         rule = None
         if callable(privacy_model) or callable(neighbour):
             rule = functools.partial(_privacy_of, name, privacy_model, neighbour)
         info = MechanismInfo(
             name, fit, summary, "", "", tuple(needs), spec, dict(style or {}), declared, rule, epsilon_range,
             bounds or Bounds(), audit or AuditSetup(), dict(variants or {}), uses_delta, check, bool(rows_free),
+            dict(strict or {}), certify,
         )
         defaults = _privacy_of(name, privacy_model, neighbour, info.resolve())
         info = replace(info, privacy_model=defaults.model, neighbour=defaults.neighbour)
         _check_contract(info, fit)
+        _check_strict(info)
         checked = _validating(fit, info)
         target[name] = replace(info, fit=checked)
         return checked
@@ -328,30 +369,6 @@ def _privacy_of(name: str, model: str | PrivacyRule, neighbour: str | PrivacyRul
     return value
 
 
-def _check_declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper]) -> dict[str, Hyper]:
-    """Declarations ↔ fit signature: the same names, agreeing defaults, each default allowed by its declaration."""
-    signature = signature_hyperparameters(fit)
-    missing, extra = sorted(set(signature) - set(hyper)), sorted(set(hyper) - set(signature))
-    if missing or extra:
-        raise TypeError(
-            f"mechanism {name!r}: hyperparameters declared {sorted(hyper)} but fit takes {sorted(signature)} "
-            f"(undeclared: {missing}, not in fit: {extra})"
-        )
-    declared = {}
-    for key, spec in hyper.items():
-        default = signature[key]
-        if default is inspect.Parameter.empty:
-            raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in the fit signature")
-        if spec.default is not MISSING and spec.default != default:
-            raise TypeError(f"mechanism {name!r}: {key} declared default {spec.default!r} ≠ fit default {default!r}")
-        try:
-            spec.check(default)
-        except ValueError as err:
-            raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: {err}") from None
-        declared[key] = replace(spec, default=default)
-    return declared
-
-
 def _check_contract(info: MechanismInfo, fit: Callable[..., Any]) -> None:
     """Inputs, bounds, audit setup, variants and rules against the declarations (at import time)."""
     params = inspect.signature(fit).parameters
@@ -381,8 +398,16 @@ def _validating(fit: Callable[..., Any], info: MechanismInfo) -> Callable[..., A
     """``fit`` behind a check of the hyperparameters it is called with (library callers get named errors too)."""
     specs = info.specs()
 
+    defaults = info.hyperparameters() if takes_hyper_mapping(fit) else {}
+
     @functools.wraps(fit)
     def checked(*args: Any, **kwargs: Any) -> Any:
+        if defaults:
+            unknown = set(kwargs) - set(specs) - set(INPUTS)
+            if unknown:
+                key = sorted(unknown)[0]
+                raise HyperError(key, unknown_name("hyperparameter", key, specs, of=f" of {info.name!r}"))
+            kwargs = {**defaults, **kwargs}
         for key, value in kwargs.items():
             spec = specs.get(key)
             if spec is not None:
@@ -409,14 +434,15 @@ def register_dataset(
     shape: Callable[..., tuple[int, int]] | None = None,
     prefix: Callable[..., Any] | None = None,
     nests: tuple[str, ...] = (),
+    rows_free: Callable[..., bool] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``, ``prefix``,
-    ``nests``: see DatasetInfo)."""
+    ``nests``, ``rows_free``: see DatasetInfo)."""
 
     def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
         if name in DATASETS and DATASETS[name].load is not load:
             raise ValueError(f"dataset {name!r} is registered twice")
-        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix, tuple(nests))
+        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix, tuple(nests), rows_free)
         return load
 
     return decorator

@@ -130,6 +130,21 @@ def understated_sensitivity(X, y, epsilon, delta, rng):
     return released("2XᵀY", c + s * rng.standard_normal(X.shape[1]), c, scale=s, sensitivity=1.0)
 
 
+def lying_centre(X, y, epsilon, delta, rng):
+    """XᵀY released at (ε, δ) but declared around a public constant (0): the audit would see no shift at all."""
+    s = sigma_agm(epsilon, delta, 1.0)
+    c = X.T @ y
+    return released("XᵀY", c + s * rng.standard_normal(X.shape[1]), np.zeros_like(c), scale=s, sensitivity=1.0)
+
+
+def lying_centre_x04(X, y, epsilon, delta, rng):
+    """The same with noise ×0.4 (declared at its true scale): ε ≈ 5.7 at claim 2, invisible through the declared
+    centre."""
+    s = 0.4 * sigma_agm(epsilon, delta, 1.0)
+    c = X.T @ y
+    return released("XᵀY", c + s * rng.standard_normal(X.shape[1]), np.zeros_like(c), scale=s, sensitivity=1.0)
+
+
 def honest_only_when_recorded(X, y, epsilon, delta, rng):
     """Honest inside an audit; outside it, θ̂ = exact OLS."""
     theta = _ssp(X, y, epsilon, delta, rng)
@@ -232,6 +247,7 @@ ZOO = (
     Broken("noise scale computed from the data", scale_from_data, ("scale",)),
     Broken("understated sensitivity (2XᵀY declared 1)", understated_sensitivity, ("sensitivity",)),
     Broken("honest only while recorded", honest_only_when_recorded, ("recording",)),
+    Broken("centre declared as a public constant (noise ×0.4)", lying_centre_x04, ("centre",)),
     Broken("label in θ̂'s round-off (10⁻¹³)", low_bits, ("replay",)),
     Broken("LDP noise ×0.5 declared honestly", ldp_half_noise_declared, ("cert", "gdp"), "local", "replace_one"),
     Broken("LDP: first half of users ×0.5 noise", ldp_first_half_half_noise, ("users",), "local", "replace_one"),

@@ -89,7 +89,8 @@ def test_sketch_control_hits_its_target_and_is_flagged():
 
 
 def test_bandit_ldp_oracles_are_registered_randomizers_not_mechanisms():
-    assert set(RANDOMIZERS) == {"bandit_iwr_ldp_oracle", "bandit_ssp_ols_ldp_oracle", "bandit_dimfree_ldp_oracle"}
+    assert set(RANDOMIZERS) == {"bandit_iwr_ldp_oracle", "bandit_ssp_ols_ldp_oracle", "bandit_dimfree_ldp_oracle",
+                                "bandit_iwr_glm_ldp_oracle"}
     assert not set(RANDOMIZERS) & set(registry.MECHANISMS)
     for name in RANDOMIZERS:
         info = registry.RANDOMIZERS[name]

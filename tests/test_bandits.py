@@ -190,7 +190,8 @@ def test_take_twice_raises():
         data.take(4, 6)
 
 
-@pytest.mark.parametrize("algo", ["elim_iwr_jdp", "elim_iwr_ldp", "elim_ssp_jdp", "squarecb_jdp", "squarecb_ldp"])
+@pytest.mark.parametrize("algo", ["elim_iwr_jdp", "elim_iwr_ldp", "elim_ssp_jdp", "squarecb_jdp", "squarecb_ldp",
+                                  "elim_iwr_glm_ldp"])
 def test_each_datum_used_at_most_once(algo):
     env = sphere(np.random.default_rng(0), d=3, n_arms=4)
     result = run_bandit(env, algo, 3000, 0.5, 1e-5, np.random.default_rng(1))
@@ -235,6 +236,28 @@ def test_elimination_keeps_consistent_arms():
     assert mask.tolist() == [[True, False, False]] and emptied == 0
     wide = elim.LinearEstimate(theta=np.array([0.9, 0.1]), M=np.eye(2), scale=math.inf)
     assert elim.eliminate(Phi, [wide])[0].all()
+
+
+def test_glm_elimination_is_on_the_mean_scale():
+    """Spec 000 Thm H.5: f̂ = ν(<φ, θ̂>), widths b̂ on the mean scale. Linear predictions (0.9, 0.5), widths
+    b̂ = 0.1‖φ‖ = (0.09, 0.05): on the linear scale arm 1 is eliminated (0.5 + 0.05 < 0.9 − 0.09), on the logistic
+    mean scale it is kept (σ(0.5) + 0.05 = 0.6725 ≥ σ(0.9) − 0.09 = 0.6209)."""
+    Phi = np.array([[[0.9, 0.0], [0.5, 0.0]]])
+    theta, M = np.array([1.0, 0.0]), np.eye(2)
+    logistic = elim.LinearEstimate(theta=theta, M=M, scale=0.1, link="logistic")
+    linear = elim.LinearEstimate(theta=theta, M=M, scale=0.1)
+    assert elim.eliminate(Phi, [linear])[0].tolist() == [[True, False]]
+    assert elim.eliminate(Phi, [logistic])[0].tolist() == [[True, True]]
+    f, b = logistic.predict(Phi)
+    np.testing.assert_allclose(f, [[1 / (1 + math.exp(-0.9)), 1 / (1 + math.exp(-0.5))]])
+    np.testing.assert_allclose(b, [[0.09, 0.05]])
+    # where the mean scale separates the arms (σ(2) − σ(−2) = 0.76 > both widths) the two scales agree
+    far = np.array([[[1.0, 0.0], [-1.0, 0.0]]])
+    sharp = elim.LinearEstimate(theta=2.0 * theta, M=M, scale=0.01, link="logistic")
+    assert elim.eliminate(far, [sharp])[0].tolist() == [[True, False]]
+    # mixed links in one call: each estimate is tested on its own scale
+    assert elim.eliminate(Phi, [logistic, logistic])[0].all()
+    assert elim.eliminate(Phi, [logistic, linear])[0].tolist() == [[True, False]]
 
 
 def test_uniform_choice_is_uniform_over_mask():
@@ -431,6 +454,32 @@ def test_glm_dp_erm_oracle_noise_and_accuracy():
     assert np.linalg.norm(nonpriv.theta - env.theta) < 0.3
     f, _ = nonpriv.predict(env.contexts(np.random.default_rng(9), 500))
     assert np.all((f > 0) & (f < 1))  # f̂ = sigmoid(<φ, θ̂>)
+
+
+def test_glm_ldp_sgd_oracle_noise_width_and_accuracy():
+    """Spec 000 Alg 12 (Remark H.6): Alg 2 on the first half, per-user LDP-SGD (Alg 11, Priv_2: l2-sensitivity 4) on
+    the second; f̂ = σ(<φ, θ̂>); width scale c_b·8L_ν(λ + σ̄√d/(μ_ν√N₁)) (Thm G.4)."""
+    from dpbench.bandits.oracles import iwr_glm_ldp_fit
+
+    env = sphere(np.random.default_rng(0), d=4, n_arms=3, link="logistic")
+    data = _data(env, 2**14)
+    est = iwr_glm_ldp_fit(data, 0.5, 1e-5, np.random.default_rng(1), link="logistic", fail_prob=1e-4, c_b=0.5)
+    assert data.ledger.counts.max() == 1 and data.ledger.used == 2**14
+    assert est.link == "logistic" and est.info["std_g_user"] == pytest.approx(2 * sigma_chen(0.5, 1e-5))
+    mu, lam, N1 = math.e / (1 + math.e) ** 2, est.info["lam"], 2**13
+    sigma = sigma_chen(0.5, 1e-5)
+    assert est.scale == pytest.approx(0.5 * 8 * 0.25 * (lam + sigma * 2.0 / (mu * math.sqrt(N1))))
+    nonpriv = iwr_glm_ldp_fit(_data(env, 2**14), math.inf, 1e-5, np.random.default_rng(1), link="logistic",
+                              fail_prob=1e-4)
+    assert np.linalg.norm(nonpriv.theta - env.theta) < 0.3
+    assert nonpriv.scale == pytest.approx(8 * 0.25 * (nonpriv.info["lam"] + 2.0 / (mu * math.sqrt(N1))))
+    f, b = nonpriv.predict(env.contexts(np.random.default_rng(9), 500))
+    assert np.all((f > 0) & (f < 1)) and np.all(b <= 2.0)
+    # the linear link is the same oracle with μ_ν = L_ν = 1 and f̂ clipped
+    linear = sphere(np.random.default_rng(0), d=4, n_arms=3)
+    est = iwr_glm_ldp_fit(_data(linear, 2**12), math.inf, 1e-5, np.random.default_rng(1), link="linear",
+                          fail_prob=1e-4)
+    assert est.link == "linear" and np.linalg.norm(est.theta - linear.theta) < 0.5
 
 
 def test_theory_preset_width_is_ten_lambda():

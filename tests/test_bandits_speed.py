@@ -48,8 +48,8 @@ def sequential_eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]
     return mask, emptied
 
 
-def _estimate(rng: np.random.Generator, d: int, scale: float) -> LinearEstimate:
-    return LinearEstimate(unit_sphere(rng, (), d), np.eye(d) + 0.3 * rng.standard_normal((d, d)), scale)
+def _estimate(rng: np.random.Generator, d: int, scale: float, link: str = "linear") -> LinearEstimate:
+    return LinearEstimate(unit_sphere(rng, (), d), np.eye(d) + 0.3 * rng.standard_normal((d, d)), scale, link=link)
 
 
 @pytest.mark.parametrize("scale", [0.01, 0.3, 1.5])
@@ -64,6 +64,20 @@ def test_eliminate_equals_sequential_intersection(scale):
     assert mask.any(axis=1).all()
     if scale == 0.01:  # disagreeing narrow estimates: rows are emptied and replayed in order
         assert emptied > 0 and (mask.sum(axis=1) < 8).all()
+
+
+@pytest.mark.parametrize("scale", [0.01, 0.3])
+def test_eliminate_equals_sequential_intersection_with_glm_estimates(scale):
+    """Logistic estimates (f̂ = σ(<φ, θ̂>), spec 000 Thm H.5) mixed with linear ones: the stacked, certified path
+    equals Eq. 8 applied one estimate at a time with each estimate's own ``predict``."""
+    rng = np.random.default_rng(12)
+    Phi = unit_sphere(rng, (400, 8), 4)
+    estimates = [_estimate(rng, 4, scale, link) for link in ("logistic", "linear", "logistic", "logistic")]
+    mask, emptied = elim.eliminate(Phi, estimates)
+    ref_mask, ref_emptied = sequential_eliminate(Phi, estimates)
+    np.testing.assert_array_equal(mask, ref_mask)
+    assert emptied == ref_emptied
+    assert (mask.sum(axis=1) < 8).any()  # the test does eliminate
 
 
 def test_spanner_single_survivor_rows_match_the_greedy_computation():

@@ -107,3 +107,19 @@ def test_load_config_file_errors(tmp_path):
     listy.write_text(yaml.safe_dump([1, 2]))
     with pytest.raises(ConfigError, match="mapping"):
         load_config(listy)
+
+
+def test_privacy_profile_field(small_config):
+    """``privacy: strict`` gives each mechanism the accounting its theorem proves (LinMix strict: true) and refuses a
+    setting that is not one, naming the field; the default ``paper`` keeps each mechanism's defaults."""
+    from dpbench.config import parse_config as parse
+
+    linmix = {**small_config, "mechanisms": [{"mechanism": "linmix", "hyper": {"k_factor": 3.0}}]}
+    assert parse(linmix).privacy == "paper" and dict(parse(linmix).mechanisms[0].hyper) == {"k_factor": 3.0}
+    strict = parse({**linmix, "privacy": "strict"})
+    assert strict.privacy == "strict" and dict(strict.mechanisms[0].hyper) == {"k_factor": 3.0, "strict": True}
+    refused = {**linmix, "privacy": "strict", "mechanisms": [{"mechanism": "linmix", "hyper": {"strict": False}}]}
+    with pytest.raises(ConfigError, match=r"'mechanisms\[0\].hyper.strict': not allowed under privacy: strict"):
+        parse(refused)
+    with pytest.raises(ConfigError, match="'privacy': must be one of strict, paper"):
+        parse({**linmix, "privacy": "loose"})

@@ -97,8 +97,30 @@ def test_coefficients_map_back_to_the_original_scale():
 def test_matches_the_mechanism_called_directly_with_the_same_rng(mechanism):
     X, y, _ = sphere_problem(n=400)
     model = DPLinearRegression(mechanism, epsilon=2.0, delta=1e-5, random_state=3, fit_intercept=False).fit(X, y)
-    direct = registry.get_mechanism(mechanism).fit(X, y, 2.0, 1e-5, np.random.default_rng(3))
+    info = registry.get_mechanism(mechanism)  # the default privacy profile is strict: the theorem's accounting
+    direct = info.fit(X, y, 2.0, 1e-5, np.random.default_rng(3), **info.strict)
     np.testing.assert_allclose(model.coef_, direct.theta)
+
+
+def test_privacy_profile_is_strict_by_default():
+    """LinMix's code variant under-counts its λ_min release (docs/privacy.md): the estimator fits strict=True unless
+    asked for the papers' choice (privacy="paper"), and refuses strict=False under the strict profile."""
+    X, y, _ = sphere_problem(n=400)
+    linmix = registry.get_mechanism("linmix")
+    assert linmix.strict == {"strict": True}
+    default = DPLinearRegression("linmix", epsilon=2.0, delta=1e-5, random_state=3, fit_intercept=False).fit(X, y)
+    paper = DPLinearRegression("linmix", epsilon=2.0, delta=1e-5, random_state=3, fit_intercept=False,
+                               privacy="paper").fit(X, y)
+    strict_fit = linmix.fit(X, y, 2.0, 1e-5, np.random.default_rng(3), strict=True)
+    code_fit = linmix.fit(X, y, 2.0, 1e-5, np.random.default_rng(3))
+    np.testing.assert_allclose(default.coef_, strict_fit.theta)
+    np.testing.assert_allclose(paper.coef_, code_fit.theta)
+    assert not np.allclose(default.coef_, paper.coef_)
+    assert DPLinearRegression("linmix").get_params()["privacy"] == "strict"
+    with pytest.raises(ValueError, match="'strict' of mechanism 'linmix': not allowed under privacy: strict"):
+        DPLinearRegression("linmix", strict=False).fit(X, y)
+    with pytest.raises(ValueError, match="privacy must be one of"):
+        DPLinearRegression("ihm", privacy="loose").fit(X, y)
 
 
 def test_large_epsilon_recovers_ols_and_scores_well():

@@ -292,6 +292,15 @@ def test_public_moments_split_and_fit_agree_with_the_rows():
         load(np.random.default_rng(0), n=8, d=6, public_M=4, public_sampler="wishart")
     with pytest.raises(ValueError, match="public_sampler"):
         load(np.random.default_rng(0), n=8, d=6, public_sampler="cholesky")
+    # auto: the rows where M < d (the low-rank Σ reads P), the Wishart moments where M ≥ d — the same draws as the
+    # sampler it resolves to
+    for n, resolved in ((4, "rows"), (6, "wishart"), (9, "wishart")):
+        auto = load(np.random.default_rng(3), n=n, d=6, public_MC=5, public_sampler="auto")
+        same = load(np.random.default_rng(3), n=n, d=6, public_MC=5, public_sampler=resolved)
+        assert auto.meta["public_sampler"] == resolved
+        assert isinstance(auto.X_public, dp_ftrl_covariance.PublicMoments) == (resolved == "wishart")
+        got, want = (a.X_public.gram if resolved == "wishart" else a.X_public for a in (auto, same))
+        np.testing.assert_array_equal(got, want)
 
 
 def _order_estimates(shuffle: bool, seeds, tau: float = 1.0) -> np.ndarray:

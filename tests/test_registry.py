@@ -69,3 +69,30 @@ def test_unknown_name_lists_short_lists_and_matches_case():
     long_names = [f"mechanism_number_{i}" for i in range(20)]
     message = registry.unknown_name("mechanism", "zzz", long_names, see="dpbench list mechanisms")
     assert message == "unknown mechanism 'zzz' (`dpbench list mechanisms` shows all 20)"
+
+
+def test_strict_privacy_profile_sets_and_certifies_the_theorem_accounting():
+    """``privacy: strict`` (registry.PRIVACY_PROFILES): each mechanism's strict values are set unless given, and a
+    setting whose accounting is not a theorem is refused naming the hyperparameter; ``paper`` passes hyper through."""
+    from dpbench.contract import HyperError
+
+    registry.discover()
+    assert registry.PRIVACY_PROFILES == ("strict", "paper")
+    linmix = registry.get_mechanism("linmix")
+    assert linmix.with_profile({"k_factor": 3.0}, "strict") == {"strict": True, "k_factor": 3.0}
+    assert linmix.with_profile({"k_factor": 3.0}, "paper") == {"k_factor": 3.0}
+    with pytest.raises(HyperError, match="strict: not allowed under privacy: strict .* C² = 2"):
+        linmix.with_profile({"strict": False}, "strict")
+    ftrl = registry.get_mechanism("dp_ftrl_identity")
+    assert ftrl.with_profile({"calibration": "paper"}, "strict") == {"calibration": "paper"}  # zero-out: certified
+    with pytest.raises(HyperError, match="calibration: .*not certified under replace-one"):
+        ftrl.with_profile({"calibration": "paper", "neighbour": "replace_one"}, "strict")
+    with pytest.raises(HyperError, match="calibration: .*classical Gaussian σ is a theorem only for ε′ < 1"):
+        registry.get_mechanism("stein_glm_l1").with_profile({"calibration": "classical"}, "strict")
+    assert registry.get_mechanism("ihm").with_profile({"T": 3}, "strict") == {"T": 3}  # nothing to change
+    with pytest.raises(ValueError, match="privacy profile must be one of"):
+        linmix.with_profile({}, "lenient")
+    # every mechanism's strict values are declared and certified (checked at registration too)
+    for info in registry.MECHANISMS.values():
+        merged = info.with_profile({}, "strict")
+        assert info.certify is None or info.certify(info.resolve(merged)) is None

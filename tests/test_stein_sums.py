@@ -173,9 +173,23 @@ def test_engine_runs_rows_free_data_end_to_end(tmp_path) -> None:
     assert 0.0 < described["ols_train_mse"] < described["zero_train_mse"]  # from the Gram: yᵀy − θᵀXᵀy
 
 
-def test_engine_names_the_rows_only_mechanism_and_the_rows_free_dataset(tmp_path) -> None:
-    from dpbench.engine.store import RunError
+def test_config_validation_refuses_a_rows_only_mechanism_on_rows_free_data(tmp_path) -> None:
+    """Refused when the config is read (the loader declares rows_free for its options), before any task runs; the
+    same pair with rows: true, or with a rows_free mechanism, validates."""
+    from dpbench.config import parse_config
 
-    with pytest.raises(RunError, match="ConfigError: mechanism 'stein_nonprivate_mle' needs data rows, but dataset "
-                                      "'stein_linear_sums' has none"):
-        run_rows_free(tmp_path, [{"mechanism": "stein_nonprivate_mle", "hyper": {"family": "linear"}}])
+    config = {
+        "name": "rows_free", "output_dir": str(tmp_path), "seed": 1, "trials": 2, "epsilons": [10.0],
+        "delta": "1/n^1.1", "metrics": ["stein_err2"],
+        "datasets": [{"loader": "stein_linear_sums", "options": {"n": 10**12, "m": 500}}],
+        "mechanisms": [{"mechanism": "stein_nonprivate", "hyper": {"family": "linear"}},
+                       {"mechanism": "stein_nonprivate_mle", "hyper": {"family": "linear"}}],
+    }
+    with pytest.raises(ConfigError, match=r"'mechanisms\[1\].mechanism': 'stein_nonprivate_mle' needs data rows, "
+                                          r"but datasets\[0\] \(stein_linear_sums .*\) has none"):
+        parse_config(config)
+    assert not (tmp_path / "rows_free").exists()  # nothing written
+    rows = {**config, "datasets": [{"loader": "stein_linear_sums", "options": {"n": 1000, "m": 50, "rows": True}}]}
+    assert len(parse_config(rows).mechanisms) == 2
+    assert len(parse_config({**config, "mechanisms": config["mechanisms"][:1]}).mechanisms) == 1
+    assert registry.get_dataset("stein_linear_sums").rows_free(n=10, rows=False)

@@ -22,7 +22,14 @@ import numpy as np
 import pandas as pd
 
 from dpbench.bandits.envs import get_env
-from dpbench.bandits.oracles import LinearEstimate, iwr_dp_fit, iwr_glm_dp_fit, iwr_ldp_fit, ssp_ols_fit
+from dpbench.bandits.oracles import (
+    LinearEstimate,
+    iwr_dp_fit,
+    iwr_glm_dp_fit,
+    iwr_glm_ldp_fit,
+    iwr_ldp_fit,
+    ssp_ols_fit,
+)
 from dpbench.bandits.simulator import DataLedger, EpochData
 
 PILOT_ROOT = 987_654_321_123
@@ -38,6 +45,8 @@ def fit_oracle(name: str, data: EpochData, epsilon: float, delta: float, rng: np
                fail_prob: float, d_A: int, link: str = "linear") -> LinearEstimate:
     if name == "iwr_glm_jdp":
         return iwr_glm_dp_fit(data, epsilon, delta, rng, link=link, fail_prob=fail_prob, c_gamma=GLM_C_GAMMA)
+    if name == "iwr_glm_ldp":
+        return iwr_glm_ldp_fit(data, epsilon, delta, rng, link=link, fail_prob=fail_prob)
     if name == "iwr_jdp":
         return iwr_dp_fit(data, epsilon, delta, rng, d_A=d_A, fail_prob=fail_prob)
     if name == "iwr_ldp":
@@ -46,7 +55,7 @@ def fit_oracle(name: str, data: EpochData, epsilon: float, delta: float, rng: np
         return ssp_ols_fit(data, epsilon, delta, rng, fail_prob=fail_prob, local=False)
     if name == "ssp_ldp":
         return ssp_ols_fit(data, epsilon, delta, rng, fail_prob=fail_prob, local=True)
-    raise ValueError(f"oracle must be iwr_jdp, iwr_glm_jdp, iwr_ldp, ssp_jdp or ssp_ldp, got {name!r}")
+    raise ValueError(f"oracle must be iwr_jdp, iwr_glm_jdp, iwr_glm_ldp, iwr_ldp, ssp_jdp or ssp_ldp, got {name!r}")
 
 
 def coverage_pilot(oracle: str, env_name: str, env_options: dict, sizes: list[int], epsilons: list[float], *,
@@ -96,6 +105,7 @@ PILOTS = {
     "iwr_ldp": ("sphere", {"d": 3, "n_arms": 5}, [0.5, 1.0, math.inf]),
     "ssp_ldp": ("sphere", {"d": 3, "n_arms": 5}, [0.5, 1.0, math.inf]),
     "iwr_glm_jdp": ("sphere", {"d": 5, "n_arms": 10, "link": "logistic"}, [0.1, 0.5, 1.0, math.inf]),
+    "iwr_glm_ldp": ("sphere", {"d": 3, "n_arms": 5, "link": "logistic"}, [0.5, 1.0, math.inf]),
 }
 
 

@@ -17,7 +17,16 @@ from typing import Any
 import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
-from dpbench.bandits.oracles import PRESETS, LinearEstimate, iwr_dp_fit, iwr_glm_dp_fit, iwr_ldp_fit, ssp_ols_fit
+from dpbench.bandits.oracles import (
+    PRESETS,
+    LinearEstimate,
+    iwr_dp_fit,
+    iwr_glm_dp_fit,
+    iwr_glm_ldp_fit,
+    iwr_ldp_fit,
+    link_mean,
+    ssp_ols_fit,
+)
 from dpbench.bandits.simulator import EpochData, SharedChunk, doubling_epochs, register_algorithm
 from dpbench.mechanisms._simulation import is_per_user
 from dpbench.mechanisms.info_weighted.calibration import check_calibration
@@ -52,7 +61,7 @@ def sure_keep(f: np.ndarray, width_floor: np.ndarray) -> np.ndarray:
 
 def exact_keep(Phi: np.ndarray, f: np.ndarray, est: LinearEstimate) -> np.ndarray:
     """Eq. 8's test of one estimate on every arm: f̂ + b̂ ≥ max_{a'}(f̂ − b̂), b̂ = min(scale·‖Mᵀφ‖, cap);
-    ``f`` = clipped f̂ (n, |A|)."""
+    ``f`` = f̂ on the estimate's mean scale (n, |A|, :func:`mean_scale`)."""
     n, n_arms, d = Phi.shape
     P = (Phi.reshape(-1, d) @ est.M).reshape(n, n_arms, -1)
     b = np.minimum(np.sqrt(np.einsum("nak,nak->na", P, P)) * est.scale, est.cap)
@@ -64,11 +73,12 @@ def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[
 
     The max in Eq. 8 ranges over all of A (spec 001 #10), so estimate τ's test
     keep_τ(x, a) = [f̂^(τ)(x,a) + b̂^(τ)(x,a) ≥ max_{a'} (f̂^(τ)(x,a') − b̂^(τ)(x,a'))] does not depend on the earlier
-    survivors, and A^(j−1)(x) = ∩_τ keep_τ(x, ·) whenever that is non-empty. If noise ever empties a row, that row
+    survivors, and A^(j−1)(x) = ∩_τ keep_τ(x, ·) whenever that is non-empty. f̂ is on the mean scale of each
+    estimate's link (:func:`mean_scale`: clipped <φ, θ̂> for linear, ν(<φ, θ̂>) for a GLM, spec 000 Thm H.5), the
+    scale its widths b̂ bound. If noise ever empties a row, that row
     keeps its previous survivors (post-processing; counted in the second return value): only rows whose
     intersection is empty are replayed estimate by estimate (:func:`_intersect_in_order`, every test exact).
-    Estimates whose widths are ≥ 2 everywhere cannot eliminate anything (clipped means differ by ≤ 2) and are
-    skipped.
+    Estimates whose widths are ≥ 2 everywhere cannot eliminate anything (means differ by ≤ 2) and are skipped.
 
     The intersection needs exact widths b̂ = min(scale·‖Mᵀφ‖, cap) (d² work per arm and estimate) only where a test
     could remove an arm that is still alive: the means f̂ of all tests come from one stacked product; with the
@@ -85,7 +95,8 @@ def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[
     if not active:
         return alive, 0
     flat = Phi.reshape(-1, d)
-    f_all = np.clip(flat @ np.stack([e.theta for e in active], axis=1), -1.0, 1.0).reshape(n, n_arms, -1)
+    f_all = mean_scale(flat @ np.stack([e.theta for e in active], axis=1), [e.link for e in active])
+    f_all = f_all.reshape(n, n_arms, -1)
     caps = np.array([e.cap for e in active])
     floor = np.minimum(norms.min(axis=1)[:, None] * np.array([e.safe_slope for e in active]), caps)
     open_arms = ~sure_keep(f_all, floor)  # (n, |A|, estimates)
@@ -99,6 +110,17 @@ def eliminate(Phi: np.ndarray, estimates: list[LinearEstimate | None]) -> tuple[
     keep = np.stack([exact_keep(Phi[empty], f_all[empty, :, k], e) for k, e in enumerate(active)], axis=2)
     alive[empty], emptied = _intersect_in_order(keep)
     return alive, emptied
+
+
+def mean_scale(lin: np.ndarray, links: list[str]) -> np.ndarray:
+    """f̂ of every estimate from its linear predictions ``lin`` (rows, estimates): column k is
+    ν_k(lin[:, k]) by :func:`~dpbench.bandits.oracles.link_mean` (all-linear: one clip of the whole array)."""
+    if all(link == "linear" for link in links):
+        return np.clip(lin, -1.0, 1.0)
+    out = np.empty_like(lin)
+    for k, link in enumerate(links):
+        out[:, k] = link_mean(lin[:, k], link)
+    return out
 
 
 def _intersect_in_order(keep: np.ndarray) -> tuple[np.ndarray, int]:
@@ -491,5 +513,29 @@ def elim_iwr_glm_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
         return iwr_glm_dp_fit(data, epsilon, delta, r, link=env.link, fail_prob=fail, K=K, c_lam=c_lam,
                               c_gamma=c_gamma, c_b=c_b, calibration=calibration)
+
+    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * K, planning=planning, C=C)
+
+
+@register_algorithm("elim_iwr_glm_ldp", summary="action elimination + information-weighted LDP-SGD GLM (LDP)",
+                    privacy_model="local", spec="000 Remark H.6 (15 + 12 + 7)",
+                    style={"color": "tab:olive", "marker": "p"})
+def elim_iwr_glm_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
+                     K: int = 4, c_lam: float = 1.0, c_b: float = 1.0, calibration: str = "paper",
+                     fail_prob: float | None = None, planning: str = "spanner", C: float = 2.0,
+                     simulation: str = "aggregate") -> EliminationPolicy:
+    """LDP GLM bandit (spec 000 Remark H.6, #30): per epoch Alg 12 (Alg 2 + Alg 11, per-user SGD);
+    f̂ = ν(<φ, θ̂>), b̂ = min{c_b·8L_ν(λ + σ̄√d/(μ_ν√N₁))‖Uφ‖, 2} (Thm G.4; :func:`iwr_glm_ldp_fit`).
+    ``simulation`` applies to Alg 2's noise; Alg 11's is always drawn per user. Linear and logistic links."""
+    if math.isfinite(epsilon):
+        check_calibration(calibration, epsilon)
+    fail = 1.0 / T if fail_prob is None else float(fail_prob)
+    if not 0 < fail < 1:
+        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
+    is_per_user(simulation)
+
+    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
+        return iwr_glm_ldp_fit(data, epsilon, delta, r, link=env.link, fail_prob=fail, K=K, c_lam=c_lam, c_b=c_b,
+                               calibration=calibration, simulation=simulation)
 
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * K, planning=planning, C=C)

@@ -8,17 +8,20 @@ means: the mean of N users' N(0, s²) noises is N(0, s²/N), of N users' Sym_d(s
 tests/test_shortcuts.py).
 
 Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP-" references). Noise scales use
-the shared calibration of :mod:`dpbench.mechanisms.info_weighted.calibration` (``gaussian_std``: paper / classical /
-AGM, with replace-one l2-sensitivities), never tuned.
+the shared calibration of :mod:`dpbench.privacy.info_weighted` (``gaussian_std``: paper / classical / AGM, with
+replace-one l2-sensitivities), never tuned.
 
-Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂):
-``f̂(φ) = clip_{[-1,1]}(<φ, θ̂>)`` and ``b̂(φ) = min{scale·‖Mφ‖, 2}`` (spec 000 §3.11 / #23; the clip and cap are
-post-processing and keep valid intervals valid).
+Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂) on the mean scale:
+``f̂(φ) = ν(<φ, θ̂>)`` — ``clip_{[-1,1]}(<φ, θ̂>)`` for the linear link (spec 000 §3.11 / #23), ``sigmoid(<φ, θ̂>)``
+for the logistic one (spec 000 Thm H.5) — and ``b̂(φ) = min{scale·‖Mφ‖, 2}`` (the clip and cap are post-processing
+and keep valid intervals valid).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -26,21 +29,35 @@ from typing import Any
 import numpy as np
 
 from dpbench.bandits.envs import link_constants, sigmoid
-from dpbench.bandits.simulator import EpochData
-from dpbench.mechanisms._base import released
+from dpbench.bandits.simulator import DataLedger, EpochData
+from dpbench.contract import AuditSetup, Bounds, Hyper
+from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds, sigma_chen
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.local import spectral_ldp_release
+from dpbench.mechanisms.info_weighted.local import ldp_sgd_glm, spectral_ldp_release
 from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
+from dpbench.registry import register_mechanism
 
 PRESETS = ("calibrated", "theory")
 
 
+def link_mean(lin: np.ndarray, link: str) -> np.ndarray:
+    """The mean-scale prediction f̂ = ν(<φ, θ̂>) from the linear predictions ``lin`` = <φ, θ̂>: clipped to [−1, 1] for
+    the linear link (the mean lies there; spec 000 #23), sigmoid(<φ, θ̂>) ∈ (0, 1) for the logistic link (spec 000
+    Thm H.5: the GLM widths b̂ = 8L_νλ‖Wφ‖ bound |ν(<φ, θ̂>) − ν(<φ, θ*>)|, not the linear predictions)."""
+    if link == "linear":
+        return np.clip(lin, -1.0, 1.0)
+    if link == "logistic":
+        return sigmoid(lin)
+    raise ValueError(f"link must be 'linear' or 'logistic', got {link!r}")
+
+
 @dataclass
 class LinearEstimate:
-    """f̂(φ) = clip(<φ, θ̂>, −1, 1); b̂(φ) = min(scale·‖Mφ‖, cap) (``scale = inf`` ⇒ b̂ ≡ cap: nothing eliminated)."""
+    """f̂(φ) = ν(<φ, θ̂>) (:func:`link_mean`); b̂(φ) = min(scale·‖Mφ‖, cap) (``scale = inf`` ⇒ b̂ ≡ cap: nothing
+    eliminated)."""
 
     theta: np.ndarray
     M: np.ndarray
@@ -71,8 +88,7 @@ class LinearEstimate:
         return min(self.scale * self.smin * min_norm, self.cap)
 
     def predict(self, Phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lin = Phi @ self.theta
-        f = np.clip(lin, -1.0, 1.0) if self.link == "linear" else sigmoid(lin)
+        f = link_mean(Phi @ self.theta, self.link)
         if not math.isfinite(self.scale):
             return f, np.full(f.shape, self.cap)
         P = Phi @ self.M
@@ -323,6 +339,44 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     return LinearEstimate(theta, U, c_b * 8.0 * lam, info=info)
 
 
+def iwr_glm_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, link: str,
+                    fail_prob: float, K: int = 4, c_lam: float = 1.0, c_b: float = 1.0, calibration: str = "paper",
+                    B: float = 1.0, simulation: str = "aggregate") -> LinearEstimate:
+    """Spec 000 Alg 12 (Remark H.6: the LDP GLM bandit's oracle) on one epoch: (U, λ) by Alg 2 on the first half
+    (:func:`~dpbench.mechanisms.info_weighted.local.spectral_ldp_release`, λ of Thm 4.4 as in
+    :func:`iwr_ldp_params`), then Alg 11 — per-user LDP-SGD
+    g_t = unit(Uφ_t)(ν(<Uφ_t, w_t>) − y_t) + λμ_νUw_t, Priv_2 (l2-sensitivity 4: |ν − y| ≤ 2), η_t = 2/(μ_ν t),
+    projected on {‖Uw‖ ≤ 1}, last iterate, θ̂ = Uw — on the second half (N₁ users, noise drawn per user).
+
+    Width on the mean scale (f̂ = ν(<φ, θ̂>)): Thm G.4 bounds ‖U^{-1}(θ̂ − θ*)‖ by λ + O(σ√d/(μ_ν√N₁)) and
+    |ν(<φ, θ̂>) − ν(<φ, θ*>)| ≤ L_ν‖Uφ‖‖U^{-1}(θ̂ − θ*)‖, so b̂ = min{c_b·8L_ν(λ + σ̄√d/(μ_ν√N₁))‖Uφ‖, 2} with
+    σ̄ = max(σ, 1) (the factor 8 of Thm 6.4 / H.5; σ̄ as in λ's rule) [DERIVED, docs/deviations.md]."""
+    mu, L = link_constants(link)
+    N, d = data.n, data.d
+    K, lam = iwr_ldp_params(N, d, epsilon, delta, fail_prob, preset="calibrated", K=K, c_lam=c_lam,
+                            calibration=calibration, B=B)
+    n0 = N // 2
+    Nk = n0 // K
+    N1 = N - n0
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
+    spectral = spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=is_per_user(simulation))
+    U = spectral.X
+    Phi1, y1 = data.take(n0, N)
+    std_g = noise_std(4.0, epsilon, delta, calibration)
+    link_fn = {} if link == "linear" else {"mean": _scalar_sigmoid}
+    w = ldp_sgd_glm(Phi1, y1, U, lam=lam, std=std_g, rng=rng, sensitivity=4.0, mu=mu, **link_fn)
+    sigma_bar = max(sigma_scale(epsilon, delta, calibration), 1.0)
+    scale = c_b * 8.0 * L * (lam + sigma_bar * math.sqrt(d) / (mu * math.sqrt(N1)))
+    info = {"lam": lam, "K": K, "n_floor": spectral.n_floor, "std_V_user": std_V, "std_g_user": std_g}
+    return LinearEstimate(U @ w, U, scale, info=info, link=link)
+
+
+def _scalar_sigmoid(t: float) -> float:
+    """ν(t) = 1/(1 + e^{−t}) of one float (the per-user SGD step calls it once per user)."""
+    return 1.0 / (1.0 + math.exp(-t))
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # baselines: SSP-OLS (spec 001 §7.2 / spec 000 §3.12), JDP and LDP
 
@@ -436,3 +490,102 @@ def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
         theta = theta - step
         del Phi, y, pred, residual  # a decoded batch (SignCodec) is N·d floats: free it before the next take
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the dimension-free oracles as regression mechanisms, run once on the whole data set (the regression half of
+# spec 001 §7.3 F8: ‖θ̂ − θ*‖²_Σ vs d at fixed n). Failure probability δ_f = 1/n unless given.
+
+
+def _epoch(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float) -> EpochData:
+    X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=1.0)
+    return EpochData(X, y, 0, DataLedger(y.size))
+
+
+def _fail(fail_prob: float | None, n: int) -> float:
+    fail = 1.0 / n if fail_prob is None else float(fail_prob)
+    if not 0 < fail < 1:
+        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
+    return fail
+
+
+#: the hyperparameters the three F8 mechanisms share (spec 001 §3.10–3.11)
+DIMFREE_HYPER = {
+    "R": Hyper(float, default=2.0, gt=0,
+               doc="projection radius of the GD iterates / clipping level of the predictions"),
+    "c_K": Hyper(float, default=1.0, gt=0, doc="constant of the number of batches K"),
+    "calibration": Hyper(str, default="paper", choices=("paper", "classical", "agm"),
+                         doc="noise family (paper: ε ≤ 1 only)"),
+    "fail_prob": Hyper(float, default=None, gt=0, lt=1, none="1/n", doc="failure probability of the K rule"),
+    "nonprivate": Hyper(bool, default=False, doc="σ = 0 through the same code path (reference)"),
+}
+DIMFREE_BOUNDS = Bounds(x=1.0, y=1.0)
+#: the audit runs ε > 1 too: the AGM calibration covers every ε
+DIMFREE_AUDIT = AuditSetup(hyper={"calibration": "agm"})
+
+
+def _epsilons(h) -> tuple[float, float]:
+    """The paper's σ_{α,β} and the classical formula are claimed for ε ≤ 1 only; the AGM for every ε."""
+    return (0.0, 1.0) if h["calibration"] in ("paper", "classical") else (0.0, math.inf)
+
+
+def _model(kind: str):
+    return lambda h: "none" if h.get("nonprivate") else kind
+
+
+def _neighbour(h) -> str:
+    return "none" if h.get("nonprivate") else "replace_one"
+
+
+def _ball(theta: np.ndarray, radius: float) -> np.ndarray:
+    norm = float(np.linalg.norm(theta))
+    return theta if norm <= radius else theta * (radius / norm)
+
+
+def _fit_jdp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate, proper) -> FitResult:
+    data = _epoch(X, y, epsilon, delta)
+    eps = math.inf if nonprivate else epsilon
+    theta, info = dimfree_jdp_fit(data, eps, delta, rng, fail_prob=_fail(fail_prob, data.n), R=R, c_K=c_K,
+                                  calibration=calibration)
+    return FitResult(_ball(theta, 1.0) if proper else theta, {**info, "norm_released": float(np.linalg.norm(theta))})
+
+
+def _fit_ldp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate) -> FitResult:
+    data = _epoch(X, y, epsilon, delta)
+    theta, info = dimfree_ldp_fit(data, math.inf if nonprivate else epsilon, delta, rng,
+                                  fail_prob=_fail(fail_prob, data.n), R=R, c_K=c_K, calibration=calibration)
+    return FitResult(theta, info)
+
+
+def register_dimfree(name: str, model: str, fit: Callable[..., FitResult], *, summary: str, doc: str, spec: str,
+                     style: dict[str, str]) -> Callable[..., FitResult]:
+    """Register ``fit`` (one of the F8 oracles on the whole data set) as mechanism ``name`` with the shared
+    declarations (:data:`DIMFREE_HYPER`, bounds, audit, ε range) in the privacy model ``model``."""
+
+    def fit_mechanism(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                      **hyper: Any) -> FitResult:
+        return fit(X, y, epsilon, delta, rng, **hyper)
+
+    fit_mechanism.__name__ = fit_mechanism.__qualname__ = f"fit_{name}"
+    fit_mechanism.__doc__ = doc
+    return register_mechanism(name, summary=summary, privacy_model=_model(model), neighbour=_neighbour,
+                              hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS, epsilon_range=_epsilons,
+                              audit=DIMFREE_AUDIT, spec=spec, style=style)(fit_mechanism)
+
+
+fit_dimfree_jdp_gd = register_dimfree(
+    "dimfree_jdp_gd", "central", functools.partial(_fit_jdp, proper=False), spec="001 §3.10",
+    summary="001 Alg 5: batched projected GD + one Gaussian release (improper)",
+    doc="Spec 001 Alg 5 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_jdp_fit`).",
+    style={"color": "tab:purple", "marker": "D", "linestyle": "-"})
+fit_dimfree_jdp_gd_proper = register_dimfree(
+    "dimfree_jdp_gd_proper", "central", functools.partial(_fit_jdp, proper=True), spec="001 §7.2",
+    summary="001 Alg 5, then θ̃ projected on B^d(1) (proper baseline 001 §7.2)",
+    doc="Alg 5 followed by the projection of the released θ̃ onto the unit ball (post-processing).",
+    style={"color": "tab:gray", "marker": "s", "linestyle": "--"})
+fit_dimfree_ldp_sgd = register_dimfree(
+    "dimfree_ldp_sgd", "local", _fit_ldp, spec="001 §3.11",
+    summary="001 Alg 6 = 000 Alg 8: LDP clipped batched SGD (dimension-free)",
+    doc="Spec 001 Alg 6 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_ldp_fit`; per-user noises "
+        "of a batch summed in one exact draw).",
+    style={"color": "tab:brown", "marker": "P", "linestyle": "-"})

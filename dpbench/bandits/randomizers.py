@@ -8,16 +8,20 @@ mechanisms: :func:`dpbench.registry.register_randomizer` keeps them out of the r
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from dpbench.bandits.oracles import dimfree_ldp_fit, iwr_ldp_fit, ssp_ols_fit
+from dpbench.bandits.oracles import dimfree_ldp_fit, iwr_glm_ldp_fit, iwr_ldp_fit, ssp_ols_fit
 from dpbench.bandits.simulator import DataLedger, EpochData
 from dpbench.contract import AuditSetup, Bounds, Choice
 from dpbench.mechanisms._base import FitResult
 from dpbench.mechanisms.info_weighted.calibration import CALIBRATIONS
 from dpbench.registry import register_randomizer
 
-CALIBRATION = Choice(*CALIBRATIONS, doc="Gaussian calibration of the users' reports (the oracles' default: paper)")
+CALIBRATION = Choice(*CALIBRATIONS, default="paper",
+                     doc="Gaussian calibration of the users' reports (the oracles' default: paper)")
 #: the exact (AGM) calibration, valid at every audited ε; records on the unit bound (‖φ‖ ≤ B = 1, |r| ≤ 1); the canary
 #: first, so it reaches a release whatever the epoch split
 PAIR = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 32, "d": 2, "canary_first": True}})
@@ -28,40 +32,44 @@ def _epoch(X: np.ndarray, y: np.ndarray) -> EpochData:
     return EpochData(X, y, 0, DataLedger(y.size))
 
 
-@register_randomizer(
-    "bandit_iwr_ldp_oracle",
-    summary="LDP bandit oracle: information-weighted regression (spec 000 Alg 2 + 3 inside spec 001's elimination)",
-    spec="001 §3.10 / 000 Alg 3",
-    hyper={"calibration": CALIBRATION},
-    bounds=Bounds(x=1.0, y=1.0),
-    audit=PAIR,
-)
-def iwr_ldp_randomizer(X, y, epsilon, delta, rng, *, calibration: str = "paper") -> FitResult:
-    est = iwr_ldp_fit(_epoch(X, y), epsilon, delta, rng, fail_prob=delta, calibration=calibration)
-    return FitResult(est.theta, dict(est.info))
+def _estimate(result: Any) -> tuple[np.ndarray, dict]:
+    """(θ̂, info) of an oracle's result (a LinearEstimate, or the pair itself)."""
+    return (result.theta, result.info) if hasattr(result, "theta") else result
 
 
-@register_randomizer(
-    "bandit_ssp_ols_ldp_oracle",
-    summary="LDP bandit oracle: SSP-OLS with per-user φφᵀ and φy reports (spec 001 §7.2 baseline)",
-    spec="001 §7.2",
-    hyper={"calibration": CALIBRATION},
-    bounds=Bounds(x=1.0, y=1.0),
-    audit=PAIR,
-)
-def ssp_ols_ldp_randomizer(X, y, epsilon, delta, rng, *, calibration: str = "paper") -> FitResult:
-    est = ssp_ols_fit(_epoch(X, y), epsilon, delta, rng, fail_prob=delta, local=True, calibration=calibration)
-    return FitResult(est.theta, dict(est.info))
+#: name → (summary, spec, oracle(epoch, ε, δ, rng, calibration)) — one user per row, failure probability δ
+ORACLES: dict[str, tuple[str, str, Callable[..., Any]]] = {
+    "bandit_iwr_ldp_oracle": (
+        "LDP bandit oracle: information-weighted regression (spec 000 Alg 2 + 3 inside spec 001's elimination)",
+        "001 §3.10 / 000 Alg 3",
+        lambda data, eps, delta, rng, cal: iwr_ldp_fit(data, eps, delta, rng, fail_prob=delta, calibration=cal)),
+    "bandit_iwr_glm_ldp_oracle": (
+        "LDP GLM bandit oracle: Alg 2 + per-user LDP-SGD with the logistic link (spec 000 Alg 12, Remark H.6)",
+        "000 Alg 11/12",
+        lambda data, eps, delta, rng, cal: iwr_glm_ldp_fit(data, eps, delta, rng, link="logistic", fail_prob=delta,
+                                                           calibration=cal)),
+    "bandit_ssp_ols_ldp_oracle": (
+        "LDP bandit oracle: SSP-OLS with per-user φφᵀ and φy reports (spec 001 §7.2 baseline)",
+        "001 §7.2",
+        lambda data, eps, delta, rng, cal: ssp_ols_fit(data, eps, delta, rng, fail_prob=delta, local=True,
+                                                       calibration=cal)),
+    "bandit_dimfree_ldp_oracle": (
+        "LDP bandit oracle: dimension-free clipped SGD with per-user gradient reports (spec 001 Alg 6)",
+        "001 Alg 6",
+        lambda data, eps, delta, rng, cal: dimfree_ldp_fit(data, eps, delta, rng, fail_prob=delta, calibration=cal)),
+}
 
 
-@register_randomizer(
-    "bandit_dimfree_ldp_oracle",
-    summary="LDP bandit oracle: dimension-free clipped SGD with per-user gradient reports (spec 001 Alg 6)",
-    spec="001 Alg 6",
-    hyper={"calibration": CALIBRATION},
-    bounds=Bounds(x=1.0, y=1.0),
-    audit=PAIR,
-)
-def dimfree_ldp_randomizer(X, y, epsilon, delta, rng, *, calibration: str = "paper") -> FitResult:
-    theta, info = dimfree_ldp_fit(_epoch(X, y), epsilon, delta, rng, fail_prob=delta, calibration=calibration)
-    return FitResult(theta, dict(info))
+def register_oracle(name: str, summary: str, spec: str, oracle: Callable[..., Any]) -> Callable[..., FitResult]:
+    """Register ``oracle`` run on one epoch of the audit pair's rows as the local randomiser ``name``."""
+
+    @register_randomizer(name, summary=summary, spec=spec, hyper={"calibration": CALIBRATION},
+                         bounds=Bounds(x=1.0, y=1.0), audit=PAIR)
+    def randomizer(X, y, epsilon, delta, rng, **hyper: Any) -> FitResult:
+        theta, info = _estimate(oracle(_epoch(X, y), epsilon, delta, rng, hyper["calibration"]))
+        return FitResult(theta, dict(info))
+
+    return randomizer
+
+
+RANDOMIZERS = {name: register_oracle(name, *entry) for name, entry in ORACLES.items()}

@@ -44,6 +44,8 @@ TOP_LEVEL_KEYS = {
     "common_random_numbers": "same noise stream for every mechanism of a trial",
     "datasets": "list of loader names or {loader, label, options, grid}",
     "mechanisms": "list of mechanism names or {mechanism, label, hyper, grid}",
+    "privacy": "privacy profile: paper (default; each mechanism's defaults, the papers' choices) or strict (every "
+               "mechanism at the accounting its theorem proves, e.g. LinMix strict: true; the leaderboard's)",
 }
 DATASET_KEYS = {"loader", "label", "options", "grid", "nested"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
@@ -110,6 +112,7 @@ class Config(BaseConfig):
     metrics: tuple[str, ...] = DEFAULT_METRICS
     common_random_numbers: bool = False
     kind: str = "regression"
+    privacy: str = "paper"
 
     def delta_for(self, n: int) -> float:
         """δ for a dataset with n training rows (rule or fixed number)."""
@@ -204,10 +207,13 @@ def _nested_option(value: Any, info: registry.DatasetInfo, combos: list[dict[str
     return str(value)
 
 
-def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> list[MechanismEntry]:
+def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = (), privacy: str = "paper"
+                    ) -> list[MechanismEntry]:
     """One ``mechanisms[index]`` entry → its concrete instances, every hyperparameter checked against the
     mechanism's contract (type, range/choices, cross-field rules) and ``epsilons`` against the ε range its
-    calibration covers — all before any work starts."""
+    calibration covers — all before any work starts. Under the ``privacy`` profile ``strict`` each instance gets
+    the mechanism's strict values unless it sets them, and is refused if its accounting is not a theorem
+    (:meth:`~dpbench.registry.MechanismInfo.with_profile`)."""
     where = f"mechanisms[{index}]"
     info, raw, hyper, combos = parse_component(
         raw,
@@ -234,10 +240,40 @@ def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = ()) -> l
     for combo in combos:
         suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
         label = f"{base_label} ({suffix})" if suffix else base_label
-        merged = _checked_hyper(info, {**hyper, **combo}, f"{where}.hyper")
+        merged = _checked_hyper(info, _profiled(info, {**hyper, **combo}, privacy, where), f"{where}.hyper")
         _check_epsilon_range(info, merged, epsilons, where)
         entries.append(MechanismEntry(reference, label, tuple(sorted(merged.items()))))
     return entries
+
+
+def _profiled(info: registry.MechanismInfo, hyper: dict[str, Any], privacy: str, where: str) -> dict[str, Any]:
+    try:
+        return info.with_profile(hyper, privacy)
+    except HyperError as err:
+        raise fail(f"{where}.hyper.{err.name}", err.reason) from None
+
+
+def parse_privacy(value: Any) -> str:
+    if value not in registry.PRIVACY_PROFILES:
+        raise fail("privacy", f"must be one of {', '.join(registry.PRIVACY_PROFILES)}, got {value!r}")
+    return str(value)
+
+
+def _check_rows_needed(datasets: list[DatasetEntry], mechanisms: list[MechanismEntry]) -> None:
+    """Refuse, before any work, a mechanism that needs data rows on a dataset whose loader returns sufficient
+    statistics only for its options (``register_dataset(rows_free=...)``; e.g. stein_linear_sums with rows: false)."""
+    for i, entry in enumerate(datasets):
+        info = registry.get_dataset(entry.loader)
+        if info.rows_free is None or not info.rows_free(**dict(entry.options)):
+            continue
+        for j, mech in enumerate(mechanisms):
+            if not registry.get_mechanism(mech.mechanism).rows_free:
+                raise fail(
+                    f"mechanisms[{j}].mechanism",
+                    f"'{mech.mechanism}' needs data rows, but datasets[{i}] ({entry.loader} with "
+                    f"{dict(entry.options)}) has none (its loader returns sufficient statistics only); use a "
+                    "mechanism declared rows_free, or give the loader the option that draws rows",
+                )
 
 
 def _checked_hyper(
@@ -314,11 +350,16 @@ def parse_regression_config(raw: dict[str, Any], *, source: str = "<config>") ->
     crn = raw.get("common_random_numbers", False)
     if not isinstance(crn, bool):
         raise fail("common_random_numbers", f"must be true or false, got {crn!r}")
+    privacy = parse_privacy(raw.get("privacy", "paper"))
+    datasets = parse_entries(raw, "datasets", parse_dataset, lambda entry: entry.key)
+    mechanisms = parse_entries(raw, "mechanisms", functools.partial(parse_mechanism, epsilons=base["epsilons"],
+                                                                    privacy=privacy), lambda entry: entry.label)
+    _check_rows_needed(datasets, mechanisms)
     return Config(
         **base,
-        datasets=parse_entries(raw, "datasets", parse_dataset, lambda entry: entry.key),
-        mechanisms=parse_entries(raw, "mechanisms", functools.partial(parse_mechanism, epsilons=base["epsilons"]),
-                                 lambda entry: entry.label),
+        datasets=datasets,
+        mechanisms=mechanisms,
+        privacy=privacy,
         large_nd_above=large_nd,
         large_trials=large_trials,
         data_draws=data_draws,

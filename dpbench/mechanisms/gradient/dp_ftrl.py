@@ -23,12 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper, HyperError
+from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, HyperError
 from dpbench.mechanisms._base import FitResult, check_inputs
-from dpbench.mechanisms.gradient.dp_ftrl_core import PSI_MODES, fit_dp_ftrl
-from dpbench.mechanisms.gradient.dp_ftrl_covariance import SIGMA_FACTORS
-from dpbench.mechanisms.gradient.dp_ftrl_rules import SPECTRA
-from dpbench.privacy.tree import TREE_METHODS, TREE_NEIGHBOURS, certified, kbar, tau_tree
+from dpbench.mechanisms.gradient.dp_ftrl_core import declared, fit_dp_ftrl
+from dpbench.privacy.tree import certified, kbar, tau_tree
 from dpbench.registry import register_mechanism
 
 
@@ -44,51 +42,13 @@ def calibrate(epsilon: float, delta: float, n: int, neighbour: str, calibration:
     return tau, info
 
 
-def _fit(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    sigma_design: str,
-    neighbour: str,
-    calibration: str,
-    **options: Any,
-) -> FitResult:
+def _fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, sigma_design: str, *,
+         neighbour: str, calibration: str, **hyper: Any) -> FitResult:
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
     tau, cal = calibrate(epsilon, delta, X.shape[0], neighbour, calibration)
     theta, info = fit_dp_ftrl(X, y, epsilon, delta, rng, sigma_design=sigma_design, tau=tau,
-                              calibration_info=cal, **options)
+                              calibration_info=cal, **hyper)
     return FitResult(theta, info)
-
-
-#: every hyperparameter of the DP-FTRL family, declared once (each mechanism takes a subset)
-HYPER: dict[str, Hyper] = {
-    "neighbour": Choice(*TREE_NEIGHBOURS, doc="neighbour notion of the tree calibration"),
-    "calibration": Choice(*TREE_METHODS, doc="τ by the exact GDP route (agm), zCDP (rdp) or Thm 4.1 (paper)"),
-    "eta": Hyper(float, gt=0, also=("rule", "theory"), doc="step size η, or the rate-balancing / theory rule"),
-    "eta_c1": Hyper(float, gt=0, doc="constant c1 of the η rule"),
-    "eta_c2": Hyper(float, gt=0, doc="constant c2 of the η rule"),
-    "spectrum": Choice(*SPECTRA, doc="design spectrum assumed by the η rule"),
-    "r": Hyper(float, gt=0, none="not needed unless spectrum: poly", doc="polynomial decay exponent (> 1)"),
-    "trH": Hyper(float, gt=0, none="unknown", doc="tr H of the design"),
-    "eta_max": Hyper(float, gt=0, none="1/(2 tr H), 1/(2 C_X²) or ∞", doc="largest step size"),
-    "clip_C": Hyper(float, gt=0, also=("auto",), doc="clipping constant C, or c_C·√tr(Σ⁻¹H)"),
-    "c_C": Hyper(float, gt=0, doc="constant of the automatic C"),
-    "C_X": Hyper(float, gt=0, none="no bound on ‖x‖", doc="declared bound ‖x_i‖ ≤ C_X"),
-    "C_Y": Hyper(float, gt=0, none="no bound on |y|", doc="declared bound |y_i| ≤ C_Y"),
-    "l0": Hyper(float, gt=0, none="√2·C_Y", doc="residual bound: ψ = C·l0"),
-    "lam_mult": Hyper(float, gt=0, inf=True, doc="Σ = design + lam_mult/(Nη)·I (∞: Σ = I)"),
-    "public_C_fraction": Hyper(float, ge=0, lt=1, doc="share of the public rows held out to set C"),
-    "public_C_rows": Hyper(int, ge=0, none="public_C_fraction of the public rows", doc="public rows held out"),
-    "psi_mode": Choice(*PSI_MODES, doc="fixed ψ, or RESIDUALEST on labelled estimating rows"),
-    "psi_cap": Hyper(float, gt=0, also=("C_l0",), none="no cap", doc="cap of the estimated ψ"),
-    "estimating_m": Hyper(int, ge=1, doc="labelled estimating rows used by RESIDUALEST"),
-    "shuffle": Hyper(bool, doc="stream the records in a uniformly random (data-independent) order"),
-    "engine": Choice("auto", "blocked", "reference", doc="blocked fast path or the literal tree loop (declares nodes)"),
-    "sigma_factor": Choice(*SIGMA_FACTORS, doc="square root of a dense public Σ: eigenbasis (XV shared by every ε) or "
-                           "Cholesky; same Σ, same law"),
-}
 
 
 #: white-box audit of the tree: the literal loop declares its nodes; n = 2⁵ and the canary first (the first leaf is in
@@ -97,10 +57,6 @@ TREE_WHITEBOX = {
     "pair": {"n": 32, "y_bound": SATURATING_LABEL, "canary_first": True},
     "hyper": {"shuffle": False, "engine": "reference"},
 }
-
-
-def declared(*names: str) -> dict[str, Hyper]:
-    return {name: HYPER[name] for name in names}
 
 
 def poly_rule_needs_r(h: Mapping[str, Any]) -> None:
@@ -121,10 +77,20 @@ STYLE = {
 }
 
 
+
+def tree_certify(hyper) -> tuple[str, str] | None:
+    """The strict profile's test (:meth:`~dpbench.registry.MechanismInfo.with_profile`): the paper's Thm 4.1 τ is not
+    certified under replace-one neighbours (spec 002 ambiguity #1; 27.8 vs the exact AGM 30.5 at ε = 1)."""
+    if certified(hyper["neighbour"], hyper["calibration"]):
+        return None
+    return "calibration", "the paper's τ (Thm 4.1) is not certified under replace-one neighbours; use agm or rdp"
+
+
 @register_mechanism(
     "dp_ftrl_identity",
     summary="DP-FTRL-I: one-pass tree-aggregated DP-FTRL with isotropic noise (spec 002 §3.1, Kairouz et al. 2021)",
     privacy_model="central",
+    certify=tree_certify,
     neighbour=tree_neighbour,
     spec="002 §3.1",
     style=STYLE["dp_ftrl_identity"],
@@ -136,41 +102,18 @@ STYLE = {
     # leaf is in all k̄ = 6 released nodes); a huge label saturates the clip
     audit=AuditSetup(hyper={"C_X": 1.0, "C_Y": 1.0}, whitebox=TREE_WHITEBOX),
 )
-def fit_identity(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    neighbour: str = "zero_out",
-    calibration: str = "agm",
-    eta: float | str = "rule",
-    eta_c1: float = 1.0,
-    eta_c2: float = 8.0,
-    spectrum: str = "unknown",
-    r: float | None = None,
-    trH: float | None = None,
-    eta_max: float | None = None,
-    clip_C: float | str = "auto",
-    c_C: float = 2.0,
-    C_X: float | None = None,
-    C_Y: float | None = None,
-    l0: float | None = None,
-    shuffle: bool = True,
-    engine: str = "auto",
-) -> FitResult:
+def fit_identity(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                 **hyper: Any) -> FitResult:
     """Σ = I; C = C_X (bounded rows) or c_C·√tr(H); ψ = C·l0 (l0 = √2·C_Y for |y| ≤ C_Y). ``engine="reference"``
     runs the literal tree loop, whose nodes are declared releases (the white-box audit uses it)."""
-    return _fit(X, y, epsilon, delta, rng, "identity", neighbour, calibration, eta=eta, eta_c1=eta_c1,
-                eta_c2=eta_c2, spectrum=spectrum, r=r, trH=trH, eta_max=eta_max, clip_C=clip_C, c_C=c_C, C_X=C_X,
-                C_Y=C_Y, l0=l0, shuffle=shuffle, engine=engine)
+    return _fit(X, y, epsilon, delta, rng, "identity", **hyper)
 
 
 @register_mechanism(
     "dp_ftrl_sigma_public",
     summary="DP-FTRL-Σ with Σ = X̃ᵀX̃/M + I/(Nη) from unlabeled public rows (spec 002 §3.4, Eq. 3.2)",
     privacy_model="central",
+    certify=tree_certify,
     neighbour=tree_neighbour,
     needs=("public_X",),
     spec="002 §3.4",
@@ -184,50 +127,22 @@ def fit_identity(
     # every whitened node the canary is in by ψ, whatever its direction
     audit=AuditSetup(hyper={"C_Y": 1.0}, whitebox=TREE_WHITEBOX),
 )
-def fit_sigma_public(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    neighbour: str = "zero_out",
-    calibration: str = "agm",
-    eta: float | str = "rule",
-    eta_c1: float = 1.0,
-    eta_c2: float = 8.0,
-    spectrum: str = "unknown",
-    r: float | None = None,
-    trH: float | None = None,
-    eta_max: float | None = None,
-    clip_C: float | str = "auto",
-    c_C: float = 2.0,
-    C_Y: float | None = None,
-    l0: float | None = None,
-    lam_mult: float = 1.0,
-    public_C_fraction: float = 0.2,
-    public_C_rows: int | None = None,
-    shuffle: bool = True,
-    engine: str = "auto",
-    sigma_factor: str = "eigh",
-    public_X: np.ndarray | None = None,
-) -> FitResult:
+def fit_sigma_public(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+                     public_X: np.ndarray | None = None, **hyper: Any) -> FitResult:
     """Σ from the first rows of ``public_X``; C = c_C·√(mean ‖x̃‖²_{Σ⁻¹}) on the held-out public rows.
 
     ``sigma_factor``: the noise z = F u uses F = V diag(√((μ+λ)/M)) from the eigendecomposition PᵀP = V diag(μ) Vᵀ
     (``eigh``, default: the rows' XV is computed once per data draw and serves every ε) or the Cholesky factor of Σ
     (``cholesky``, the earlier engine). Both satisfy FFᵀ = Σ, so the output law is the same (tests/test_ftrl_speed.py).
     """
-    return _fit(X, y, epsilon, delta, rng, "public", neighbour, calibration, public_X=public_X, eta=eta,
-                eta_c1=eta_c1, eta_c2=eta_c2, spectrum=spectrum, r=r, trH=trH, eta_max=eta_max, clip_C=clip_C,
-                c_C=c_C, C_Y=C_Y, l0=l0, lam_mult=lam_mult, public_C_fraction=public_C_fraction,
-                public_C_rows=public_C_rows, shuffle=shuffle, engine=engine, sigma_factor=sigma_factor)
+    return _fit(X, y, epsilon, delta, rng, "public", public_X=public_X, **hyper)
 
 
 @register_mechanism(
     "dp_ftrl_sigma_oracle",
     summary="DP-FTRL-Σ with the population design Σ = H + I/(Nη) (synthetic only; spec 002 §3.4, Eq. 3.1)",
     privacy_model="central",
+    certify=tree_certify,
     neighbour=tree_neighbour,
     needs=("population",),
     spec="002 §3.4",
@@ -237,30 +152,8 @@ def fit_sigma_public(
     bounds=Bounds(clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0 (l0 from the generator's design)"),
     audit=AuditSetup(hyper={"l0": math.sqrt(2.0)}, whitebox=TREE_WHITEBOX),
 )
-def fit_sigma_oracle(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    neighbour: str = "zero_out",
-    calibration: str = "agm",
-    eta: float | str = "rule",
-    eta_c1: float = 1.0,
-    eta_c2: float = 8.0,
-    eta_max: float | None = None,
-    clip_C: float | str = "auto",
-    c_C: float = 2.0,
-    l0: float | None = None,
-    lam_mult: float = 1.0,
-    psi_mode: str = "fixed",
-    psi_cap: float | str | None = None,
-    estimating_m: int = 256,
-    shuffle: bool = True,
-    engine: str = "auto",
-    population=None,
-) -> FitResult:
+def fit_sigma_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+                     population=None, **hyper: Any) -> FitResult:
     """Σ = H + (lam_mult/(Nη))I with the generator's H; C = c_C·√tr(Σ⁻¹H) exact; ψ = C·l0 (l0 from the design).
 
     ``psi_mode="public_labeled"`` runs RESIDUALEST Option 1 on the first ``estimating_m`` labelled public rows the
@@ -269,15 +162,13 @@ def fit_sigma_oracle(
     ``psi_mode="private_split"`` treats the same rows as the disjoint private estimating split (Option 2).
     """
     est_X = est_y = None
-    if psi_mode in ("public_labeled", "private_split"):
+    if hyper["psi_mode"] in ("public_labeled", "private_split"):
         if population is None or "estimating" not in population.extra:
-            raise ValueError(f"psi_mode={psi_mode!r} needs labelled estimating rows from the generator")
+            raise ValueError(f"psi_mode={hyper['psi_mode']!r} needs labelled estimating rows from the generator")
         est_X, est_y = population.extra["estimating"]
-        est_X, est_y = est_X[:estimating_m], est_y[:estimating_m]
-    return _fit(X, y, epsilon, delta, rng, "oracle", neighbour, calibration, population=population, eta=eta,
-                eta_c1=eta_c1, eta_c2=eta_c2, eta_max=eta_max, clip_C=clip_C, c_C=c_C, l0=l0, lam_mult=lam_mult,
-                psi_mode=psi_mode, psi_cap=psi_cap, estimating_X=est_X, estimating_y=est_y, shuffle=shuffle,
-                engine=engine)
+        est_X, est_y = est_X[: hyper["estimating_m"]], est_y[: hyper["estimating_m"]]
+    return _fit(X, y, epsilon, delta, rng, "oracle", population=population, estimating_X=est_X, estimating_y=est_y,
+                **hyper)
 
 
 @register_mechanism(
@@ -291,28 +182,12 @@ def fit_sigma_oracle(
     check=poly_rule_needs_r,
     audit=AuditSetup(hyper={"C_X": 1.0}),
 )
-def fit_sgd_avg(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float | None,
-    delta: float | None,
-    rng: np.random.Generator,
-    *,
-    eta: float | str = "rule",
-    eta_c1: float = 1.0,
-    spectrum: str = "unknown",
-    r: float | None = None,
-    trH: float | None = None,
-    eta_max: float | None = None,
-    C_X: float | None = None,
-    shuffle: bool = True,
-) -> FitResult:
+def fit_sgd_avg(X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None, rng: np.random.Generator,
+                **hyper: Any) -> FitResult:
     """η = min{η_max, c1·N^{−1/(1+r)}} (rule, τ = 0); ignores ε and δ."""
     X, y = check_inputs(X, y, None, None, x_bound=None, y_bound=None)
     theta, info = fit_dp_ftrl(X, y, None, None, rng, sigma_design="identity", tau=0.0,
-                              calibration_info={"privacy_certified": True}, eta=eta, eta_c1=eta_c1,
-                              spectrum=spectrum, r=r, trH=trH, eta_max=eta_max, C_X=C_X, shuffle=shuffle,
-                              nonprivate=True)
+                              calibration_info={"privacy_certified": True}, nonprivate=True, **hyper)
     info["psi"] = math.inf
     return FitResult(theta, info)
 

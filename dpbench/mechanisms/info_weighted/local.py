@@ -197,12 +197,23 @@ def fit_iwr_ldp(
     return FitResult(theta, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon), **info2})
 
 
+def _identity(t: float) -> float:
+    return t
+
+
 def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float, std: float,
                    rng: np.random.Generator, sensitivity: float = 0.0) -> np.ndarray:
-    """Algorithm 11 with ν = id (μ_ν = L_ν = 1): w_1 = 0; per user g_t = unit(Uφ_t)(<Uφ_t, w_t> − y_t) + λUw_t,
-    g̃_t = g_t + N(0, std²I) (noise on the data part), w_{t+1} = Proj_{‖Uw‖≤1}(w_t − η_t g̃_t), η_t = 2/t;
-    returns the final iterate w (θ̂ = Uw). Run in U's eigenbasis (U = Q diag(u) Qᵀ, v = Qᵀw) where the constraint
-    is the axis-aligned ellipsoid Σ u_i² v_i² ≤ 1 and the isotropic noise keeps its law."""
+    """Algorithm 11 with ν = id (μ_ν = L_ν = 1): :func:`ldp_sgd_glm` with the identity link."""
+    return ldp_sgd_glm(Phi, y, U, lam=lam, std=std, rng=rng, sensitivity=sensitivity)
+
+
+def ldp_sgd_glm(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float, std: float,
+                rng: np.random.Generator, sensitivity: float = 0.0, mean=_identity, mu: float = 1.0) -> np.ndarray:
+    """Algorithm 11 (spec 000 §3.7) for the link ν = ``mean`` (a scalar function) with curvature floor μ_ν = ``mu``:
+    w_1 = 0; per user g_t = unit(Uφ_t)(ν(<Uφ_t, w_t>) − y_t) + λμ_νUw_t, g̃_t = g_t + N(0, std²I) (noise on the
+    data part), w_{t+1} = Proj_{‖Uw‖≤1}(w_t − η_t g̃_t), η_t = 2/(μ_ν t); returns the final iterate w (θ̂ = Uw).
+    Run in U's eigenbasis (U = Q diag(u) Qᵀ, v = Qᵀw) where the constraint is the axis-aligned ellipsoid
+    Σ u_i² v_i² ≤ 1 and the isotropic noise keeps its law. ν = id, μ_ν = 1 is the linear-regression variant."""
     u, Q = np.linalg.eigh((U + U.T) / 2.0)
     C = Phi @ U @ Q  # rows Qᵀ Uφ_t
     norms = row_norms(C)
@@ -211,14 +222,14 @@ def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float,
     Z = std * rng.standard_normal((N, d))
     v = np.zeros(d)
     u2 = u**2
-    lam_u = lam * u
+    lam_u = lam * mu * u
     for t in range(N):
-        resid = C[t] @ v - y[t]
+        resid = mean(C[t] @ v) - y[t]
         g = A[t] * resid + lam_u * v + Z[t]
-        if std > 0:  # user t's report (its data part carries the noise; λUw_t is public)
+        if std > 0:  # user t's report (its data part carries the noise; λμ_νUw_t is public)
             g = released("user gradient", g, lambda: (A[t] * resid + lam_u * v)[None], scale=std, users=True,  # noqa: B023
                          sensitivity=sensitivity)  # fmt: skip
-        v = v - (2.0 / (t + 1)) * g
+        v = v - (2.0 / (mu * (t + 1))) * g
         if u2 @ (v * v) > 1.0:
             v = _proj_axis_ellipsoid(v, u2)
     return Q @ v

@@ -29,7 +29,14 @@ from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms.stein.calibration import stein_noise_scales
 from dpbench.mechanisms.stein.core import clean_sums, noise_sums, solve_scale
 from dpbench.mechanisms.stein.families import get_family
-from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, check_public, family_choice, stein_fit
+from dpbench.mechanisms.stein.glm import (
+    HYPER,
+    check_family_kind,
+    check_public,
+    family_choice,
+    stein_certify,
+    stein_fit,
+)
 from dpbench.registry import register_mechanism
 
 
@@ -47,6 +54,7 @@ def check_r2(r2: float | None) -> float:
     hyper={"family": family_choice("glm"), "calibration": HYPER["calibration"], "c0": HYPER["c0"],
            "r2": Hyper(float, gt=0, none="required", doc="declared ℓ2 bound of the rows (p^-1/2 for ±1/p data)")},
     check=lambda h: check_r2(h["r2"]),
+    certify=stein_certify,
     bounds=Bounds(clips=True, note="rows clipped to ‖x‖₂ ≤ r2 (declared); |y_i| ≤ 1 assumed for GLM families"),
     audit=AuditSetup(hyper={"r2": 1.0}),
 )
@@ -73,6 +81,7 @@ def fit_stein_glm_l2(
            "calibration": HYPER["calibration"], "c0": HYPER["c0"]},
     bounds=Bounds(x="r", x_norm="l1", note="|y_i| ≤ 1 assumed for GLM families; Σ from the generator"),
     audit=AuditSetup(skip="needs the generator's population (synthetic data only)"),
+    certify=stein_certify,
 )
 def fit_stein_xty_oracle_cov(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,

@@ -299,6 +299,14 @@ def _literal(kind: str, covariates: str):
     return fit
 
 
+def stein_certify(hyper) -> tuple[str, str] | None:
+    """The strict profile's test (:meth:`~dpbench.registry.MechanismInfo.with_profile`): the paper's classical σ
+    (Lemma 4) is a theorem only for ε′ < 1; the paper uses it at ε′ = ε/2 up to 10 (docs/deviations.md, issue 15)."""
+    if hyper.get("calibration") != "classical":
+        return None
+    return "calibration", "the classical Gaussian σ is a theorem only for ε′ < 1; use analytic (the default)"
+
+
 def stein_audit(kind: str, covariates: str) -> AuditSetup:
     """White-box audit pair: Gaussian covariates are clipped to r, so a canary x = 10³·e₁ lands on the clip radius;
     ℓ1 covariates must lie in the ℓ1 ball (no clipping); GLM labels are in [−1, 1] (the paper's B_y = 1, not
@@ -331,6 +339,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         variants=SIMULATE,
         audit=stein_audit(_kind, _covariates),
         rows_free=_cov == "gauss",
+        certify=stein_certify,
     )(_fit)
 
 

@@ -32,7 +32,14 @@ from dpbench.mechanisms.stein.core import (
     solve_scale,
 )
 from dpbench.mechanisms.stein.families import Family, get_family
-from dpbench.mechanisms.stein.glm import HYPER, check_family_kind, family_choice, stein_audit, stein_bounds
+from dpbench.mechanisms.stein.glm import (
+    HYPER,
+    check_family_kind,
+    family_choice,
+    stein_audit,
+    stein_bounds,
+    stein_certify,
+)
 from dpbench.registry import register_mechanism
 
 
@@ -168,4 +175,5 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         bounds=stein_bounds(_covariates),
         variants=PER_USER_VARIANT,
         audit=stein_audit(_kind, _covariates),
+        certify=stein_certify,
     )(_fit)

@@ -9,7 +9,8 @@ rows to estimate C, concatenated in ``Dataset.X_public`` (set ``public_C_rows: p
 ``public_sampler``: ``rows`` (default, the literal M·d normals) or ``wishart``: Σ reads the M rows only through PᵀP,
 which is drawn directly as H^{1/2}AAᵀH^{1/2} ~ Wishart_d(M, H) (Bartlett factor A, O(d³) instead of O(Md²)); then
 ``Dataset.X_public`` is a :class:`~dpbench.mechanisms.gradient.dp_ftrl_covariance.PublicMoments` (PᵀP, M, the M_C rows).
-Exact in law (tests/test_ftrl_speed.py, KS test); needs M ≥ d.
+Exact in law (tests/test_ftrl_speed.py, KS test); needs M ≥ d. ``auto``: ``wishart`` where M ≥ d, ``rows`` where
+M < d (the low-rank Σ of d > M reads P itself) — for an N grid crossing d (E1 at d = 2048, N from 2^8).
 ``estimating_m`` labelled public rows (RESIDUALEST Option 1 ablation) go to ``population.extra["estimating"]``.
 
 Population extras (known design constants): ``h_diag``, ``spectrum``, ``r``, ``trH`` = tr H,
@@ -31,7 +32,7 @@ from dpbench.mechanisms.gradient.dp_ftrl_covariance import PublicMoments
 from dpbench.registry import register_dataset
 
 SPECTRA = ("poly", "exp")
-PUBLIC_SAMPLERS = ("rows", "wishart")
+PUBLIC_SAMPLERS = ("rows", "wishart", "auto")
 
 
 def spectrum_values(d: int, spectrum: str, r: float) -> np.ndarray:
@@ -132,6 +133,10 @@ def load(
     public_M = n if public_M is None else int(public_M)
     if public_M < 0:
         raise ValueError(f"spectral_gaussian: public_M must be ≥ 0, got {public_M}")
+    if public_sampler not in PUBLIC_SAMPLERS:
+        raise ValueError(f"spectral_gaussian: public_sampler must be one of {PUBLIC_SAMPLERS}, got {public_sampler!r}")
+    if public_sampler == "auto":
+        public_sampler = "wishart" if public_M >= d else "rows"
     h = spectrum_values(d, spectrum, r)
     wstar = wstar_inv_i(d)
     X = sample_rows(h, n, rng)

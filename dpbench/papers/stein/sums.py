@@ -87,6 +87,7 @@ class LinearGaussian:
     kind="synthetic",
     spec="003 §6.2 (issue 17 control)",
     shape=lambda n, p, **_: (n, p),
+    rows_free=lambda rows=False, **_: not rows,
 )
 def load(
     rng: np.random.Generator,
