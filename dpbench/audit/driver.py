@@ -125,6 +125,8 @@ class WhiteboxResult:
     integrity: IntegrityResult | None = None  # the checks of the declarations (replay, sensitivity, atoms, ...)
     witness: ThetaWitness | None = None  # black-box ε̂_lower of θ̂ from the same real runs
     eps_lower_real: float = float("nan")  # certified bound from the real runs' statistic alone (central view)
+    cpu_seconds: float = float("nan")  # CPU time of the audit in its process (wall ``seconds`` depends on the load)
+    replay_cpu_seconds: float = 0.0  # of which the integrity checks' real paired runs
     s1: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     s0: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
@@ -268,7 +270,7 @@ def audit_whitebox(
     view = view or ("local" if info.privacy_model == "local" else "central")
     spec = spec or PairSpec()
     hyper = dict(hyper or {})
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     seeds = np.random.SeedSequence([seed, 0x3B17E]).spawn(5)
     base = dict(
         mechanism=info.name, privacy_model=info.privacy_model, neighbour=info.neighbour, view=view, epsilon=epsilon,
@@ -276,6 +278,7 @@ def audit_whitebox(
     )  # fmt: skip
     integrity: IntegrityResult | None = None
     witness: ThetaWitness | None = None
+    replay_cpu = 0.0
     try:
         pair, _ = find_worst_pair(info, spec, view, epsilon, delta, hyper, seed)
         factor = 1.0
@@ -287,11 +290,12 @@ def audit_whitebox(
             else:
                 factor = noise_factor_for_epsilon(exact_releases(probe), CONTROLS[control] * epsilon, delta)
         if control == "none" and replays:
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             pairs = integrity_pairs(info, spec, pair, seed)
             runs_all = integrity_runs(info, pairs, epsilon, delta, hyper, max(int(replays), 4 * pilot), seed,
                                       max_seconds=replay_seconds, minimum=4 * pilot)  # fmt: skip
             integrity = check_integrity(info, pairs, runs_all, time.perf_counter() - started)
+            replay_cpu = time.process_time() - started_cpu
             at_worst = [r.run for r in runs_all if r.pair == 0]
             real = [r.releases for r in at_worst if r.side == "D"] + [r.releases for r in at_worst if r.side != "D"]
             n_d = sum(r.side == "D" for r in at_worst)
@@ -365,6 +369,7 @@ def audit_whitebox(
         ceiling=audit_ceiling(int(runs), delta, confidence, n_thresholds=thresholds.size), gdp=gdp,
         profile=profile, loss=loss, eps_exact_ci=eps_exact_ci, model_p=model_p, noise=check_noise(everything),
         integrity=integrity, witness=witness, eps_lower_real=eps_lower_real,
+        cpu_seconds=time.process_time() - start_cpu, replay_cpu_seconds=replay_cpu,
         pair=pair.description,
         seconds=time.perf_counter() - start, status="",
         s1=s1[:keep_samples].copy(), s0=s0[:keep_samples].copy(),
