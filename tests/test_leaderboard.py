@@ -73,6 +73,20 @@ def test_performance_profile_fractions(tmp_path):
     assert profile["y"].tolist() == [0.5, 0.5, 1.0, 1.0]  # ratio 4 on a, 1 on b
 
 
+def test_the_tables_state_the_privacy_profile(tmp_path):
+    """Each run's config says ``privacy:`` (default paper); the tables state it, and say when runs mix profiles."""
+    cells = {("a", "x"): [1.1, 1.2], ("b", "x"): [1.3, 1.2]}
+    strict = [fake_run(tmp_path / "r1", cells), fake_run(tmp_path / "r2", {("a", "y"): [1.4], ("b", "y"): [1.5]})]
+    for run_ in strict:
+        run_.config["privacy"] = "strict"
+    board = build_leaderboard(strict, replicates=20)
+    assert board.privacy == "strict"
+    assert summary_markdown(board, 1.0).startswith("| mechanism (ε = 1; privacy: strict) |")
+    assert build_leaderboard([fake_run(tmp_path / "r3", cells)], replicates=20).privacy == "paper"
+    mixed = build_leaderboard([strict[0], fake_run(tmp_path / "r4", {("a", "y"): [1.4]})], replicates=20)
+    assert mixed.privacy == "mixed (r1: strict, r4: paper)"
+
+
 def test_the_same_label_in_two_runs_is_an_error(tmp_path):
     cells = {("a", "x"): [1.1], ("a", "y"): [1.4]}
     with pytest.raises(ValueError, match="label 'x' on dataset 'a' at ε = 1 appears in more than one run"):
@@ -99,7 +113,8 @@ def test_cli_ranks_several_runs_and_writes_the_profile(two_runs, tmp_path):
     result = CliRunner().invoke(app, ["leaderboard", str(first), str(second), "--out", str(out), "-e", "4",
                                       "--bootstrap", "50"])
     assert result.exit_code == 0, result.output
-    assert "| mechanism (ε = 4) |" in result.output and "dpgd" in result.output and "tukey_em" in result.output
+    assert "| mechanism (ε = 4; privacy: paper) |" in result.output
+    assert "dpgd" in result.output and "tukey_em" in result.output
     assert "ols" not in result.output.split("wrote")[0].split("\n", 2)[2]  # the reference is not ranked
     for name in ("leaderboard.md", "leaderboard_cells.csv", "performance_profile.png", "performance_profile.pdf"):
         assert (out / name).stat().st_size > 0

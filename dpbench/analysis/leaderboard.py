@@ -62,6 +62,7 @@ class Leaderboard:
     datasets: list[str]
     reference: list[str]
     notes: list[str]
+    privacy: str = "paper"
 
     @property
     def epsilons(self) -> list[float]:
@@ -226,7 +227,16 @@ def build_leaderboard(
     summary = pd.DataFrame(summary_rows).sort_values(["epsilon", "mean_rank"], kind="stable").reset_index(drop=True)
     matrix = pd.DataFrame(matrix_rows, columns=MATRIX_COLUMNS)
     notes += fallback_sentences(fallback_counts(frame[frame["label"].isin(labels)]))
-    return Leaderboard(cells, summary, matrix, labels, datasets, reference, notes)
+    return Leaderboard(cells, summary, matrix, labels, datasets, reference, notes, privacy_profile(loaded))
+
+
+def privacy_profile(runs: Sequence[Run]) -> str:
+    """The privacy profile the runs ran under (their config's ``privacy:``, default ``paper``): one name, or
+    ``mixed (run: profile, …)`` — a ranking that mixes profiles holds mechanisms to different accountings."""
+    profiles = {run.name: str(run.config.get("privacy", "paper")) for run in runs}
+    if len(set(profiles.values())) == 1:
+        return next(iter(profiles.values()))
+    return "mixed (" + ", ".join(f"{name}: {profile}" for name, profile in profiles.items()) + ")"
 
 
 def performance_profile(board: Leaderboard, epsilon: float, taus: np.ndarray) -> pd.DataFrame:
@@ -255,7 +265,8 @@ def summary_markdown(board: Leaderboard, epsilon: float) -> str:
     """The per-ε table: mechanism, median normalised excess [95% CI], mean rank [95% CI], W/T/L, datasets."""
     rows = board.summary[board.summary["epsilon"] == epsilon]
     out = [
-        f"| mechanism (ε = {_fmt(epsilon)}) | median normalised excess [95% CI] | mean rank [95% CI] | "
+        f"| mechanism (ε = {_fmt(epsilon)}; privacy: {board.privacy}) | median normalised excess [95% CI] | "
+        "mean rank [95% CI] | "
         "wins / ties / losses | datasets |",
         "|---|---|---|---|---|",
     ]
@@ -299,7 +310,9 @@ def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written = plot_profiles(board, out_dir / "performance_profile")
     lines = [f"# Leaderboard over {len(board.datasets)} datasets", "",
-             "Normalised excess risk r = (train MSE − OLS) / (‖Y‖²/n − OLS): 0 = non-private OLS, 1 = θ = 0.", ""]
+             "Normalised excess risk r = (train MSE − OLS) / (‖Y‖²/n − OLS): 0 = non-private OLS, 1 = θ = 0.", "",
+             f"Privacy profile: {board.privacy} (strict: every mechanism at the accounting its theorem proves; "
+             "paper: each mechanism's defaults, the papers' choices).", ""]
     for eps in board.epsilons:
         lines += [f"## ε = {_fmt(eps)}", "", summary_markdown(board, eps), "", "Win/tie/loss (rows vs columns):", "",
                   matrix_markdown(board, eps), ""]
