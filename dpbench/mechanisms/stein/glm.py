@@ -268,12 +268,7 @@ def _literal(kind: str, covariates: str):
     """The registered fit of one of Algorithms 1–4 (local noise only)."""
 
     def fit(
-        X: np.ndarray,
-        y: np.ndarray,
-        epsilon: float,
-        delta: float,
-        rng: np.random.Generator,
-        *,
+        X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
         public_X: np.ndarray | None = None,
         family: str = "logistic" if kind == "glm" else "sigmoid",
         r: float | None = None if covariates == "gaussian" else 1.0,
@@ -359,12 +354,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
     rows_free=True,
 )
 def fit_central_diagnostic(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     public_X: np.ndarray | None = None,
     family: str = "logistic",
     covariates: str = "gaussian",
@@ -398,12 +388,7 @@ def fit_central_diagnostic(
     rows_free=True,
 )
 def fit_nonprivate_stein(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     public_X: np.ndarray | None = None,
     family: str = "logistic",
     covariates: str = "gaussian",
@@ -486,12 +471,7 @@ def minimise_baseline_loss(X: np.ndarray, y: np.ndarray, family: Family, w0: np.
     hyper={"family": family_choice(), "covariates": HYPER["covariates"]},
 )
 def fit_nonprivate_mle(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     public_X: np.ndarray | None = None,
     family: str = "logistic",
     covariates: str = "gaussian",
