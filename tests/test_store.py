@@ -261,6 +261,9 @@ def test_a_selection_runs_a_part_into_the_same_run_marked_partial(study):
     assert set(zip(table["label"], table["epsilon"], strict=True)) == {("ols", "2.0")} and len(table) == 4
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["partial"] == "4 of 16 trials" and meta["selection"] == {"mechanism": ["ols"], "epsilon": [2.0]}
+    report = CliRunner().invoke(app, ["report", str(run_dir)])
+    assert report.exit_code == 0, report.output
+    assert "**Partial run**: 4 of 16 trials of the config" in (run_dir / "report.md").read_text(encoding="utf-8")
     _, messages = go(study)  # the rest, reusing the part
     assert ran(messages) == 12 and "partial" not in json.loads((run_dir / "meta.json").read_text())
 

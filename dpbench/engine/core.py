@@ -552,7 +552,7 @@ def run_locked(
     todo = tasks_to_run(selected, lambda t: t.slot in planned.chosen)
     to_run = sum(1 for _, t in selected if t.slot not in planned.chosen)
     reused = len(selected) - to_run
-    if reused:
+    if reused or any(t.slot in planned.stale for _, t in selected):
         log(f"reusing {reused} of {len(selected)} trials from the store in {run_dir}; running {to_run}")
     try:
         with progress_bar(len(selected), progress) as bar:
