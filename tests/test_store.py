@@ -336,3 +336,19 @@ def test_a_task_partly_in_the_store_runs_as_its_subset(study):
     items = core.planned_trials(plan)
     todo = core.tasks_to_run(items, lambda trial: trial.handle[1] < 4)
     assert {(t.trial_start, t.trial_stop) for t in todo} == {(4, 8)} and len(todo) == len(plan.tasks)
+
+
+def test_shards_of_an_older_dpbench_are_one_line_and_their_trials_rerun(study):
+    from dpbench.engine import store
+
+    run_dir, _ = go(study)
+    before = frame(run_dir).drop(columns="seconds")
+    for path in sorted((run_dir / SHARD_DIR).glob("*.csv"))[:3]:
+        header, body = store.read_shard(path)
+        path.write_text(store.shard_text(body, {**header, "version": 1}).replace('"version": 2', '"version": 1'))
+    _, messages = go(study)
+    (line,) = [m for m in messages if "older dpbench" in m]
+    assert line.startswith("3 shards in ") and "moved to" in line
+    assert not any("damaged shard" in m for m in messages)
+    assert ran(messages) == 12
+    pd.testing.assert_frame_equal(frame(run_dir).drop(columns="seconds"), before)
