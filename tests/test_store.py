@@ -297,6 +297,22 @@ def test_a_read_only_folder_is_one_line_naming_the_path(study, monkeypatch):
         go(study)
 
 
+def test_a_folder_that_becomes_unwritable_mid_run_is_one_line_naming_the_file(study, monkeypatch):
+    from dpbench.engine import store
+
+    real = store.os.replace
+
+    def refuse(src, dst):
+        if str(dst).endswith(".csv") and SHARD_DIR in str(dst):
+            raise PermissionError(errno.EROFS, "Read-only file system", str(src))
+        return real(src, dst)
+
+    monkeypatch.setattr(store.os, "replace", refuse)
+    with pytest.raises(RunError, match=r"^cannot write .*/shards/.*\.csv: Read-only file system; choose a writable"):
+        go(study)
+    assert not list(Path(study["output_dir"]).rglob(".*.tmp"))  # nothing half-written left
+
+
 @pytest.mark.parametrize("n_jobs", ["1", "2"])
 def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(study, tmp_path, n_jobs):
     study.update(trials=4000, trial_block=50, mechanisms=["adassp"], epsilons=[1.0])

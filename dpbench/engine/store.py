@@ -89,6 +89,11 @@ def atomic_path(path: Path) -> Iterator[Path]:
                 f"disk full while writing {path} ({os.strerror(err.errno)}); nothing half-written was left — free "
                 "space and run the same command again (finished blocks are kept)"
             ) from err
+        if isinstance(err, OSError) and err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise RunError(
+                f"cannot write {path}: {os.strerror(err.errno)}; choose a writable --output-dir (finished trials "
+                "already in the store are kept)"
+            ) from err
         raise
 
 
