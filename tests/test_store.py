@@ -297,11 +297,12 @@ def test_a_read_only_folder_is_one_line_naming_the_path(study, monkeypatch):
         go(study)
 
 
-def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(study, tmp_path):
+@pytest.mark.parametrize("n_jobs", ["1", "2"])
+def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(study, tmp_path, n_jobs):
     study.update(trials=4000, trial_block=50, mechanisms=["adassp"], epsilons=[1.0])
     config = tmp_path / "long.yaml"
     config.write_text(json.dumps(study))
-    command = [sys.executable, "-m", "dpbench", "run", str(config), "--no-progress"]
+    command = [sys.executable, "-m", "dpbench", "run", str(config), "--no-progress", "-j", n_jobs]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     shard_dir = Path(study["output_dir"]) / "study" / SHARD_DIR
