@@ -581,7 +581,8 @@ def unknown_name(what: str, name: str, known: Iterable[str], *, of: str = "", se
         return message + " (none are allowed)"
     if len(listed) <= LISTED_NAMES_MAX_CHARS:
         return message + f" (allowed: {listed})"
-    return message + f" (`{see}` shows all {len(known)})"
+    where = f"`{see}`" if see.startswith("dpbench") else see
+    return message + f" ({where} shows all {len(known)})"
 
 
 def _import_object(path: str) -> Any:

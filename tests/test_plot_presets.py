@@ -154,7 +154,7 @@ def test_where_baseline_style_hlines_and_model_tags(toy_run):
     assert drawing.points["baseline"].sum() == 4 and not drawing.points.loc[drawing.points["baseline"], "private"].any()
     with pytest.raises(ValueError, match="leaves no rows"):
         render(toy_run, metric="err", where={"dataset": ["Z"]})
-    with pytest.raises(ValueError, match="where: 'nope' is not a column"):
+    with pytest.raises(ValueError, match="where: unknown column 'nope'"):
         render(toy_run, metric="err", where={"nope": [1]})
 
 

@@ -235,7 +235,7 @@ def test_plot_run_writes_png_and_pdf(run_dir):
 def test_plot_run_rejects_unknown_option(run_dir):
     with pytest.raises(ValueError, match="unknown plot option.*colour"):
         plot_run(run_dir, colour="red")
-    with pytest.raises(ValueError, match="x='hp.nope'"):
+    with pytest.raises(ValueError, match="x: unknown column 'hp.nope'"):
         plot_run(run_dir, x="hp.nope")
 
 

@@ -212,9 +212,10 @@ def metric_values(
         if not pd.api.types.is_numeric_dtype(values):
             raise ValueError(f"column {metric!r} is not numeric")
         return values.astype(float)
-    raise ValueError(
-        f"unknown metric {metric!r}; available in this run: {', '.join(metric_columns(trials, datasets)) or 'none'}"
-    )
+    from dpbench.registry import unknown_name
+
+    raise ValueError(unknown_name("metric", metric, metric_columns(trials, datasets), of=" in this run",
+                                  see="the header of trials.csv"))
 
 
 def reference_lines(run: Run, dataset: str, metric: str = "train_mse") -> dict[str, float]:

@@ -124,6 +124,9 @@ class WhiteboxResult:
     loss: LossEpsilon | None = None  # estimate layer for a non-Gaussian log-likelihood ratio (sketches)
     integrity: IntegrityResult | None = None  # the checks of the declarations (replay, sensitivity, atoms, ...)
     witness: ThetaWitness | None = None  # black-box ε̂_lower of θ̂ from the same real runs
+    eps_lower_real: float = float("nan")  # certified bound from the real runs' statistic alone (central view)
+    cpu_seconds: float = float("nan")  # CPU time of the audit in its process (wall ``seconds`` depends on the load)
+    replay_cpu_seconds: float = 0.0  # of which the integrity checks' real paired runs
     s1: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     s0: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
@@ -152,7 +155,8 @@ class WhiteboxResult:
     @property
     def flags(self) -> tuple[str, ...]:
         """Which checks refute the claim: "cert" (ε̂_lower > ε), "gdp"/"pld"/"profile" (interval above ε), "noise"
-        (real noise ≠ declared law), "model" (real-run statistic ≠ its declared law, KS p < 10⁻⁴), "theta" (θ̂'s
+        (real noise ≠ declared law), "model" (real-run statistic ≠ its declared law, KS p < 10⁻⁴), "real" (the
+        certified bound from the real runs' statistic alone > ε), "theta" (θ̂'s
         black-box bound > ε), and the integrity checks (:data:`dpbench.audit.integrity.CHECKS`)."""
         out = []
         if self.eps_lower > self.epsilon:
@@ -164,6 +168,8 @@ class WhiteboxResult:
             out.append("noise")
         if self.model_p < MODEL_ALPHA:
             out.append("model")
+        if self.eps_lower_real > self.epsilon:
+            out.append("real")
         if self.witness is not None and self.witness.eps_lower > self.epsilon:
             out.append("theta")
         if self.integrity is not None:
@@ -183,6 +189,9 @@ class WhiteboxResult:
                 f"{c.statistic:.3f}× the declared law ({c.count} draws)" for c in self.noise if not c.ok]
         if self.model_p < MODEL_ALPHA:
             out.append(f"the real runs' statistic does not follow the declared laws (KS p = {self.model_p:.1e})")
+        if self.eps_lower_real > self.epsilon:
+            out.append(f"certified ε̂_lower from the real runs alone {self.eps_lower_real:.3f} > claimed "
+                       f"{self.epsilon:g}")
         if self.witness is not None and self.witness.eps_lower > self.epsilon:
             out.append(f"θ̂ black-box ε̂_lower {self.witness.eps_lower:.3f} > claimed {self.epsilon:g}")
         if self.integrity is not None:
@@ -261,7 +270,7 @@ def audit_whitebox(
     view = view or ("local" if info.privacy_model == "local" else "central")
     spec = spec or PairSpec()
     hyper = dict(hyper or {})
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     seeds = np.random.SeedSequence([seed, 0x3B17E]).spawn(5)
     base = dict(
         mechanism=info.name, privacy_model=info.privacy_model, neighbour=info.neighbour, view=view, epsilon=epsilon,
@@ -269,6 +278,7 @@ def audit_whitebox(
     )  # fmt: skip
     integrity: IntegrityResult | None = None
     witness: ThetaWitness | None = None
+    replay_cpu = 0.0
     try:
         pair, _ = find_worst_pair(info, spec, view, epsilon, delta, hyper, seed)
         factor = 1.0
@@ -280,11 +290,12 @@ def audit_whitebox(
             else:
                 factor = noise_factor_for_epsilon(exact_releases(probe), CONTROLS[control] * epsilon, delta)
         if control == "none" and replays:
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             pairs = integrity_pairs(info, spec, pair, seed)
             runs_all = integrity_runs(info, pairs, epsilon, delta, hyper, max(int(replays), 4 * pilot), seed,
                                       max_seconds=replay_seconds, minimum=4 * pilot)  # fmt: skip
             integrity = check_integrity(info, pairs, runs_all, time.perf_counter() - started)
+            replay_cpu = time.process_time() - started_cpu
             at_worst = [r.run for r in runs_all if r.pair == 0]
             real = [r.releases for r in at_worst if r.side == "D"] + [r.releases for r in at_worst if r.side != "D"]
             n_d = sum(r.side == "D" for r in at_worst)
@@ -311,6 +322,7 @@ def audit_whitebox(
         if slot.kind != "none" and slot.divergence() > 0
     ))  # fmt: skip
     model_p = float("nan")
+    real_d = real_dp = np.empty(0)
     if view == "central":  # the real runs' statistic against draws from the declared laws at their own histories
         check_rng = np.random.default_rng(seeds[4])
         real_d = np.array([real_statistic(r) for r in real[:n_d]])
@@ -327,6 +339,11 @@ def audit_whitebox(
         sample_statistic(pool, "D", 100_000, rng), sample_statistic(pool, "D'", 100_000, rng)
     ])  # fmt: skip
     thresholds = thresholds_from(threshold_sample, DEEP_LEVELS)
+    eps_lower_real = float("nan")
+    if real_d.size >= 50 and real_dp.size >= 50 and np.isfinite(real_d).all() and np.isfinite(real_dp).all():
+        # the certified bound from the real runs alone (thresholds from the independent batch): no model assumed
+        eps_lower_real = epsilon_lower_bound(real_d, real_dp, thresholds_from(threshold_sample), delta,
+                                             confidence)[0]  # fmt: skip
     rng = np.random.default_rng(seeds[2])
     s1, i1 = sample_statistic(pool, "D", int(runs), rng, return_index=True)
     s0, i0 = sample_statistic(pool, "D'", int(runs), rng, return_index=True)
@@ -351,7 +368,8 @@ def audit_whitebox(
         eps_declared=eps_declared, eps_lower=eps_lower,
         ceiling=audit_ceiling(int(runs), delta, confidence, n_thresholds=thresholds.size), gdp=gdp,
         profile=profile, loss=loss, eps_exact_ci=eps_exact_ci, model_p=model_p, noise=check_noise(everything),
-        integrity=integrity, witness=witness,
+        integrity=integrity, witness=witness, eps_lower_real=eps_lower_real,
+        cpu_seconds=time.process_time() - start_cpu, replay_cpu_seconds=replay_cpu,
         pair=pair.description,
         seconds=time.perf_counter() - start, status="",
         s1=s1[:keep_samples].copy(), s0=s0[:keep_samples].copy(),

@@ -180,7 +180,7 @@ def run_audit(request: AuditRequest, progress: Callable[[str], None] = lambda _:
         controls = ["none", "x1.3", "x3"] if request.controls else ["none"]
         first = request.epsilons[0]
         tasks = [(info.name, eps, c) for info in private for eps in request.epsilons for c in controls]
-        results = Parallel(n_jobs=request.n_jobs)(
+        results = Parallel(n_jobs=request.n_jobs, return_as="generator")(
             delayed(whitebox_task)(name, eps, request.delta, c, request.runs, request.pilot, request.seed,
                                    request.confidence, hyper, request.replays if eps == first else 0,
                                    request.replay_seconds)  # fmt: skip
@@ -194,7 +194,8 @@ def run_audit(request: AuditRequest, progress: Callable[[str], None] = lambda _:
             exact = r.eps_exact if r.eps_exact is None else round(r.eps_exact, 3)
             checked = f" replays={r.integrity.runs}" if r.integrity is not None else ""
             progress(f"{r.mechanism:<26} control={r.control:<5} ε={r.epsilon:<5g} ε̂_lower={r.eps_lower:.3f} "
-                     f"ε̂={r.estimate[0]:.3f} exact={exact}{checked} [{r.status}] {r.seconds:.1f}s")  # fmt: skip
+                     f"ε̂={r.estimate[0]:.3f} exact={exact}{checked} [{r.status}] {r.seconds:.1f}s "
+                     f"(CPU {r.cpu_seconds:.1f}s, replays {r.replay_cpu_seconds:.1f}s)")  # fmt: skip
             if r.status == "error" and len(infos) == 1:
                 raise ValueError(f"cannot audit {r.mechanism!r}: {r.message}")
             outcome.white.append(r)
@@ -265,7 +266,8 @@ def write_audit_doc(request: AuditRequest, outcome: AuditOutcome) -> None:
     if outcome.white:
         parts.append(f"White-box: {request.runs:,} batched runs per side, {request.pilot} real paired runs per side; "
                      f"integrity checks at ε = {request.epsilons[0]:g} on up to {request.replays:,} real paired "
-                     f"runs (at most {request.replay_seconds} s per mechanism once 4 × {request.pilot} are done).\n\n"
+                     f"runs (at most {request.replay_seconds} CPU-s per mechanism once 4 × {request.pilot} are "
+                     "done).\n\n"
                      + format_whitebox_table(outcome.white, markdown=True))  # fmt: skip
         failed = [f"* `{r.mechanism}` (ε = {r.epsilon:g}): {reason}" for r in outcome.white
                   if r.status == "FAIL" for reason in r.reasons]  # fmt: skip

@@ -8,8 +8,8 @@ means: the mean of N users' N(0, s²) noises is N(0, s²/N), of N users' Sym_d(s
 tests/test_shortcuts.py).
 
 Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP-" references). Noise scales use
-the shared calibration of :mod:`dpbench.privacy.info_weighted` (``gaussian_std``: paper / classical / AGM, with
-replace-one l2-sensitivities), never tuned.
+the shared calibration of :mod:`dpbench.mechanisms.info_weighted.calibration` (``gaussian_std``: paper / classical /
+AGM, with replace-one l2-sensitivities), never tuned.
 
 Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂) on the mean scale:
 ``f̂(φ) = ν(<φ, θ̂>)`` — ``clip_{[-1,1]}(<φ, θ̂>)`` for the linear link (spec 000 §3.11 / #23), ``sigmoid(<φ, θ̂>)``
@@ -295,6 +295,18 @@ def iwr_ldp_params(N: int, d: int, epsilon: float, delta: float, fail_prob: floa
     return K, lam
 
 
+def _alg2_epochs(data: EpochData, K: int, lam: float, epsilon: float, delta: float, rng: np.random.Generator,
+                 calibration: str, B: float, per_user: bool) -> tuple[int, int, float, Any]:
+    """Alg 2 on K epochs of the first half of ``data`` (:func:`spectral_ldp_release`, per-user std for l2-sensitivity
+    2B): (n₀, N₁ = rows of the second half, that std, the spectral result)."""
+    N = data.n
+    n0 = N // 2
+    Nk = n0 // K
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
+    return n0, N - n0, std_V, spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=per_user)
+
+
 def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
                 preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_b: float = 1.0,
                 calibration: str = "paper", B: float = 1.0, simulation: str = "aggregate") -> LinearEstimate:
@@ -308,13 +320,8 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     N, d = data.n, data.d
     K, lam = iwr_ldp_params(N, d, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam,
                             calibration=calibration, B=B)
-    n0 = N // 2
-    Nk = n0 // K
-    N1 = N - n0
-    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
-    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
     per_user = is_per_user(simulation)
-    spectral = spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=per_user)
+    n0, N1, std_V, spectral = _alg2_epochs(data, K, lam, epsilon, delta, rng, calibration, B, per_user)
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
     UPhi = Phi1 @ U
@@ -355,12 +362,7 @@ def iwr_glm_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
     N, d = data.n, data.d
     K, lam = iwr_ldp_params(N, d, epsilon, delta, fail_prob, preset="calibrated", K=K, c_lam=c_lam,
                             calibration=calibration, B=B)
-    n0 = N // 2
-    Nk = n0 // K
-    N1 = N - n0
-    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
-    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
-    spectral = spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=is_per_user(simulation))
+    n0, N1, std_V, spectral = _alg2_epochs(data, K, lam, epsilon, delta, rng, calibration, B, is_per_user(simulation))
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
     std_g = noise_std(4.0, epsilon, delta, calibration)

@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
                                    "sensitivity, atoms), once per mechanism at the first ε; 0 = off")
         ] = 10_000,
         replay_seconds: Annotated[
-            float | None, typer.Option(help="white-box: stop the replays after this many seconds per mechanism "
+            float | None, typer.Option(help="white-box: stop the replays after this many CPU-seconds per mechanism "
                                             "(once 4 × pilot runs are done)")
         ] = 20.0,
         controls: Annotated[

@@ -44,6 +44,7 @@ from dpbench.analysis.figures.text import axis_name, coordinate_text, metric_nam
 from dpbench.analysis.runs import EXCESS_NAMES, Run, load_run, metric_values, reference_lines
 from dpbench.analysis.stats import summarise
 from dpbench.config.presets import PLOT_KEYS, parse_plot_options
+from dpbench.registry import unknown_name
 
 #: defaults of every preset option
 DEFAULTS: dict[str, Any] = {
@@ -93,7 +94,8 @@ def _matches(frame: pd.DataFrame, selection: Mapping[str, Sequence[Any]] | None,
     mask = pd.Series(True, index=frame.index)
     for column, wanted in (selection or {}).items():
         if column not in frame:
-            raise ValueError(f"{option}: {column!r} is not a column; columns: {', '.join(frame.columns)}")
+            raise ValueError(f"{option}: " + unknown_name("column", column, frame.columns,
+                                                          see="the header of trials.csv"))
         values = frame[column]
         if pd.api.types.is_numeric_dtype(values):
             try:
@@ -234,8 +236,8 @@ def _select(run: Run, o: dict[str, Any]) -> _Selection:
     panel, row = _panel_column(trials, o), o["row"]
     for option, column in (("x", x), ("hue", hue), ("panel", panel), ("row", row), ("style", o["style"])):
         if column is not None and column not in trials:
-            raise ValueError(f"{option}={column!r} is not a column of {run.path / 'trials.csv'}; "
-                             f"columns: {', '.join(trials.columns)}")
+            raise ValueError(f"{option}: " + unknown_name("column", column, trials.columns,
+                                                          see=f"the header of {run.path / 'trials.csv'}"))
     if not pd.api.types.is_numeric_dtype(trials[x]):
         raise ValueError(f"x={x!r} must be a numeric column")
     drawn = [c for c in (x, hue, panel, row) if c is not None]
@@ -343,6 +345,8 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
     leg_cols = _legend_columns(legend_labels, fig_w - 0.4)
     leg_rows = math.ceil(len(legend_labels) / leg_cols) if legend_labels else 0
     notes = [_describe_points(o, points["count"])] + ([REFS_NOTE] if draw_refs else [])
+    if run.meta.get("partial"):  # a run of -d/-m/-e (meta.json)
+        notes.append(f"Partial run: {run.meta['partial']} of the config.")
     if run.skipped:
         notes.append("Skipped (data unavailable): " + "; ".join(
             f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))

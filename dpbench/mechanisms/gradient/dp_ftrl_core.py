@@ -132,12 +132,7 @@ def _design_value(name: str, given: Any, population, key: str) -> Any:
 
 
 def fit_dp_ftrl(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float | None,
-    delta: float | None,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None, rng: np.random.Generator, *,
     sigma_design: str,
     tau: float,
     calibration_info: dict[str, Any],

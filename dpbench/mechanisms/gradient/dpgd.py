@@ -52,12 +52,7 @@ AUDIT_NOISE_DIV10 = {"sigma_dpgd": scaled_output(0.1)}
     audit=AuditSetup(whitebox={"pair": {"y_bound": SATURATING_LABEL}}),  # the residual clip saturates every step
 )
 def fit(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     T: int = 3,
     C: float = 1.0,
     learning_rate: float = 0.25,

@@ -161,6 +161,24 @@ def iwr_ldp_stage2(
     return theta, {"std_psi": s_psi, "std_Psi": s_Psi}
 
 
+def _alg2_stage(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *, B: float,
+                clip: bool, calibration: str, fail_prob: float, preset: str, c_lam: float, K: int | None,
+                lam: float | None, shuffle: bool, per_user: bool, nonprivate: bool):
+    """The first half of an LDP IWR fit: inputs checked, K and λ by the rule unless given, the users shuffled, Alg 2
+    on the first half. Returns (X, y, the second half's slice, K, λ, the Alg 2 result, its per-user std)."""
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
+    n, d = X.shape
+    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
+                         fail_prob=fail_prob)
+    K = int(rule["K"] if K is None else K)
+    lam = float(rule["lam"] if lam is None else lam)
+    X, y = shuffled(X, y, rng, shuffle)
+    s0, s1 = halves(n)
+    stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
+                                 calibration=calibration, per_user_noise=per_user, nonprivate=nonprivate)
+    return X, y, s1, K, lam, stage1, std_V
+
+
 def _local_info(K: int, lam: float, stage1: SpectralResult, std_V: float, calibration: str, preset: str,
                 epsilon: float) -> dict:
     return {"K": K, "lam": lam, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K, "std_V": std_V,
@@ -182,16 +200,9 @@ def fit_iwr_ldp(
     shuffle: bool = True, per_user_noise: bool = False, nonprivate: bool = False, simulation: str = "aggregate",
 ) -> FitResult:
     per_user_noise = is_per_user(simulation, per_user_noise)
-    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
-    n, d = X.shape
-    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
-                         fail_prob=fail_prob)
-    K = int(rule["K"] if K is None else K)
-    lam = float(rule["lam"] if lam is None else lam)
-    X, y = shuffled(X, y, rng, shuffle)
-    s0, s1 = halves(n)
-    stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                 calibration=calibration, per_user_noise=per_user_noise, nonprivate=nonprivate)
+    X, y, s1, K, lam, stage1, std_V = _alg2_stage(X, y, epsilon, delta, rng, B=B, clip=clip, calibration=calibration,
+                                                  fail_prob=fail_prob, preset=preset, c_lam=c_lam, K=K, lam=lam,
+                                                  shuffle=shuffle, per_user=per_user_noise, nonprivate=nonprivate)
     theta, info2 = iwr_ldp_stage2(X[s1], y[s1], stage1.X, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
                                   calibration=calibration, per_user_noise=per_user_noise, nonprivate=nonprivate)
     return FitResult(theta, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon), **info2})
@@ -269,17 +280,10 @@ def fit_iwr_glm_ldp(
     """Per-user noise std of the gradient's data part: replace sensitivity 2(1 + B) (norm ≤ 1 + B; paper:
     Priv_2 = std 2σ at B = 1). Pure-Python loop over the second half of the users (~5 µs per user); its noise is
     always drawn per user (no aggregate law); ``simulation`` applies to the Alg 2 stage."""
-    per_user = is_per_user(simulation)
-    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
-    n, d = X.shape
-    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
-                         fail_prob=fail_prob)
-    K = int(rule["K"] if K is None else K)
-    lam = float(rule["lam"] if lam is None else lam)
-    X, y = shuffled(X, y, rng, shuffle)
-    s0, s1 = halves(n)
-    stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                 calibration=calibration, nonprivate=nonprivate, per_user_noise=per_user)
+    X, y, s1, K, lam, stage1, std_V = _alg2_stage(X, y, epsilon, delta, rng, B=B, clip=clip, calibration=calibration,
+                                                  fail_prob=fail_prob, preset=preset, c_lam=c_lam, K=K, lam=lam,
+                                                  shuffle=shuffle, per_user=is_per_user(simulation),
+                                                  nonprivate=nonprivate)
     std_g = 0.0 if nonprivate else gaussian_std(2.0 * (1.0 + B), epsilon, delta, calibration)
     w = ldp_sgd_linear(X[s1], y[s1], stage1.X, lam=lam, std=std_g, rng=rng, sensitivity=2.0 * (1.0 + B))
     return FitResult(stage1.X @ w, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon),

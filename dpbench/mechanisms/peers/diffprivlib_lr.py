@@ -67,12 +67,7 @@ SUMMARY = "diffprivlib LinearRegression (functional mechanism, pure ε-DP), boun
     audit=AuditSetup(skip=UNAVAILABLE or None),
 )
 def fit(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     x_bound: float = 1.0,
     y_bound: float = 1.0,
 ) -> FitResult:

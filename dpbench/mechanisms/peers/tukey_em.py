@@ -107,12 +107,7 @@ def sample_depth_region(sorted_coords: np.ndarray, depth: int, rng: np.random.Ge
     audit=AuditSetup(n=2000, d=2),
 )
 def fit(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     models: int = 1000,
     jitter: float = 1e-10,
 ) -> FitResult:

@@ -128,12 +128,7 @@ AUDIT_NOISE_DIV10 = {"ihm_noise_scales": _scales_div10}
     audit=AuditSetup(whitebox={"pair": {"y_bound": SATURATING_LABEL}}),  # the residual clip saturates every step
 )
 def fit(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     T: int = 3,
     C: float = 1.0,
     k_factor: float = 6.0,

@@ -69,12 +69,7 @@ AUDIT_NOISE_DIV10 = {"solve_gamma_linmix": scaled_output(0.01)}
     audit=AuditSetup(whitebox={"pair": {"n": 64, "background": "xy_null"}}),
 )
 def fit(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     k_factor: float = 2.5,
     rho: float | None = None,
     strict: bool = False,

@@ -72,12 +72,7 @@ AUDIT_NOISE_DIV10 = {"sigma_agm": scaled_output(0.1)}
     bounds=Bounds(x="x_bound", y="y_bound"),
 )
 def fit(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     rho: float | None = None,
     shift: str = "code",
     accounting: str = "paper",

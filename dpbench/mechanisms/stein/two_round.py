@@ -62,12 +62,7 @@ def projection_interval(family: Family, r: float, noise_c: float = 0.05) -> tupl
 
 
 def two_round_fit(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
     family: str,
     covariates: str,
     r: float | None,
@@ -126,12 +121,7 @@ def two_round_fit(
 
 def _make(kind: str, covariates: str):
     def fit(
-        X: np.ndarray,
-        y: np.ndarray,
-        epsilon: float,
-        delta: float,
-        rng: np.random.Generator,
-        *,
+        X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
         family: str = "logistic" if kind == "glm" else "sigmoid",
         r: float | None = None,
         r_const: float = 10.0,
