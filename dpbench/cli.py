@@ -107,8 +107,9 @@ def run(
     try:
         run_dir = run_experiment(cfg, n_jobs=n_jobs, fresh=fresh, progress=progress and not dry_run, log=_log,
                                  selection=selection, dry_run=dry_run)
-    except RunInterrupted as err:
-        typer.echo(str(err), err=True)
+    except (RunInterrupted, KeyboardInterrupt) as err:  # a RunInterrupted's line was logged when Ctrl-C arrived
+        if isinstance(err, KeyboardInterrupt):  # before or after the trials ran (planning, assembly)
+            _log("interrupted: every finished trial is kept in the run's store; run the same command to resume")
         import gc
 
         gc.freeze()  # exit now: the interpreter's final collection of every imported module takes ~1 s

@@ -181,10 +181,8 @@ def execute(
     try:
         for results in outputs:
             yield from results
-    finally:  # stopped early (Ctrl-C, a failed block): cancel the rest now, without joblib's "not used" warning
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            outputs.close()
+    finally:  # stopped early (Ctrl-C, a failed block): cancel the rest now
+        outputs.close()
 
 
 #: with data affinity, at least this many chunks per worker (load balance)
@@ -230,7 +228,8 @@ def _run_chunk(chunk: list[Any], config: Any, guarded: Callable[[Any, Any], Any]
 
 
 class RunInterrupted(Exception):
-    """Ctrl-C during a run; the message says how many trials the store keeps and that the same command resumes."""
+    """Ctrl-C during a run; the message (also logged the moment Ctrl-C arrives, before the workers are shut down)
+    says how many trials the store keeps and that the same command resumes."""
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -393,37 +392,44 @@ def run_tasks(
     planned: Planned,
     bar: Any,
     log: Callable[[str], None],
+    on_interrupt: Callable[[], None] = lambda: None,
 ) -> tuple[dict[str, str], set[str]]:
-    """Execute, verify and store each block; return (skipped datasets → reason, slots of skipped trials)."""
+    """Execute, verify and store each block; return (skipped datasets → reason, slots of skipped trials).
+    Ctrl-C calls ``on_interrupt`` at once, before the workers (or a Dask cluster) are shut down."""
     skipped: dict[str, str] = {}
     skipped_slots: set[str] = set()
     outcomes = execute(todo, config, n_jobs, kind.run_task)
-    try:
-        for task, result in execute(todo, config, n_jobs, kind.run_task):
-            lost = index.damaged_for(task, (t.slot for t in task.trials())) if index.damaged else []
-            prefix = (f"damaged shard {lost[0]} ({index.damaged[lost[0]]}) cannot be re-run" if lost
-                      else f"block {task.shard_name} failed")
-            if isinstance(result, TaskFailure):
-                (run_dir / "failed").mkdir(exist_ok=True)
-                write_atomic(run_dir / "failed" / f"{task.shard_name}.log", result.traceback)
-                raise RunError(f"{prefix}: {describe(task)}: {result.error} (traceback in {run_dir / 'failed'})")
-            if result.skipped and lost:
-                raise RunError(f"{prefix}: {describe(task)}: {'; '.join(result.skipped.values())}")
-            if result.skipped:
-                skipped_slots.update(trial.slot for trial in task.trials())
-                for ident, reason in result.skipped.items():
-                    if ident not in skipped:
-                        log(f"SKIPPED {ident}: {reason}")
-                    skipped[ident] = reason
+    with warnings.catch_warnings():  # joblib's notes on tasks cancelled by an early stop (Ctrl-C, a failure)
+        warnings.filterwarnings("ignore", message=r"\d+ tasks", category=UserWarning)
+        try:
+            for task, result in outcomes:
+                lost = index.damaged_for(task, (t.slot for t in task.trials())) if index.damaged else []
+                prefix = (f"damaged shard {lost[0]} ({index.damaged[lost[0]]}) cannot be re-run" if lost
+                          else f"block {task.shard_name} failed")
+                if isinstance(result, TaskFailure):
+                    (run_dir / "failed").mkdir(exist_ok=True)
+                    write_atomic(run_dir / "failed" / f"{task.shard_name}.log", result.traceback)
+                    raise RunError(f"{prefix}: {describe(task)}: {result.error} (traceback in {run_dir / 'failed'})")
+                if result.skipped and lost:
+                    raise RunError(f"{prefix}: {describe(task)}: {'; '.join(result.skipped.values())}")
+                if result.skipped:
+                    skipped_slots.update(trial.slot for trial in task.trials())
+                    for ident, reason in result.skipped.items():
+                        if ident not in skipped:
+                            log(f"SKIPPED {ident}: {reason}")
+                        skipped[ident] = reason
+                    bar.update(task.trial_stop - task.trial_start)
+                    continue
+                name, header, records = store_block(task, result, plan, run_dir / SHARD_DIR)
+                index.add(records, header["described"])
+                for record in records:
+                    planned.chosen[record.slot] = record
                 bar.update(task.trial_stop - task.trial_start)
-                continue
-            name, header, records = store_block(task, result, plan, run_dir / SHARD_DIR)
-            index.add(records, header["described"])
-            for record in records:
-                planned.chosen[record.slot] = record
-            bar.update(task.trial_stop - task.trial_start)
-    finally:  # stopped early (Ctrl-C, a failed block): end the workers now, not at garbage collection
-        outcomes.close()
+        except KeyboardInterrupt:
+            on_interrupt()
+            raise
+        finally:  # stopped early (Ctrl-C, a failed block): end the workers now, not at garbage collection
+            outcomes.close()
     return skipped, skipped_slots
 
 
@@ -552,18 +558,28 @@ def run_locked(
     todo = tasks_to_run(selected, lambda t: t.slot in planned.chosen)
     to_run = sum(1 for _, t in selected if t.slot not in planned.chosen)
     reused = len(selected) - to_run
-    if reused:
+    if reused or any(t.slot in planned.stale for _, t in selected):
         log(f"reusing {reused} of {len(selected)} trials from the store in {run_dir}; running {to_run}")
+    def interrupted() -> str:
+        kept = sum(1 for _, t in items if t.slot in planned.chosen)
+        return (f"interrupted: {kept} of {len(items)} trials of this config are kept in {run_dir}; run the same "
+                "command to resume")
+
+    said: list[str] = []
+
+    def say_interrupted() -> None:
+        said.append(interrupted())
+        log(said[-1])
+
     try:
         with progress_bar(len(selected), progress) as bar:
             bar.update(reused)
-            skipped, skipped_slots = run_tasks(todo, config, n_jobs, kind, plan, run_dir, index, planned, bar, log)
+            skipped, skipped_slots = run_tasks(todo, config, n_jobs, kind, plan, run_dir, index, planned, bar, log,
+                                               on_interrupt=say_interrupted)
     except KeyboardInterrupt:
-        kept = sum(1 for _, t in items if t.slot in planned.chosen)
-        raise RunInterrupted(
-            f"interrupted: {kept} of {len(items)} trials of this config are kept in {run_dir}; run the same command "
-            "to resume"
-        ) from None
+        if not said:
+            say_interrupted()
+        raise RunInterrupted(said[0]) from None
     plan.skipped = {**plan.skipped, **skipped}
     expected = [t for _, t in items if t.slot not in skipped_slots]
     wanted = [t for t in expected if t.slot in planned.chosen]
