@@ -297,6 +297,22 @@ def test_a_read_only_folder_is_one_line_naming_the_path(study, monkeypatch):
         go(study)
 
 
+def test_a_folder_that_becomes_unwritable_mid_run_is_one_line_naming_the_file(study, monkeypatch):
+    from dpbench.engine import store
+
+    real = store.os.replace
+
+    def refuse(src, dst):
+        if str(dst).endswith(".csv") and SHARD_DIR in str(dst):
+            raise PermissionError(errno.EROFS, "Read-only file system", str(src))
+        return real(src, dst)
+
+    monkeypatch.setattr(store.os, "replace", refuse)
+    with pytest.raises(RunError, match=r"^cannot write .*/shards/.*\.csv: Read-only file system; choose a writable"):
+        go(study)
+    assert not list(Path(study["output_dir"]).rglob(".*.tmp"))  # nothing half-written left
+
+
 @pytest.mark.parametrize("n_jobs", ["1", "2"])
 def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(study, tmp_path, n_jobs):
     study.update(trials=4000, trial_block=50, mechanisms=["adassp"], epsilons=[1.0])
@@ -336,3 +352,19 @@ def test_a_task_partly_in_the_store_runs_as_its_subset(study):
     items = core.planned_trials(plan)
     todo = core.tasks_to_run(items, lambda trial: trial.handle[1] < 4)
     assert {(t.trial_start, t.trial_stop) for t in todo} == {(4, 8)} and len(todo) == len(plan.tasks)
+
+
+def test_shards_of_an_older_dpbench_are_one_line_and_their_trials_rerun(study):
+    from dpbench.engine import store
+
+    run_dir, _ = go(study)
+    before = frame(run_dir).drop(columns="seconds")
+    for path in sorted((run_dir / SHARD_DIR).glob("*.csv"))[:3]:
+        header, body = store.read_shard(path)
+        path.write_text(store.shard_text(body, {**header, "version": 1}).replace('"version": 2', '"version": 1'))
+    _, messages = go(study)
+    (line,) = [m for m in messages if "older dpbench" in m]
+    assert line.startswith("3 shards in ") and "moved to" in line
+    assert not any("damaged shard" in m for m in messages)
+    assert ran(messages) == 12
+    pd.testing.assert_frame_equal(frame(run_dir).drop(columns="seconds"), before)

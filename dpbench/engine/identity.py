@@ -30,7 +30,7 @@ from dpbench import __version__
 SOURCE_DIGITS = 16
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Trial:
     """One planned trial as the engine sees it.
 

@@ -59,6 +59,10 @@ class ShardError(ValueError):
     """A shard that fails verification; the message says why."""
 
 
+class OlderShardError(ShardError):
+    """A shard in the format of an older dpbench (its trials cannot be reused: seeds and identities changed)."""
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # atomic writes
 
@@ -84,6 +88,11 @@ def atomic_path(path: Path) -> Iterator[Path]:
             raise RunError(
                 f"disk full while writing {path} ({os.strerror(err.errno)}); nothing half-written was left — free "
                 "space and run the same command again (finished blocks are kept)"
+            ) from err
+        if isinstance(err, OSError) and err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise RunError(
+                f"cannot write {path}: {os.strerror(err.errno)}; choose a writable --output-dir (finished trials "
+                "already in the store are kept)"
             ) from err
         raise
 
@@ -156,7 +165,7 @@ def read_shard(path: Path) -> tuple[dict[str, Any], str]:
         raise ShardError("corrupted header") from None
     if not isinstance(header, dict) or header.get("version") != SHARD_VERSION:
         version = header.get("version") if isinstance(header, dict) else header
-        raise ShardError(f"shard format {version!r} of an older dpbench (this one reads {SHARD_VERSION})")
+        raise OlderShardError(f"shard format {version!r} of an older dpbench (this one reads {SHARD_VERSION})")
     if digest(body) != header.get("sha256"):
         raise ShardError(f"content does not match its checksum (truncated or corrupted; {len(rest)} bytes of data)")
     return header, body
@@ -238,9 +247,13 @@ def load_index(shard_dir: Path, log: Callable[[str], None] | None = None, repair
     ``shards/damaged/`` (its trials are then missing and run again); without ``repair`` (a dry run) it is left."""
     index = StoreIndex()
     paths = sorted(shard_dir.glob("*.csv"), key=lambda p: (p.stat().st_mtime_ns, p.name)) if shard_dir.is_dir() else []
+    older = []
     for path in paths:
         try:
             header, records = verified_records(path)
+        except OlderShardError:
+            older.append(path)
+            continue
         except ShardError as err:
             index.damaged[path.name] = str(err)
             index.damaged_slots.update({slot: path.name for slot in claimed_slots(path)})
@@ -252,6 +265,13 @@ def load_index(shard_dir: Path, log: Callable[[str], None] | None = None, repair
                 log(f"damaged shard {path}: {err} (a run moves it to shards/damaged/ and runs its trials again)")
             continue
         index.add(records, header.get("described") or {})
+    if older and log:  # one line for a whole run folder of an older dpbench, not one per shard
+        where = f"moved to {shard_dir / DAMAGED_DIR}" if repair else "a run moves them to shards/damaged/"
+        log(f"{len(older)} shards in {shard_dir} were written by an older dpbench (another seed scheme); {where} "
+            "and their trials are run again")
+    if older and repair:
+        for path in older:
+            quarantine(path)
     return index
 
 
