@@ -72,3 +72,11 @@ def test_the_readmes_wall_times_are_the_measured_ones():
     assert len(times) == 5
     for minutes in [*times, re.search(r"(\d+\.\d) min measured", readme).group(1)]:
         assert f"**{minutes} min**" in performance, minutes
+
+
+def test_every_repository_path_the_readme_and_docs_name_exists():
+    """`dpbench/…`, `tests/…`, `configs/…` paths in code spans: a module that moved leaves no old path behind."""
+    named = re.compile(r"`((?:dpbench|tests|configs|mk|docs|datasets)/[A-Za-z0-9_./-]+)`")
+    missing = [f"{page.relative_to(ROOT)}: {path}" for page in PAGES for path in named.findall(page.read_text())
+               if not (ROOT / path.rstrip("/.")).exists()]
+    assert missing == []
