@@ -70,8 +70,20 @@ def run(
         str | None, typer.Option(help="parent folder of the run (default: config's)")
     ] = None,
     fresh: Annotated[
-        bool, typer.Option(help="discard an existing run of the same name instead of resuming")
+        bool, typer.Option(help="empty the run's trial store first (every trial is computed again)")
     ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="print the plan (trials finished / to run, estimated time); write nothing")
+    ] = False,
+    dataset: Annotated[
+        list[str] | None, typer.Option("--dataset", "-d", help="run only this dataset (label; repeatable)")
+    ] = None,
+    mechanism: Annotated[
+        list[str] | None, typer.Option("--mechanism", "-m", help="run only this mechanism (label; repeatable)")
+    ] = None,
+    epsilon: Annotated[
+        list[float] | None, typer.Option("--epsilon", "-e", help="run only this ε (value; repeatable)")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="show a progress bar")] = True,
     plot: Annotated[bool, typer.Option(help="draw the figure when the run ends")] = False,
     backend: Annotated[str | None, typer.Option(help="loky (default) or dask")] = None,
@@ -79,14 +91,31 @@ def run(
         str | None, typer.Option(help="dask scheduler: 'local', tcp://host:port or a scheduler file")
     ] = None,
 ) -> None:
-    """Run (or resume) the experiment described by CONFIG; results go to <output_dir>/<name>/."""
+    """Run the trials of CONFIG that its run folder's store lacks, then write <output_dir>/<name>/trials.csv.
+
+    Every finished trial is kept under what it is (data, mechanism and its code, ε, δ, draw, trial, seed): a grown,
+    shrunk or edited config reuses the trials that are still valid and runs only the rest; -d/-m/-e run a part."""
     from dpbench.config import load_config
     from dpbench.engine import run as run_experiment
+    from dpbench.engine.core import RunInterrupted
+    from dpbench.engine.survey import Selection
 
     cfg = load_config(config, trials=trials, output_dir=output_dir, backend=backend, scheduler=scheduler)
     if trials is not None and getattr(cfg, "large_trials", None) is not None:
         cfg.large_trials = min(cfg.large_trials, trials)
-    run_dir = run_experiment(cfg, n_jobs=n_jobs, fresh=fresh, progress=progress, log=_log)
+    selection = Selection(tuple(dataset or ()), tuple(mechanism or ()), tuple(epsilon or ()))
+    try:
+        run_dir = run_experiment(cfg, n_jobs=n_jobs, fresh=fresh, progress=progress and not dry_run, log=_log,
+                                 selection=selection, dry_run=dry_run)
+    except (RunInterrupted, KeyboardInterrupt) as err:  # a RunInterrupted's line was logged when Ctrl-C arrived
+        if isinstance(err, KeyboardInterrupt):  # before or after the trials ran (planning, assembly)
+            _log("interrupted: every finished trial is kept in the run's store; run the same command to resume")
+        import gc
+
+        gc.freeze()  # exit now: the interpreter's final collection of every imported module takes ~1 s
+        raise typer.Exit(code=130) from None
+    if dry_run:
+        return
     typer.echo(f"wrote {run_dir / 'trials.csv'}")
     if plot:
         _plot_paths(run_dir)

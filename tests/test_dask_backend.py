@@ -86,6 +86,21 @@ def test_a_loky_run_resumes_on_dask_without_recomputing(small_config, cluster):
     assert {p.name: p.stat().st_mtime_ns for p in (again / "shards").glob("*.csv")} == before
 
 
+def test_on_dask_a_grown_config_runs_only_its_new_trials(small_config, cluster, tmp_path):
+    """The trial store works the same on Dask: trials 6 → 9 computes trials 6–8 only, 0–5 kept bit for bit, and the
+    table equals a loky run of the grown config."""
+    on_dask = {**small_config, "backend": "dask", "scheduler": cluster.scheduler_address}
+    first = quiet_run(on_dask)
+    before = pd.read_csv(first / "trials.csv")
+    messages: list[str] = []
+    grown = run(parse_config({**on_dask, "trials": 9}), progress=False, log=messages.append)
+    assert "reusing 36 of 54 trials from the store in" in messages[0] and messages[0].endswith("running 18")
+    after = pd.read_csv(grown / "trials.csv")
+    pd.testing.assert_frame_equal(after[after["trial"] < 6].reset_index(drop=True), before)  # timing included
+    loky = quiet_run({**small_config, "trials": 9, "output_dir": str(tmp_path / "loky")}, n_jobs=2)
+    pd.testing.assert_frame_equal(trials(grown), trials(loky))
+
+
 @pytest.mark.parametrize(
     ("extra", "field"),
     [

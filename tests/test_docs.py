@@ -9,6 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+#: the pages a newcomer is sent to from the README's first screens
+NEWCOMER_PAGES = ("ihm", "performance", "leaderboard", "configs", "library", "byo_tutorial")
 FENCE = re.compile(r"^```.*?^```", flags=re.S | re.M)
 
 
@@ -72,3 +74,12 @@ def test_the_readmes_wall_times_are_the_measured_ones():
     assert len(times) == 5
     for minutes in [*times, re.search(r"(\d+\.\d) min measured", readme).group(1)]:
         assert f"**{minutes} min**" in performance, minutes
+
+
+def test_every_repository_path_the_readme_and_docs_name_exists():
+    """`dpbench/…`, `tests/…`, `configs/…` paths in code spans: a module that moved leaves no old path behind."""
+    named = re.compile(r"`((?:dpbench|tests|configs|mk|docs|datasets)/[A-Za-z0-9_./-]+)`")
+    pages = [ROOT / "README.md", *(ROOT / "docs" / f"{name}.md" for name in NEWCOMER_PAGES)]
+    missing = [f"{page.relative_to(ROOT)}: {path}" for page in pages for path in named.findall(page.read_text())
+               if not (ROOT / path.rstrip("/.")).exists()]
+    assert missing == []

@@ -82,9 +82,10 @@ def _legacy(path: Path) -> None:  # a plain CSV shard as dpbench wrote before sh
     path.write_bytes(path.read_bytes().partition(b"\n")[2])
 
 
-def _foreign_experiment(path: Path) -> None:  # a valid shard of another experiment copied in
+def _forged_header(path: Path) -> None:  # checksum recomputed, but a trial's slot no longer matches its key
     header, body = store.read_shard(path)
-    path.write_text(store.shard_text(body, {**header, "fingerprint": "0" * 64}))
+    header["trials"][0][0] = "0" * 64
+    path.write_text(store.shard_text(body, header))
 
 
 def _other_task(path: Path) -> None:  # another block's (valid) shard under this name
@@ -98,8 +99,8 @@ DAMAGES = {
     "byte_flipped": (_flip_byte, "checksum"),
     "emptied": (_empty, "no dpbench shard header"),
     "older_dpbench_csv": (_legacy, "no dpbench shard header"),
-    "other_experiment": (_foreign_experiment, "different experiment"),
-    "other_task": (_other_task, "holds task"),
+    "forged_header": (_forged_header, "does not match its key"),
+    "other_task": (_other_task, "name does not match"),
 }
 
 
@@ -163,11 +164,18 @@ def test_damaged_shard_whose_mechanism_now_fails_stops_naming_it(finished, monke
     assert list((run_dir / "failed").glob("*.log"))  # the traceback is kept for the developer
 
 
-def test_changed_config_on_a_run_with_damaged_shards_is_refused(finished):
-    config, run_dir, _ = finished
-    _truncate_300(shards(run_dir)[0])
-    with pytest.raises(ConfigError, match="different experiment"):
-        quiet({**config, "seed": 99})
+def test_changed_config_on_a_run_with_damaged_shards_reruns_them_and_reuses_the_rest(finished):
+    config, run_dir, reference = finished
+    victim = shards(run_dir)[0]
+    _truncate_300(victim)
+    grown = {**config, "trials": config["trials"] + 1}
+    messages: list[str] = []
+    run(parse_config(grown), progress=False, log=messages.append)
+    assert any("damaged shard" in m and victim.name in m for m in messages)
+    result = table(run_dir)
+    assert len(result) == len(reference) // config["trials"] * grown["trials"]
+    old = result[result["trial"] < config["trials"]].reset_index(drop=True)
+    pd.testing.assert_frame_equal(old, reference)  # the re-run trials and the reused ones are those of before
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def test_each_n_is_the_prefix_of_the_largest_n_draw() -> None:
     nest_base_draw.cache_clear()
     by_p: dict[int, dict[int, object]] = {}
     for entry in config.datasets:
-        dataset, stats = prepare_dataset(entry, config.seed, 1)
+        dataset, stats, _ = prepare_dataset(entry, config.seed, 1)
         options = dict(entry.options)
         by_p.setdefault(options["p"], {})[options["n"]] = (dataset, stats)
     for p, cuts in by_p.items():

@@ -90,16 +90,18 @@ def test_resume_after_lost_shards(small_config):
     (run_dir / "trials.csv").unlink()
     messages = []
     run(cfg, progress=False, log=messages.append)
-    assert any("resuming" in m for m in messages)
+    assert any(m.startswith("reusing") for m in messages)
     pd.testing.assert_frame_equal(load_trials(run_dir), reference)
 
 
-def test_changed_config_is_not_silently_mixed(small_config):
-    run(parse_config(small_config), progress=False)
-    changed = parse_config({**small_config, "seed": 8})
-    with pytest.raises(ConfigError, match="different experiment"):
-        run(changed, progress=False)
-    run(changed, progress=False, fresh=True)
+def test_changed_config_is_not_silently_mixed(small_config, tmp_path):
+    """Another seed changes every trial's identity: nothing of the old run is reused, the table is a fresh run's."""
+    run_dir = run(parse_config(small_config), progress=False, log=lambda m: None)
+    changed = {**small_config, "seed": 8}
+    run(parse_config(changed), progress=False, log=lambda m: None)
+    elsewhere = run(parse_config({**changed, "output_dir": str(tmp_path / "elsewhere")}), progress=False,
+                    log=lambda m: None)
+    assert csv_without_timing(run_dir) == csv_without_timing(elsewhere)
 
 
 KILL_SCRIPT = """
@@ -210,10 +212,10 @@ def test_gram_statistics_do_not_depend_on_the_blas_thread_count():
     entry = DatasetEntry("pol", "Pol")
     prepare_dataset.cache_clear()
     with threadpool_limits(limits=2):
-        _, wide = prepare_dataset(entry, 50)
+        _, wide, _ = prepare_dataset(entry, 50)
     prepare_dataset.cache_clear()
     with threadpool_limits(limits=1):
-        _, narrow = prepare_dataset(entry, 50)
+        _, narrow, _ = prepare_dataset(entry, 50)
     assert wide.yty == narrow.yty and np.array_equal(wide.eigh_xy[1], narrow.eigh_xy[1])
 
 
@@ -236,7 +238,7 @@ def test_gram_statistics_are_computed_only_when_read():
     from dpbench.engine.schema import DatasetEntry
 
     prepare_dataset.cache_clear()
-    _, stats = prepare_dataset(DatasetEntry("pol", "Pol"), 50)
+    _, stats, _ = prepare_dataset(DatasetEntry("pol", "Pol"), 50)
     assert not {"xtx", "eigh_x", "eigh_xy", "theta_ols"} & set(vars(stats))
     assert stats.lam_min_x >= 0 and {"xtx", "eigh_x"} <= set(vars(stats)) and "eigh_xy" not in vars(stats)
 
@@ -263,7 +265,7 @@ def test_plan_loads_no_data_and_workers_load_each_dataset_once(small_config, mon
     config = parse_config({**small_config, "large_dataset_trials": {"nd_above": 1000, "trials": 2}})
     plan = regression.plan_tasks(config, log=lambda m: None)
     assert calls == []  # the loader's declared shape answers n·d = 1200 > 1000 → 2 trials
-    assert {task.trials for task in plan.tasks} == {2}
+    assert {task.n_trials for task in plan.tasks} == {2}
     run(config, progress=False, log=lambda m: None)
     assert calls == [300]  # once, in the (only) worker, cached for every block
     monkeypatch.setitem(registry.DATASETS, "sphere_linear", registry.DatasetInfo(
@@ -308,7 +310,7 @@ def test_replicate_option_names_its_replacement(small_config):
 
 
 def test_metrics_receive_the_trial_coordinates(small_config, monkeypatch):
-    from dpbench.engine import metrics
+    from dpbench.data import metrics
 
     seen = []
 

@@ -442,6 +442,9 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, anal
         blocks.append(Paragraph(f"**{run.title}**"))
     if run.caption:
         blocks.append(Paragraph(run.caption))
+    if run.meta.get("partial"):  # a run of -d/-m/-e: say how much of the config the table holds
+        blocks.append(Paragraph(f"**Partial run**: {run.meta['partial']} of the config; `dpbench run` without "
+                                "-d/-m/-e runs the rest into this folder."))
     blocks += [Heading("Datasets"), datasets_table(run)]
     blocks += [Paragraph(f"**Fallback**: {line}.") for line in
                fallback_sentences(fallback_counts(run.trials, dataset_key(run.trials)))]

@@ -6,7 +6,11 @@ same guarantees as the regression kind:
 * **Seeds.** Trial t of environment e draws its instance (θ*, fixed arms) from ``SeedSequence([seed, H(e), t, 0])``
   and its contexts/reward coins from the block stream keyed ``(seed, H(e), t, 1)`` — the same for every algorithm
   and ε (common random numbers). The algorithm's own randomness (actions, privacy noise) comes from
-  ``SeedSequence([seed, H(e), H(algorithm), i_ε, t])``. Nothing depends on n_jobs or task order.
+  ``SeedSequence([seed, H(e), H(algorithm), H(ε), t])`` (H(ε) of ε's value, not its position). Nothing depends on
+  n_jobs, task order or a position in the config.
+* **Identity.** Each trial is known to the engine's store by value (:meth:`BanditTask.trials`): environment (name,
+  options, label), algorithm (name, resolved hyperparameters) and the sources of their modules and of the simulator,
+  ε, T, δ, the checkpoint grid, the seed and the trial index; growing or shrinking a config reuses finished trials.
 * **Tasks and resume.** One task = (environment, block of ``trial_block`` trials, group of (algorithm, ε) cells),
   written atomically to a self-verifying ``shards/<task>.csv``; a restarted run verifies and skips finished shards
   (re-running damaged ones); assembly checks one row per (environment, algorithm, ε, trial, T) before
@@ -21,9 +25,10 @@ same guarantees as the regression kind:
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,7 +39,8 @@ from dpbench.bandits.config import AlgoEntry, BanditConfig, EnvEntry, parse_band
 from dpbench.bandits.envs import ContextStream, get_env
 from dpbench.bandits.simulator import checkpoints, get_algorithm, run_lockstep
 from dpbench.engine.core import Plan, check_plan_size
-from dpbench.engine.seeds import stable_hash
+from dpbench.engine.identity import Trial, canonical, cell_runs, code_version, sha256
+from dpbench.engine.seeds import stable_hash, value_hash
 
 #: memory budget of one lockstep group: its cells' per-round records and epoch data (:func:`cell_bytes`); 3 GiB lets
 #: the four T = 2²⁴ cells of bandit_ctrl_ldp_agm (≈ 0.6 GB each) share one context stream: 159 → 134 CPU-s, peak 2.9 GB
@@ -51,21 +57,70 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class BanditContext:
+    """The config values that enter every bandit trial's identity (besides environment, algorithm, ε, trial)."""
+
+    seed: int
+    T: int
+    delta: float
+    checkpoints_per_octave: int
+
+
+@functools.lru_cache(maxsize=4096)
+def cell_identity(env: EnvEntry, cell: Cell, context: BanditContext) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """(digest of an (environment, algorithm, ε) cell's identity by value, its code version)."""
+    algo = get_algorithm(cell.algo.algorithm)
+    info = get_env(env.env)
+    identity = {
+        "kind": "bandit",
+        "environment": {"env": env.env, "options": dict(env.options), "label": env.label},
+        "algorithm": {"name": algo.name, "hyper": {**algo.hyperparameters(), **dict(cell.algo.hyper)}},
+        "epsilon": float(cell.epsilon),
+        "T": context.T,
+        "delta": context.delta,
+        "checkpoints_per_octave": context.checkpoints_per_octave,
+        "seed": context.seed,
+    }
+    code = code_version((f"algorithm {algo.name}", algo.make), (f"environment {env.env}", info.make),
+                        ("simulator", run_lockstep))
+    return sha256(canonical(identity)), code
+
+
+@dataclass(frozen=True)
 class BanditTask:
     env: EnvEntry
     cells: tuple[Cell, ...]
     trial_start: int
     trial_stop: int
     checkpoints: tuple[int, ...] = ()  # the T values each trial reports
+    context: BanditContext | None = None
 
     @property
     def shard_name(self) -> str:
-        cells = stable_hash(";".join(f"{c.algo.key}|{c.eps_index}" for c in self.cells))
+        cells = stable_hash(";".join(f"{c.algo.key}|{c.epsilon!r}" for c in self.cells))
         return f"e{stable_hash(self.env.key):08x}-c{cells:08x}-t{self.trial_start}-{self.trial_stop}.csv"
 
     def planned_keys(self) -> list[tuple]:
-        return [(self.env.id, cell.algo.label, cell.eps_index, trial, T) for cell in self.cells
-                for trial in range(self.trial_start, self.trial_stop) for T in self.checkpoints]
+        return [key for trial in self.trials() for key in trial.keys]
+
+    def trials(self) -> list[Trial]:
+        """Every trial of the task (cell-major), identified by value (:func:`cell_identity`)."""
+        if self.context is None:
+            raise ValueError("a BanditTask needs its BanditContext to name its trials")
+        trials = []
+        for c, cell in enumerate(self.cells):
+            digest, code = cell_identity(self.env, cell, self.context)
+            fixed = (("epsilon_index", cell.eps_index), ("label", cell.algo.label))
+            trials += [Trial(sha256(f"{digest}#{t}"), code, (self.env.id, cell.algo.label, cell.epsilon),
+                             tuple((self.env.id, cell.algo.label, cell.eps_index, t, T) for T in self.checkpoints),
+                             fixed, (c, t))
+                       for t in range(self.trial_start, self.trial_stop)]
+        return trials
+
+    def subset(self, handles: list[tuple[int, int]]) -> list[BanditTask]:
+        """Tasks running exactly the trials ``handles`` ((cell index, trial) pairs of :meth:`trials`)."""
+        return [replace(self, cells=tuple(self.cells[c] for c in cells), trial_start=start, trial_stop=stop)
+                for cells, start, stop in cell_runs(handles)]
 
     def describe(self) -> str:
         cells = ", ".join(f"{c.algo.label} (ε = {c.epsilon:g})" for c in self.cells)
@@ -80,8 +135,8 @@ def stream_key(seed: int, env: EnvEntry, trial: int) -> tuple[int, ...]:
     return (seed, stable_hash(env.key), trial, 1)
 
 
-def algo_seed(seed: int, env: EnvEntry, algo: AlgoEntry, eps_index: int, trial: int) -> np.random.SeedSequence:
-    return np.random.SeedSequence([seed, stable_hash(env.key), stable_hash(algo.key), eps_index, trial])
+def algo_seed(seed: int, env: EnvEntry, algo: AlgoEntry, epsilon: float, trial: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence([seed, stable_hash(env.key), stable_hash(algo.key), value_hash(epsilon), trial])
 
 
 def make_instance(config: BanditConfig, env: EnvEntry, trial: int):
@@ -116,7 +171,7 @@ def run_task(task: BanditTask, config: BanditConfig) -> list[dict[str, Any]]:
             env = make_instance(config, task.env, trial)
             stream = ContextStream(env, stream_key(config.seed, task.env, trial))
             cells = [(get_algorithm(c.algo.algorithm), c.epsilon,
-                      np.random.default_rng(algo_seed(config.seed, task.env, c.algo, c.eps_index, trial)),
+                      np.random.default_rng(algo_seed(config.seed, task.env, c.algo, c.epsilon, trial)),
                       dict(c.algo.hyper)) for c in task.cells]
             cpu = time.process_time()
             results = run_lockstep(env, cells, config.T, delta, stream)
@@ -174,6 +229,7 @@ def task_list(config: BanditConfig) -> list[BanditTask]:
     grid = tuple(int(t) for t in checkpoints(config.T, config.checkpoints_per_octave))
     cells = [Cell(algo, eps_index, eps) for algo in config.algorithms for eps_index, eps in eps_grid(config, algo)]
     check_plan_size(len(cells) * len(config.environments) * config.trials * len(grid), "trials")
+    context = BanditContext(config.seed, config.T, config.privacy_delta, config.checkpoints_per_octave)
     tasks = []
     for env in config.environments:
         inst = make_instance(config, env, 0)
@@ -182,7 +238,7 @@ def task_list(config: BanditConfig) -> list[BanditTask]:
         groups = [tuple(cells[i:i + size]) for i in range(0, len(cells), size)]
         for start in range(0, config.trials, config.trial_block):
             stop = min(config.trials, start + config.trial_block)
-            tasks.extend(BanditTask(env, group, start, stop, grid) for group in groups)
+            tasks.extend(BanditTask(env, group, start, stop, grid, context) for group in groups)
     return tasks
 
 

@@ -8,8 +8,8 @@ means: the mean of N users' N(0, s²) noises is N(0, s²/N), of N users' Sym_d(s
 tests/test_shortcuts.py).
 
 Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP-" references). Noise scales use
-the shared calibration of :mod:`dpbench.privacy.info_weighted` (``gaussian_std``: paper / classical / AGM, with
-replace-one l2-sensitivities), never tuned.
+the shared calibration of :mod:`dpbench.mechanisms.info_weighted.calibration` (``gaussian_std``: paper / classical /
+AGM, with replace-one l2-sensitivities), never tuned.
 
 Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂) on the mean scale:
 ``f̂(φ) = ν(<φ, θ̂>)`` — ``clip_{[-1,1]}(<φ, θ̂>)`` for the linear link (spec 000 §3.11 / #23), ``sigmoid(<φ, θ̂>)``

@@ -6,7 +6,10 @@ permutation, synthetic draws), so a dataset is a pure function of (loader, optio
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,13 +89,62 @@ def data_dir() -> Path:
 
 
 def require_file(relative: str) -> Path:
-    """Path of a vendored data file, or a :class:`DataUnavailableError` naming it."""
+    """Path of a vendored data file, or a :class:`DataUnavailableError` naming it (the read is recorded, see
+    :func:`note_read`)."""
     path = data_dir() / relative
     if not path.is_file():
         raise DataUnavailableError(
             f"data unavailable: {path} is missing (this dataset is not vendored; see datasets/README.md)"
         )
+    note_read(path)
     return path
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# which files a load read (a trial's identity includes their content digests: dpbench.engine.identity)
+
+#: the open recorders of :func:`recording_reads` (innermost last)
+_RECORDERS: list[set[str]] = []
+#: sha256 of a file keyed by (path, mtime_ns, size): each file is hashed once per process and version
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def note_read(path: str | Path) -> None:
+    """Record that the current load reads ``path`` (every loader reading a file calls this, directly or through
+    :func:`require_file`; a reader cached per process must call it on every load, not only on the first)."""
+    resolved = str(Path(path).resolve())
+    for recorder in _RECORDERS:
+        recorder.add(resolved)
+
+
+@contextlib.contextmanager
+def recording_reads() -> Iterator[set[str]]:
+    """Collect the (resolved) paths of the files read inside the block."""
+    recorder: set[str] = set()
+    _RECORDERS.append(recorder)
+    try:
+        yield recorder
+    finally:
+        _RECORDERS.remove(recorder)
+
+
+def file_digest(path: str | Path) -> str | None:
+    """sha256 of a file's bytes (None if it is gone); cached per (path, mtime, size)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _DIGESTS:
+        sha = hashlib.sha256()
+        try:
+            with open(path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    sha.update(chunk)
+        except OSError:
+            return None
+        _DIGESTS[key] = sha.hexdigest()
+    return _DIGESTS[key]
 
 
 def check_finite(array: np.ndarray, what: str) -> None:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpbench.data._base import Dataset, normalize_rows, scale_labels, standardize_features
+from dpbench.data._base import Dataset, normalize_rows, note_read, scale_labels, standardize_features
 from dpbench.registry import register_dataset
 
 BOUNDS_MODES = ("declared", "benchmark")
@@ -236,6 +236,7 @@ def read_table(path: Path, delimiter: str, header: bool) -> pd.DataFrame:
         raise _fail(str(path), f"delimiter must be a non-empty string, got {delimiter!r}")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: CSV file not found (a relative path is read from the config's folder)")
+    note_read(path)
     try:
         frame = pd.read_csv(path, sep=delimiter, header=0 if header else None, skipinitialspace=True,
                             engine="python" if len(delimiter) > 1 else "c")
@@ -352,3 +353,7 @@ def load_csv(
         "split": f"column {split_col}" if split_col else f"random, test_fraction = {test_fraction:g}",
     }
     return assemble("csv", values[:, :-1], values[:, -1], train, test, prep, feature_cols, target_col, where, meta)
+
+
+#: the user's file is opened and checked in the main process before any trial (dpbench.engine.regression)
+load_csv.check_in_main = True

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.data._base import Dataset, DataUnavailableError
+from dpbench.data._base import Dataset, DataUnavailableError, note_read
 from dpbench.data.csv_loader import assemble, check_preprocessing, handle_missing, split_indices
 from dpbench.data.recipes import SPEC
 from dpbench.registry import register_dataset
@@ -114,6 +114,9 @@ def load_openml(
         if not target_name:
             raise ValueError(f"OpenML dataset {data_id} has no default target; pass target=...")
         X_frame, y_frame, _, names = dataset.get_data(target=target_name)
+        for file in sorted(dataset_dir.glob("*")):
+            if file.suffix in (".arff", ".pq"):  # the cached data (the pickle is derived from them)
+                note_read(file)
     except ValueError:
         raise
     except Exception as err:  # network or cache errors inside openml

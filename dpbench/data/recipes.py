@@ -254,6 +254,15 @@ def _headerless_as_pandas_default(key: tuple[str, int, int], ncols: int, dedup: 
     return frozen(np.array(table, dtype=float))
 
 
+def _headerless(name: str, title: str, file: str, ncols: int, rng: np.random.Generator, *, dedup: bool,
+                standardize: bool, note: str) -> Dataset:
+    """A headerless file read as the reference ``pd.read_csv`` does (its first data row lost as the header)."""
+    table = _headerless_as_pandas_default(file_key(file), ncols, dedup)
+    meta = {"title": title, "recipe": "special", "file": file,
+            "note": "first data row dropped (pandas header quirk of the reference code)" + note}
+    return split_r(name, table[:, :-1], table[:, -1], rng, standardize=standardize, meta=meta)
+
+
 @register_dataset(
     "gas",
     summary="Gas sensor (GasDataset.csv): first row lost as header, drop_duplicates, R recipe",
@@ -261,14 +270,7 @@ def _headerless_as_pandas_default(key: tuple[str, int, int], ncols: int, dedup: 
 )
 def load_gas(rng: np.random.Generator) -> Dataset:
     """GasDataset.csv has no header; like the reference ``pd.read_csv`` we lose row 1 (→ 2,564 rows)."""
-    table = _headerless_as_pandas_default(file_key(GAS_FILE), 129, True)
-    meta = {
-        "title": "Gas",
-        "recipe": "special",
-        "file": GAS_FILE,
-        "note": "first data row dropped (pandas header quirk of the reference code)",
-    }
-    return split_r("gas", table[:, :-1], table[:, -1], rng, standardize=False, meta=meta)
+    return _headerless("gas", "Gas", GAS_FILE, 129, rng, dedup=True, standardize=False, note="")
 
 
 @register_dataset(
@@ -278,14 +280,8 @@ def load_gas(rng: np.random.Generator) -> Dataset:
 )
 def load_tamielectric(rng: np.random.Generator) -> Dataset:
     """tamielectric.csv has no header; first row dropped (reference quirk) → 45,780 rows; z-scored (train)."""
-    table = _headerless_as_pandas_default(file_key(TAMIELECTRIC_FILE), 4, False)
-    meta = {
-        "title": "Tamielectric",
-        "recipe": "special",
-        "file": TAMIELECTRIC_FILE,
-        "note": "first data row dropped (pandas header quirk of the reference code); z-scored, train stats",
-    }
-    return split_r("tamielectric", table[:, :-1], table[:, -1], rng, standardize=True, meta=meta)
+    return _headerless("tamielectric", "Tamielectric", TAMIELECTRIC_FILE, 4, rng, dedup=False, standardize=True,
+                       note="; z-scored, train stats")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,37 +1,48 @@
-"""The generic run loop shared by every experiment kind: plan → shards → execute (loky | dask) → assemble.
+"""The generic run loop shared by every experiment kind: plan → store → execute (loky | dask) → assemble.
 
 An experiment kind (registered with :func:`dpbench.registry.register_kind`) supplies four pure pieces:
 
 * ``plan(config, log) -> Plan`` — the tasks (blocks of trials), the row-key columns a task fixes
   (``Plan.key_columns``), the columns identifying a row of the final table (``Plan.coordinates``), and what is
-  already known for ``datasets.json`` / ``skipped.json``. A task has a unique ``shard_name``, ``trial_start`` /
-  ``trial_stop`` (progress), ``planned_keys()`` (one tuple over ``key_columns`` per row it must return) and
-  ``describe()`` (its coordinates in words, for messages);
+  already known for ``datasets.json`` / ``skipped.json``. It checks every input it can in the main process (the
+  regression kind opens each user CSV) and writes nothing. A task has a ``shard_name`` (readable prefix of its
+  shard's file name), ``trial_start`` / ``trial_stop``, ``planned_keys()`` (one tuple over ``key_columns`` per row),
+  ``describe()`` (its coordinates in words), ``trials()`` (its :class:`~dpbench.engine.identity.Trial` list: what
+  each trial is, by value) and ``subset(handles)`` (tasks running exactly those of its trials);
 * ``run_task(task, config) -> rows | TaskResult`` — the rows of one block, a pure function of (task, config) up to
-  timing columns (all randomness is seeded from the task's coordinates, see :mod:`dpbench.engine.seeds`); a
-  :class:`TaskResult` may add descriptions for ``datasets.json`` or report the block as skipped (data unavailable);
+  timing columns (all randomness is seeded from the trials' values, see :mod:`dpbench.engine.seeds`); a
+  :class:`TaskResult` may add descriptions for ``datasets.json``, the files the block read (``reads``), or report
+  the block as skipped (data unavailable);
 * ``order(table, config, plan) -> row order`` — the sort of the assembled ``trials.csv``;
 * ``parse(raw, source) -> config`` — its config schema (the built-in regression kind uses :mod:`dpbench.config`).
 
-This module knows no kind. Nothing is trusted that can be checked:
+This module knows no kind. A run is a view of the folder's trial store (:mod:`.store`): every planned trial that
+the store holds — same slot, same code version, every file it read unchanged — is reused bit for bit; the others run
+(those whose stored version went stale are named with the reason, per group); ``trials.csv`` holds exactly the
+config's trials. Nothing is trusted that can be checked:
 
-* a finished block's rows must match its planned keys before its shard is written (atomically, with a header
-  claiming shard name, experiment fingerprint, planned-keys digest, row count and checksum — :mod:`.store`);
-* on resume every shard on disk is verified against its header and the plan; a shard that fails is reported by
-  name, moved to ``shards/damaged/`` and its block re-run; if that re-run fails the run stops naming the shard;
-* assembly re-reads every shard and checks exactly one row per planned coordinate, naming what is missing or
-  doubled, before ``trials.csv`` is written atomically;
-* one run at a time per folder (a lock), temp files of killed runs are cleaned, a full disk is a clear error.
+* a finished block's rows must match its trials' planned keys before its shard is written (atomically, with a
+  header listing its trials' slots, keys, code versions and row counts, the files read and the body's checksum);
+* at start every shard is verified (checksum, name, trial keys); a damaged one is named, moved to
+  ``shards/damaged/``, and its trials run again;
+* assembly re-reads every shard it takes trials from and checks exactly one row per planned coordinate, naming what
+  is missing or doubled, before ``trials.csv`` is written atomically;
+* one run at a time per folder (a lock), temp files of killed runs are cleaned, a full disk or a read-only folder is
+  one line naming the path, Ctrl-C one line saying what is kept.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import io
 import json
 import os
+import signal
+import threading
 import time
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,24 +55,29 @@ from joblib import Parallel, delayed
 
 from dpbench import registry
 from dpbench.config import ConfigError
+from dpbench.engine.identity import Trial, trial_key
 from dpbench.engine.pages import advice_wanted, huge_page_advice
 from dpbench.engine.store import (
     SHARD_DIR,
+    Record,
     RunError,
     ShardError,
-    check_shard_header,
-    fingerprint_digest,
-    keys_digest,
+    StoreIndex,
+    header_records,
+    load_index,
     prepare_run_dir,
     progress_bar,
     quarantine,
     read_shard,
+    record_problem,
     remove_stale_temp_files,
     run_lock,
+    shard_name,
     shard_text,
     write_atomic,
     write_meta,
 )
+from dpbench.engine.survey import Selection, plan_lines, select
 
 Rows = list[dict[str, Any]]
 #: bytes of memory one assembled row may take (pandas, ~25 mixed columns); used to refuse runs that cannot fit
@@ -81,6 +97,8 @@ class Plan:
     key_columns: tuple[str, ...] = ("trial",)
     #: row columns that identify a row of ``trials.csv`` (exactly one row per planned combination)
     coordinates: tuple[str, ...] = ("trial",)
+    #: a kind's last touch to the merged descriptions (fields that depend on the config, not on a block)
+    finish_described: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
 
 @dataclass
@@ -90,6 +108,10 @@ class TaskResult:
     rows: Rows
     described: dict[str, Any] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    #: files the block read → their sha256 (part of each of its trials' keys)
+    reads: dict[str, str | None] = field(default_factory=dict)
+    #: wall seconds of the block in its worker (the store's per-trial cost, for estimates)
+    seconds: float = 0.0
 
 
 @dataclass
@@ -131,8 +153,11 @@ def _run_guarded(task: Any, config: Any, run_task: Callable[[Any, Any], Any]) ->
     """Run one task in a worker (without numpy's huge-page advice, :mod:`.pages`); an exception comes back as a
     :class:`TaskFailure` naming it."""
     try:
+        start = time.perf_counter()
         with huge_page_advice(advice_wanted()):
-            return task, as_task_result(run_task(task, config))
+            result = as_task_result(run_task(task, config))
+        result.seconds = time.perf_counter() - start
+        return task, result
     except Exception as err:  # noqa: BLE001 - reported in the main process with the task's coordinates
         return task, TaskFailure(f"{type(err).__name__}: {err}", traceback.format_exc())
 
@@ -152,8 +177,12 @@ def execute(
             yield guarded(task, config)
         return
     parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-    for results in parallel(delayed(_run_chunk)(chunk, config, guarded) for chunk in affinity_chunks(tasks, n_jobs)):
-        yield from results
+    outputs = parallel(delayed(_run_chunk)(chunk, config, guarded) for chunk in affinity_chunks(tasks, n_jobs))
+    try:
+        for results in outputs:
+            yield from results
+    finally:  # stopped early (Ctrl-C, a failed block): cancel the rest now
+        outputs.close()
 
 
 #: with data affinity, at least this many chunks per worker (load balance)
@@ -177,15 +206,30 @@ def affinity_chunks(tasks: list[Any], n_jobs: int) -> list[list[Any]]:
     return chunks
 
 
+def ignore_interrupts() -> None:
+    """In a worker process: leave Ctrl-C (SIGINT, sent to the terminal's whole process group) to the main process,
+    which stops the run, names what is kept and shuts the workers down (no traceback per worker)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _run_chunk(chunk: list[Any], config: Any, guarded: Callable[[Any, Any], Any]) -> list[Any]:
     """Run a chunk in one worker, then call the last task's ``release()`` if it has one: a kind frees data no later
     chunk needs (a finished data draw) before loky's between-call memory check, which restarts a worker that grew
     by > 300 MB (a restart costs a fresh interpreter and every cached dataset)."""
+    ignore_interrupts()
     results = [guarded(task, config) for task in chunk]
     release = getattr(chunk[-1], "release", None)
     if callable(release):
         release()
     return results
+
+
+
+
+class RunInterrupted(Exception):
+    """Ctrl-C during a run; the message (also logged the moment Ctrl-C arrives, before the workers are shut down)
+    says how many trials the store keeps and that the same command resumes."""
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -223,60 +267,27 @@ def frame_keys(frame: pd.DataFrame, columns: tuple[str, ...]) -> Counter:
     absent = [c for c in columns if c not in frame.columns]
     if absent:
         raise ShardError(f"has no column {absent[0]!r}")
-    return Counter(map(tuple, frame[list(columns)].astype(str).itertuples(index=False, name=None)))
+    strings = [frame[c].to_numpy().astype(str) for c in columns]  # numpy's conversion: ~100× pandas' astype(str)
+    return Counter(zip(*strings, strict=True))
 
 
-def rows_problem(task: Any, rows: Rows, columns: tuple[str, ...]) -> str | None:
-    """Check a finished block's rows against its planned keys (before anything is written)."""
+def rows_by_trial(task: Any, trials: list[Trial], rows: Rows, columns: tuple[str, ...]) -> list[Rows]:
+    """A finished block's rows cut per trial (in ``trials`` order), after checking them against the trials' planned
+    keys (before anything is written); :class:`RunError` naming the block and what is wrong otherwise."""
+    planned = [tuple(str(v) for v in key) for trial in trials for key in trial.keys]
     try:
-        found = Counter(tuple(str(row[c]) for c in columns) for row in rows)
+        found = [tuple(str(row[c]) for c in columns) for row in rows]
     except KeyError as err:
-        return f"rows lack the key column {err.args[0]!r}"
-    return compare_keys(found, key_strings(task.planned_keys()), columns)
-
-
-def read_verified_shard(path: Path, task: Any, fingerprint: str, plan: Plan) -> tuple[dict[str, Any], pd.DataFrame]:
-    """Read a shard and check everything it claims: header, checksum, row count, one row per planned key."""
-    header, body = read_shard(path)
-    check_shard_header(header, task.shard_name, fingerprint, keys_digest(task.planned_keys()))
-    try:
-        frame = pd.read_csv(io.StringIO(body))
-        keys = frame_keys(pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False), plan.key_columns)
-    except (ValueError, pd.errors.ParserError) as err:
-        raise ShardError(f"unparsable CSV ({err})") from None
-    if len(frame) != header.get("rows"):
-        raise ShardError(f"holds {len(frame)} rows but claims {header.get('rows')}")
-    problem = compare_keys(keys, key_strings(task.planned_keys()), plan.key_columns)
+        problem: str | None = f"rows lack the key column {err.args[0]!r}"
+    else:
+        problem = compare_keys(Counter(found), Counter(planned), columns)
     if problem:
-        raise ShardError(problem)
-    return header, frame
-
-
-def verified_on_disk(
-    tasks: list[Any], shard_dir: Path, fingerprint: str, log: Callable[[str], None]
-) -> tuple[list[Any], dict[str, str], dict[str, dict[str, Any]]]:
-    """Split the plan into (tasks to run, damaged shard name → reason, shard name → descriptions it carries).
-
-    Cheap check (header + checksum); assembly re-reads and checks every row. Damaged shards are moved to
-    ``shards/damaged/`` and reported by name.
-    """
-    todo, damaged, described = [], {}, {}
-    for task in tasks:
-        path = shard_dir / task.shard_name
-        if not path.exists():
-            todo.append(task)
-            continue
-        try:
-            header, _ = read_shard(path)
-            check_shard_header(header, task.shard_name, fingerprint, keys_digest(task.planned_keys()))
-        except ShardError as err:
-            moved = quarantine(path)
-            damaged[task.shard_name] = str(err)
-            log(f"damaged shard {path}: {err}; moved to {moved}, re-running its block ({describe(task)})")
-            todo.append(task)
-            continue
-        described[task.shard_name] = header.get("described") or {}
-    return todo, damaged, described
+        raise RunError(f"block {task.shard_name} ({describe(task)}) returned rows that break its plan: {problem}")
+    owner = {tuple(str(v) for v in key): i for i, trial in enumerate(trials) for key in trial.keys}
+    cut: list[Rows] = [[] for _ in trials]
+    for key, row in zip(found, rows, strict=True):
+        cut[owner[key]].append(row)
+    return cut
 
 
 def merge_described(into: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -290,37 +301,187 @@ def merge_described(into: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# the plan against the store
+
+
+@dataclass
+class Planned:
+    """The plan's trials (plan order) with the task holding each, and what the store already has for them."""
+
+    items: list[tuple[Any, Trial]]
+    chosen: dict[str, Record] = field(default_factory=dict)
+    #: slot → why its stored version is stale (naming the dataset or mechanism)
+    stale: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return len(self.items)
+
+
+def planned_trials(plan: Plan) -> list[tuple[Any, Trial]]:
+    return [(task, trial) for task in plan.tasks for trial in task.trials()]
+
+
+def match_store(items: list[tuple[Any, Trial]], index: StoreIndex) -> Planned:
+    """For each planned trial, the stored record still valid for it (same slot and code version, files unchanged),
+    or — when the store holds only stale versions — the reason of the latest one."""
+    planned = Planned(items)
+    for _, trial in items:
+        records = index.by_slot.get(trial.slot)
+        if not records:
+            continue
+        dataset, mechanism, _ = trial.group
+        problems = [record_problem(r, trial.code, dataset, mechanism) for r in records]
+        valid = [r for r, p in zip(records, problems, strict=True) if p is None]
+        if valid:
+            planned.chosen[trial.slot] = valid[0]
+        else:
+            planned.stale[trial.slot] = problems[-1]
+    return planned
+
+
+def tasks_to_run(items: list[tuple[Any, Trial]], done: Callable[[Trial], bool]) -> list[Any]:
+    """The tasks running exactly the planned trials not ``done``: whole tasks, or their ``subset``."""
+    by_task: dict[int, tuple[Any, list[Trial]]] = {}
+    for task, trial in items:
+        by_task.setdefault(id(task), (task, []))[1].append(trial)
+    todo = []
+    for task, trials in by_task.values():
+        missing = [trial for trial in trials if not done(trial)]
+        if len(missing) == len(trials):
+            todo.append(task)
+        elif missing:
+            todo.extend(task.subset([trial.handle for trial in missing]))
+    return todo
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # the loop
 
 
-def assemble(
-    run_dir: Path, plan: Plan, config: Any, order: Callable[..., np.ndarray], skipped_tasks: set[str]
-) -> pd.DataFrame:
-    """Verify every planned shard, check one row per planned coordinate, write ``trials.csv`` atomically."""
-    fingerprint = fingerprint_digest(config.fingerprint())
-    frames, missing = [], []
-    for task in plan.tasks:
-        if task.shard_name in skipped_tasks:
-            continue
-        path = run_dir / SHARD_DIR / task.shard_name
-        if not path.exists():
-            missing.append(task)
-            continue
+def store_block(task: Any, result: TaskResult, plan: Plan, shard_dir: Path) -> tuple[str, dict[str, Any], list[Record]]:
+    """Check a finished block's rows against its trials and write them as one shard; return its name, header and
+    records."""
+    trials = task.trials()
+    cut = rows_by_trial(task, trials, result.rows, plan.key_columns)
+    reads = dict(sorted(result.reads.items()))
+    keys = [trial_key(t.slot, t.code, reads) for t in trials]
+    name = shard_name(task.shard_name.removesuffix(".csv"), keys)
+    header = {
+        "shard": name,
+        "trials": [[t.slot, key, len(rows), [list(part) for part in t.code]]
+                   for t, key, rows in zip(trials, keys, cut, strict=True)],
+        "data": reads,
+        "rows": len(result.rows),
+        "seconds": result.seconds,
+        "described": result.described,
+    }
+    body = pd.DataFrame([row for rows in cut for row in rows]).to_csv(index=False)
+    write_atomic(shard_dir / name, shard_text(body, header))
+    return name, header, header_records(name, header)
+
+
+def run_tasks(
+    todo: list[Any],
+    config: Any,
+    n_jobs: int,
+    kind: Any,
+    plan: Plan,
+    run_dir: Path,
+    index: StoreIndex,
+    planned: Planned,
+    bar: Any,
+    log: Callable[[str], None],
+    on_interrupt: Callable[[], None] = lambda: None,
+) -> tuple[dict[str, str], set[str]]:
+    """Execute, verify and store each block; return (skipped datasets → reason, slots of skipped trials).
+    Ctrl-C calls ``on_interrupt`` at once, before the workers (or a Dask cluster) are shut down."""
+    skipped: dict[str, str] = {}
+    skipped_slots: set[str] = set()
+    outcomes = execute(todo, config, n_jobs, kind.run_task)
+    with warnings.catch_warnings():  # joblib's notes on tasks cancelled by an early stop (Ctrl-C, a failure)
+        warnings.filterwarnings("ignore", message=r"\d+ tasks", category=UserWarning)
         try:
-            frames.append(read_verified_shard(path, task, fingerprint, plan)[1])
-        except ShardError as err:
+            for task, result in outcomes:
+                lost = index.damaged_for(task, (t.slot for t in task.trials())) if index.damaged else []
+                prefix = (f"damaged shard {lost[0]} ({index.damaged[lost[0]]}) cannot be re-run" if lost
+                          else f"block {task.shard_name} failed")
+                if isinstance(result, TaskFailure):
+                    (run_dir / "failed").mkdir(exist_ok=True)
+                    write_atomic(run_dir / "failed" / f"{task.shard_name}.log", result.traceback)
+                    raise RunError(f"{prefix}: {describe(task)}: {result.error} (traceback in {run_dir / 'failed'})")
+                if result.skipped and lost:
+                    raise RunError(f"{prefix}: {describe(task)}: {'; '.join(result.skipped.values())}")
+                if result.skipped:
+                    skipped_slots.update(trial.slot for trial in task.trials())
+                    for ident, reason in result.skipped.items():
+                        if ident not in skipped:
+                            log(f"SKIPPED {ident}: {reason}")
+                        skipped[ident] = reason
+                    bar.update(task.trial_stop - task.trial_start)
+                    continue
+                name, header, records = store_block(task, result, plan, run_dir / SHARD_DIR)
+                index.add(records, header["described"])
+                for record in records:
+                    planned.chosen[record.slot] = record
+                bar.update(task.trial_stop - task.trial_start)
+        except KeyboardInterrupt:
+            on_interrupt()
+            raise
+        finally:  # stopped early (Ctrl-C, a failed block): end the workers now, not at garbage collection
+            outcomes.close()
+    return skipped, skipped_slots
+
+
+def fixed_columns(part: pd.DataFrame, values: list[tuple[tuple[str, Any], ...]]) -> pd.DataFrame:
+    """Set the columns whose values are positions in the current config (ε index, curve label) row by row."""
+    if not values or not values[0]:
+        return part
+    columns = {column: [row[j][1] for row in values] for j, (column, _) in enumerate(values[0])}
+    return part.assign(**columns)
+
+
+def assemble(
+    run_dir: Path, plan: Plan, config: Any, order: Callable[..., np.ndarray], planned: Planned, wanted: list[Trial],
+    index: StoreIndex,
+) -> pd.DataFrame:
+    """Read the stored rows of the ``wanted`` trials (plan order) from their verified shards, set their fixed
+    columns, check one row per planned coordinate, and write ``trials.csv`` atomically. Merges the blocks'
+    dataset descriptions into ``plan.described`` in plan order."""
+    by_shard: dict[str, list[tuple[Trial, Record]]] = {}
+    for trial in wanted:
+        record = planned.chosen[trial.slot]
+        by_shard.setdefault(record.shard, []).append((trial, record))
+    frames = []
+    for name, items in by_shard.items():
+        path = run_dir / SHARD_DIR / name
+        try:
+            _, body = read_shard(path)
+            frame = pd.read_csv(io.StringIO(body))
+            if len(frame) != sum(r.rows for r in index.by_shard[name]):
+                raise ShardError(f"holds {len(frame)} rows but its trials claim more or fewer")
+            rows = np.concatenate([np.arange(r.start, r.start + r.rows) for _, r in items])
+            part = fixed_columns(frame.iloc[rows].reset_index(drop=True),
+                                 [trial.fixed for trial, r in items for _ in range(r.rows)])
+            problem = compare_keys(frame_keys(part, plan.key_columns),
+                                   key_strings(key for trial, _ in items for key in trial.keys), plan.key_columns)
+            if problem:
+                raise ShardError(problem)
+        except (ShardError, ValueError, pd.errors.ParserError) as err:
+            moved = quarantine(path) if path.exists() else path
             raise RunError(
-                f"shard {path} ({describe(task)}) failed verification at assembly: {err}; it changed after it was "
-                "written (another process, or the disk) — run the same command again to re-run its block"
+                f"shard {path} failed verification at assembly: {err}; it changed after it was written (another "
+                f"process, or the disk) and was moved to {moved} — run the same command again to re-run its trials"
             ) from None
-    if missing:
-        names = ", ".join(f"{t.shard_name} ({describe(t)})" for t in missing[:SHOWN])
-        raise RunError(f"assembly: {len(missing)} planned blocks have no shard: {names}")
+        frames.append(part)
+        merge_described(plan.described, index.described.get(name, {}))
+    if plan.finish_described is not None:
+        plan.described = plan.finish_described(plan.described)
     if not frames:
         write_atomic(run_dir / "trials.csv", "")
         return pd.DataFrame()
     table = pd.concat(frames, ignore_index=True)
-    expected = sum(len(task.planned_keys()) for task in plan.tasks if task.shard_name not in skipped_tasks)
+    expected = sum(len(trial.keys) for trial in wanted)
     coordinates = [c for c in plan.coordinates if c in table.columns]
     doubled = table[table.duplicated(coordinates, keep=False)] if coordinates else table.iloc[:0]
     if len(doubled) or len(table) != expected:
@@ -334,91 +495,109 @@ def assemble(
     return table
 
 
-def run_tasks(
-    todo: list[Any],
+
+def os_error(err: OSError, run_dir: Path) -> RunError:
+    """An OS error while writing the run folder as one line naming the path (read-only folder, permission, …)."""
+    path = err.filename or run_dir
+    return RunError(f"cannot write {path}: {err.strerror or err}; choose a writable --output-dir (finished trials "
+                    "already in the store are kept)")
+
+
+def run(
     config: Any,
-    n_jobs: int,
-    kind: Any,
-    plan: Plan,
-    run_dir: Path,
-    damaged: dict[str, str],
-    bar: Any,
-    log: Callable[[str], None],
-) -> tuple[dict[str, dict[str, Any]], dict[str, str], set[str]]:
-    """Execute, verify and write each block; return (shard → descriptions, skipped, names of skipped tasks)."""
-    fingerprint = fingerprint_digest(config.fingerprint())
-    described: dict[str, Any] = {}
-    skipped: dict[str, str] = {}
-    skipped_tasks: set[str] = set()
-    for task, result in execute(todo, config, n_jobs, kind.run_task):
-        if isinstance(result, TaskFailure):
-            (run_dir / "failed").mkdir(exist_ok=True)
-            write_atomic(run_dir / "failed" / f"{task.shard_name}.log", result.traceback)
-            prefix = (
-                f"damaged shard {task.shard_name} ({damaged[task.shard_name]}) cannot be re-run"
-                if task.shard_name in damaged
-                else f"block {task.shard_name} failed"
-            )
-            raise RunError(
-                f"{prefix}: {describe(task)}: {result.error} (traceback in {run_dir / 'failed'})"
-            )
-        if result.skipped and task.shard_name in damaged:
-            reasons = "; ".join(result.skipped.values())
-            raise RunError(
-                f"damaged shard {task.shard_name} ({damaged[task.shard_name]}) cannot be re-run: {describe(task)}: "
-                f"{reasons}"
-            )
-        if result.skipped:
-            skipped_tasks.add(task.shard_name)
-            for ident, reason in result.skipped.items():
-                if ident not in skipped:
-                    log(f"SKIPPED {ident}: {reason}")
-                skipped[ident] = reason
-            bar.update(task.trial_stop - task.trial_start)
-            continue
-        problem = rows_problem(task, result.rows, plan.key_columns)
-        if problem:
-            raise RunError(f"block {task.shard_name} ({describe(task)}) returned rows that break its plan: {problem}")
-        header = {
-            "shard": task.shard_name,
-            "fingerprint": fingerprint,
-            "keys": keys_digest(task.planned_keys()),
-            "rows": len(result.rows),
-            "described": result.described,
-        }
-        body = pd.DataFrame(result.rows).to_csv(index=False)
-        write_atomic(run_dir / SHARD_DIR / task.shard_name, shard_text(body, header))
-        described[task.shard_name] = result.described
-        bar.update(task.trial_stop - task.trial_start)
-    return described, skipped, skipped_tasks
-
-
-def run(config: Any, *, n_jobs: int | None = None, fresh: bool = False, progress: bool = True, log=print) -> Path:
-    """Run (or resume) an experiment of any registered kind; return its run directory."""
+    *,
+    n_jobs: int | None = None,
+    fresh: bool = False,
+    progress: bool = True,
+    log=print,
+    selection: Selection | None = None,
+    dry_run: bool = False,
+) -> Path:
+    """Run the trials of an experiment of any registered kind that its folder's store lacks (or, with a
+    ``selection``, those of the selected datasets/mechanisms/ε), then assemble ``trials.csv`` from the store;
+    return the run directory. ``dry_run``: print the plan against the store and write nothing."""
     kind = registry.get_kind(config.kind)
     started = time.time()
     n_jobs = config.n_jobs if n_jobs is None else n_jobs
-    with run_lock(config.run_dir):
-        run_dir = prepare_run_dir(config, fresh)
-        remove_stale_temp_files(run_dir)
-        plan = kind.plan(config, log)
-        shard_dir = run_dir / SHARD_DIR
-        fingerprint = fingerprint_digest(config.fingerprint())
-        todo, damaged, described = verified_on_disk(plan.tasks, shard_dir, fingerprint, log)
-        done_trials = trials_in(plan.tasks) - trials_in(todo)
-        if done_trials:
-            log(f"resuming {run_dir}: {done_trials} trials already done, {len(todo)} blocks to go")
-        with progress_bar(trials_in(plan.tasks), progress) as bar:
-            bar.update(done_trials)
-            new_described, skipped, skipped_tasks = run_tasks(
-                todo, config, n_jobs, kind, plan, run_dir, damaged, bar, log
-            )
-        described.update(new_described)
-        for task in plan.tasks:  # plan order, so datasets.json (and any order keyed on it) never depends on timing
-            merge_described(plan.described, described.get(task.shard_name, {}))
-        plan.skipped = {**plan.skipped, **skipped}
-        table = assemble(run_dir, plan, config, kind.order, skipped_tasks)
-        write_atomic(run_dir / "datasets.json", json.dumps(plan.described, indent=2, default=float))
-        write_atomic(run_dir / "skipped.json", json.dumps(plan.skipped, indent=2))
-        write_meta(run_dir, n_jobs, started, len(table))
+    plan = kind.plan(config, log)  # checks every input it can in this process; writes nothing
+    items = planned_trials(plan)
+    selected = select(items, selection)
+    if dry_run:
+        index = StoreIndex() if fresh else load_index(config.run_dir / SHARD_DIR, log, repair=False)
+        planned = match_store(items, index)
+        log_stale(planned, selected, log, "to recompute")
+        for line in plan_lines(selected, lambda t: t.slot in planned.chosen, index, n_jobs):
+            log(line)
+        return config.run_dir
+    try:
+        with run_lock(config.run_dir):
+            return run_locked(config, kind, plan, items, selected, selection, n_jobs, fresh, progress, log, started)
+    except OSError as err:
+        if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT):
+            raise os_error(err, config.run_dir) from None
+        raise
+
+
+def log_stale(planned: Planned, selected: list[tuple[Any, Trial]], log: Callable[[str], None], verb: str) -> None:
+    """Name, per reason, the selected trials whose stored version is stale."""
+    counts = Counter(planned.stale[t.slot] for _, t in selected if t.slot in planned.stale)
+    for reason, count in counts.items():
+        log(f"{reason}: {count} trials {verb}")
+
+
+def run_locked(
+    config: Any, kind: Any, plan: Plan, items: list[tuple[Any, Trial]], selected: list[tuple[Any, Trial]],
+    selection: Selection | None, n_jobs: int, fresh: bool, progress: bool, log: Callable[[str], None],
+    started: float,
+) -> Path:
+    run_dir = prepare_run_dir(config, fresh)
+    remove_stale_temp_files(run_dir)
+    index = load_index(run_dir / SHARD_DIR, log)
+    planned = match_store(items, index)
+    log_stale(planned, selected, log, "recomputed")
+    todo = tasks_to_run(selected, lambda t: t.slot in planned.chosen)
+    to_run = sum(1 for _, t in selected if t.slot not in planned.chosen)
+    reused = len(selected) - to_run
+    if reused or any(t.slot in planned.stale for _, t in selected):
+        log(f"reusing {reused} of {len(selected)} trials from the store in {run_dir}; running {to_run}")
+    def interrupted() -> str:
+        kept = sum(1 for _, t in items if t.slot in planned.chosen)
+        return (f"interrupted: {kept} of {len(items)} trials of this config are kept in {run_dir}; run the same "
+                "command to resume")
+
+    said: list[str] = []
+
+    def say_interrupted() -> None:
+        said.append(interrupted())
+        log(said[-1])
+
+    try:
+        with progress_bar(len(selected), progress) as bar:
+            bar.update(reused)
+            skipped, skipped_slots = run_tasks(todo, config, n_jobs, kind, plan, run_dir, index, planned, bar, log,
+                                               on_interrupt=say_interrupted)
+    except KeyboardInterrupt:
+        if not said:
+            say_interrupted()
+        raise RunInterrupted(said[0]) from None
+    plan.skipped = {**plan.skipped, **skipped}
+    expected = [t for _, t in items if t.slot not in skipped_slots]
+    wanted = [t for t in expected if t.slot in planned.chosen]
+    write_atomic(run_dir / "skipped.json", json.dumps(plan.skipped, indent=2))
+    if not expected:
+        reasons = "; ".join(f"{k}: {v}" for k, v in plan.skipped.items()) or "the config plans no trial"
+        raise RunError(f"nothing to run: every dataset of the config is unavailable ({reasons})")
+    missing = [t for _, t in selected if t.slot not in skipped_slots and t.slot not in planned.chosen]
+    if missing:
+        groups = ", ".join(dict.fromkeys(f"{t.group[0]} / {t.group[1]} / ε = {t.group[2]:g}" for t in missing))
+        raise RunError(f"assembly: {len(missing)} planned trials have no stored rows ({groups})")
+    table = assemble(run_dir, plan, config, kind.order, planned, wanted, index)
+    write_atomic(run_dir / "datasets.json", json.dumps(plan.described, indent=2, default=float))
+    coverage: dict[str, Any] = {"trials": len(wanted), "planned_trials": len(expected)}
+    if len(wanted) < len(expected):
+        coverage["partial"] = f"{len(wanted)} of {len(expected)} trials"
+        log(f"trials.csv is partial: {coverage['partial']} of the config (the rest: run without -d/-m/-e)")
+    if selection:
+        coverage["selection"] = selection.as_dict()
+    write_meta(run_dir, n_jobs, started, len(table), coverage)
     return run_dir

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -49,20 +51,37 @@ def local_workers(n_jobs: int) -> int:
 
 
 @contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """Ignore SIGINT while the local cluster starts its processes: they inherit the setting, so a terminal's Ctrl-C
+    (sent to the whole process group) reaches only the main process, which stops the run with one line and closes
+    the cluster — instead of one KeyboardInterrupt traceback per worker."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
 def dask_client(scheduler: str | None, n_jobs: int) -> Iterator[Any]:
     """A connected ``distributed.Client`` for ``scheduler`` (see the module docstring); closed on exit."""
     distributed = _distributed()
     if scheduler in (None, "local"):
         import dask
 
-        with dask.config.set(LOCAL_CLUSTER_CONFIG), distributed.LocalCluster(
-            n_workers=local_workers(n_jobs),
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # HTTP/diagnostics on a free loopback port
-            silence_logs=logging.ERROR,
-        ) as cluster, distributed.Client(cluster) as client:
+        with dask.config.set(LOCAL_CLUSTER_CONFIG), sigint_ignored():  # its processes inherit it (see below)
+            cluster = distributed.LocalCluster(
+                n_workers=local_workers(n_jobs),
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",  # HTTP/diagnostics on a free loopback port
+                silence_logs=logging.ERROR,
+            )
+        with cluster, distributed.Client(cluster) as client:
             yield client
         return
     if scheduler.endswith(".json"):
@@ -88,4 +107,8 @@ def execute_dask(
         return
     with dask_client(config.scheduler, n_jobs) as client, parallel_config(backend="dask", client=client):
         parallel = Parallel(n_jobs=-1, return_as="generator_unordered")
-        yield from parallel(delayed(run_one)(task, config) for task in tasks)
+        outputs = parallel(delayed(run_one)(task, config) for task in tasks)
+        try:
+            yield from outputs
+        finally:  # stopped early (Ctrl-C, a failed block): cancel the rest now
+            outputs.close()

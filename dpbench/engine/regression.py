@@ -6,9 +6,18 @@ Design
 ------
 * **Seeds.** Data draw r of a dataset entry comes from ``SeedSequence([seed, H(dataset), r])`` (r = 0 without
   ``data_draws``; a trailing 0 leaves a SeedSequence unchanged, so draw 0 is the historical single draw), shared by
-  every mechanism and ε. Trial t of (dataset, mechanism, ε_i) on draw r draws all its noise from
-  ``SeedSequence([seed, H(dataset), H(mechanism), i, t] + ([r] if r else []))`` (H = a stable CRC32 of the entry's
-  key; with ``common_random_numbers`` the mechanism part is 0). Nothing depends on n_jobs, block size or task order.
+  every mechanism and ε. Trial t of (dataset, mechanism, ε) on draw r draws all its noise from
+  ``SeedSequence([seed, H(dataset), H(mechanism), H(ε), t] + ([r] if r else []))`` (H = a stable CRC32 of the
+  entry's key, of ε's value; with ``common_random_numbers`` the mechanism part is 0). Nothing depends on n_jobs,
+  block size, task order or a position in the config.
+* **Identity.** Each trial is known to the store by value (:meth:`Task.trials`, :mod:`dpbench.engine.identity`): the
+  dataset entry (loader, options, label, draw) and the content of every file its load read, the mechanism (name,
+  resolved hyperparameters) and its module's source, the loader's source, the dpbench version, ε, the δ rule, the
+  trial index, the seed, the metrics. The ε index and the curve label are positions and names in the current config:
+  set at assembly, so adding an ε or renaming a curve reuses every finished trial.
+* **Checked first.** A loader that reads the user's files (``csv``) is loaded once in the main process before any
+  trial (:func:`check_entries`): a missing value, a non-numeric cell, n ≤ d, … stop the run with the loader's one-line
+  message (file, row, column, fix) before anything is written.
 * **Arithmetic.** Loading, the Gram statistics and every trial run with one BLAS thread (``threadpool_limits``;
   each lazy statistic of :class:`~dpbench.linalg.GramStats` sets it itself): a multi-threaded BLAS splits
   reductions such as ``yᵀy`` differently by thread count, which made the main process (n_jobs = 1) and the workers
@@ -28,8 +37,9 @@ Design
 from __future__ import annotations
 
 import functools
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -39,10 +49,12 @@ from threadpoolctl import threadpool_limits
 from dpbench import registry
 from dpbench.config import ConfigError
 from dpbench.data import Dataset, DataUnavailableError
+from dpbench.data._base import file_digest, recording_reads
+from dpbench.data.metrics import TrialCoordinates, get_metric
 from dpbench.engine.core import Plan, TaskResult, check_plan_size
-from dpbench.engine.metrics import TrialCoordinates, get_metric
+from dpbench.engine.identity import Trial, canonical, cell_runs, code_version, sha256
 from dpbench.engine.schema import Config, DatasetEntry, MechanismEntry, parse_regression_config
-from dpbench.engine.seeds import stable_hash
+from dpbench.engine.seeds import stable_hash, value_hash
 from dpbench.linalg import GramStats, gram_stats, has_rows
 from dpbench.mechanisms import as_fit_result
 
@@ -56,31 +68,68 @@ def dataset_seed(seed: int, entry: DatasetEntry, draw: int | None = None) -> np.
 
 
 def trial_seed(
-    seed: int, entry: DatasetEntry, mech: MechanismEntry, eps_index: int, trial: int, crn: bool, draw: int | None = None
+    seed: int, entry: DatasetEntry, mech: MechanismEntry, epsilon: float, trial: int, crn: bool, draw: int | None = None
 ) -> np.random.SeedSequence:
     mech_hash = 0 if crn else stable_hash(mech.key)
-    words = [seed, stable_hash(entry.key), mech_hash, eps_index, trial]
+    words = [seed, stable_hash(entry.key), mech_hash, value_hash(epsilon), trial]
     return np.random.SeedSequence(words + ([draw] if draw else []))
 
 
+def prepare_dataset(
+    entry: DatasetEntry, seed: int, draw: int | None = None
+) -> tuple[Dataset, GramStats, frozenset[str]]:
+    """:func:`load_prepared`, cached per process as long as every file the load read is unchanged (same mtime and
+    size): a worker that outlives a run (loky reuses its workers within a session) never serves an edited file's
+    old data."""
+    cached = _prepared(entry, seed, draw)
+    if cached[3] == file_stats(cached[2]):
+        return cached[:3]
+    _prepared.cache_clear()
+    return _prepared(entry, seed, draw)[:3]
+
+
+def file_stats(paths: frozenset[str]) -> tuple[tuple[str, int, int] | None, ...]:
+    """(path, mtime_ns, size) of each file (None if it is gone), in path order."""
+    out = []
+    for path in sorted(paths):
+        try:
+            stat = os.stat(path)
+            out.append((path, stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=4)
-def prepare_dataset(entry: DatasetEntry, seed: int, draw: int | None = None) -> tuple[Dataset, GramStats]:
-    """Load (deterministically) data draw ``draw`` with its (lazy) Gram statistics; cached per process.
+def _prepared(entry: DatasetEntry, seed: int, draw: int | None) -> tuple[Any, ...]:
+    dataset, stats, reads = load_prepared(entry, seed, draw)
+    return dataset, stats, reads, file_stats(reads)
+
+
+prepare_dataset.cache_clear = _prepared.cache_clear  # type: ignore[attr-defined]
+
+
+def load_prepared(
+    entry: DatasetEntry, seed: int, draw: int | None = None
+) -> tuple[Dataset, GramStats, frozenset[str]]:
+    """Load (deterministically) data draw ``draw`` with its (lazy) Gram statistics and the files its load read.
 
     Loading and every statistic run with one BLAS thread, so they are bitwise the same in every process whatever its
     thread pool (see the module docstring); a statistic is computed the first time a mechanism, a metric or the
     dataset's description asks for it. A ``nested`` entry is the loader's ``prefix`` cut of the draw of its grid's
     largest value (:func:`nest_base_draw`, loaded once per worker and draw): read-only views, no copy.
     """
-    with threadpool_limits(limits=1):
+    with threadpool_limits(limits=1), recording_reads() as reads:
         if entry.nest_from is None:
             dataset = load_draw(entry, seed, draw)
         else:
             prefix = registry.get_dataset(entry.loader).prefix
-            dataset = prefix(nest_base_draw(entry.nest_base(), seed, draw), **dict(entry.options))
+            base, base_reads = nest_base_draw(entry.nest_base(), seed, draw)
+            reads |= base_reads
+            dataset = prefix(base, **dict(entry.options))
         if dataset.X_train is None:  # rows-free data: its sufficient statistics are the loader's own
-            return dataset, dataset.sums
-        return dataset, gram_stats(dataset.X_train, dataset.y_train, copy=False)
+            return dataset, dataset.sums, frozenset(reads)
+        return dataset, gram_stats(dataset.X_train, dataset.y_train, copy=False), frozenset(reads)
 
 
 def load_draw(entry: DatasetEntry, seed: int, draw: int | None) -> Dataset:
@@ -94,14 +143,16 @@ def load_draw(entry: DatasetEntry, seed: int, draw: int | None) -> Dataset:
 
 
 @functools.lru_cache(maxsize=1)
-def nest_base_draw(base: DatasetEntry, seed: int, draw: int | None) -> Dataset:
+def nest_base_draw(base: DatasetEntry, seed: int, draw: int | None) -> tuple[Dataset, frozenset[str]]:
     """The draw ``nested`` entries are cut from: exactly the largest-value entry's own draw (same seed), its
-    arrays frozen so the cuts are immutable views (``linalg.immutable``) that the runner uses without copying."""
-    dataset = load_draw(base, seed, draw)
+    arrays frozen so the cuts are immutable views (``linalg.immutable``) that the runner uses without copying;
+    with the files its load read."""
+    with recording_reads() as reads:
+        dataset = load_draw(base, seed, draw)
     for array in (dataset.X_train, dataset.y_train):
         if isinstance(array, np.ndarray):
             array.setflags(write=False)
-    return dataset
+    return dataset, frozenset(reads)
 
 
 def display_label(entry: DatasetEntry, dataset: Dataset | None) -> str:
@@ -131,21 +182,60 @@ class Unit:
 
 
 @dataclass(frozen=True)
+class TrialContext:
+    """The config values that enter every trial's identity (besides its dataset, mechanism, ε and index)."""
+
+    seed: int
+    delta: str | float
+    metrics: tuple[str, ...]
+    crn: bool
+
+    @classmethod
+    def of(cls, config: Config) -> TrialContext:
+        return cls(config.seed, config.delta, tuple(config.metrics), config.common_random_numbers)
+
+
+@functools.lru_cache(maxsize=4096)
+def cell_identity(entry: DatasetEntry, draw: int | None, mech: MechanismEntry, epsilon: float,
+                  context: TrialContext) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """(digest of a (dataset draw, mechanism, ε) cell's identity by value, its code version); a trial's slot is
+    the digest of this and its index (see the module docstring, "Identity")."""
+    info = registry.get_mechanism(mech.mechanism)
+    loader = registry.get_dataset(entry.loader)
+    identity = {
+        "kind": "regression",
+        "dataset": {"loader": entry.loader, "options": dict(entry.options), "label": entry.label,
+                    "nest_from": None if entry.nest_from is None else dict(entry.nest_from)},
+        "draw": draw,
+        "mechanism": {"name": info.name, "hyper": {**info.hyperparameters(), **dict(mech.hyper)}},
+        "epsilon": float(epsilon),
+        "delta": context.delta,
+        "seed": context.seed,
+        "metrics": list(context.metrics),
+        "common_random_numbers": context.crn,
+    }
+    code = code_version((f"mechanism {info.name}", info.fit), (f"loader {entry.loader}", loader.load))
+    return sha256(canonical(identity)), code
+
+
+@dataclass(frozen=True)
 class Task:
     """Trials [trial_start, trial_stop) of every unit on one dataset (draw).
 
     Without ``data_draws`` a task holds one unit (one (mechanism, ε) cell: the historical shard layout). With
     ``data_draws`` one task holds every (mechanism, ε) unit of its draw: the draw is loaded once, and a run with
     one trial per draw writes one shard per draw instead of one per (draw, mechanism, ε) — the per-shard cost
-    (atomic write, fsync, verified read-back) dominated such runs (issue 16).
+    (atomic write, fsync, verified read-back) dominated such runs (issue 16). A task that the store partly holds
+    runs as its :meth:`subset` (the missing trials only).
     """
 
     entry: DatasetEntry
     units: tuple[Unit, ...]
     trial_start: int
     trial_stop: int
-    trials: int  # trials planned for this dataset (checked against its real shape in the worker)
+    n_trials: int  # trials planned for this dataset (checked against its real shape in the worker)
     draw: int | None = None  # data draw (None: the config has no data_draws)
+    context: TrialContext | None = None
 
     @property
     def affinity(self) -> tuple:
@@ -162,18 +252,37 @@ class Task:
 
     @property
     def shard_name(self) -> str:
+        """Readable prefix of the task's shard file (the store appends a digest of its trials' keys)."""
         draw = "" if self.draw is None else f"-r{self.draw}"
         if len(self.units) == 1:
             unit = self.units[0]
-            cell = f"-m{stable_hash(unit.mech.key):08x}-e{unit.eps_index}"
+            cell = f"-m{stable_hash(unit.mech.key):08x}-e{unit.epsilon:g}"
         else:
-            cell = f"-u{stable_hash(repr([(u.mech.key, u.eps_index) for u in self.units])):08x}"
+            cell = f"-u{stable_hash(repr([(u.mech.key, u.epsilon) for u in self.units])):08x}"
         return f"d{stable_hash(self.entry.key):08x}{draw}{cell}-t{self.trial_start}-{self.trial_stop}.csv"
 
     def planned_keys(self) -> list[tuple]:
+        return [key for trial in self.trials() for key in trial.keys]
+
+    def trials(self) -> list[Trial]:
+        """Every trial of the task (unit-major), each identified by value (see :func:`cell_identity`)."""
+        if self.context is None:
+            raise ValueError("a Task needs its TrialContext to name its trials")
         draw = () if self.draw is None else (self.draw,)
-        return [(self.entry.loader, unit.mech.label, unit.eps_index, t, *draw)
-                for unit in self.units for t in range(self.trial_start, self.trial_stop)]
+        name = dataset_id(self.entry, self.entry.label or self.entry.loader)
+        trials = []
+        for u, unit in enumerate(self.units):
+            cell, code = cell_identity(self.entry, self.draw, unit.mech, unit.epsilon, self.context)
+            fixed = (("epsilon_index", unit.eps_index), ("label", unit.mech.label))
+            trials += [Trial(sha256(f"{cell}#{t}"), code, (name, unit.mech.label, unit.epsilon),
+                             ((self.entry.loader, unit.mech.label, unit.eps_index, t, *draw),), fixed, (u, t))
+                       for t in range(self.trial_start, self.trial_stop)]
+        return trials
+
+    def subset(self, handles: list[tuple[int, int]]) -> list[Task]:
+        """Tasks running exactly the trials ``handles`` ((unit index, trial) pairs of :meth:`trials`)."""
+        return [replace(self, units=tuple(self.units[u] for u in units), trial_start=start, trial_stop=stop)
+                for units, start, stop in cell_runs(handles)]
 
     def describe(self) -> str:
         data = self.entry.label or self.entry.loader
@@ -215,7 +324,7 @@ def description(task: Task, config: Config, dataset: Dataset, stats: GramStats, 
     delta = config.delta_for(stats.n)
     meta = {k: v for k, v in dataset.meta.items() if isinstance(v, (int, float, str, bool))}
     head = {"label": label, "loader": task.entry.loader, "options": dict(task.entry.options), "delta": delta,
-            "trials": task.trials}
+            "trials": task.n_trials}
     if task.draw is None:
         return {**head, **characteristics(stats), "meta": meta}
     head["data_draws"] = config.draws_for(stats.n, stats.d)
@@ -250,7 +359,7 @@ def info_columns(info: dict[str, Any]) -> dict[str, Any]:
 def check_planned_size(task: Task, config: Config, stats: GramStats) -> None:
     """The plan fixed the trial/draw counts from a declared shape: the loaded data must agree with it."""
     draws = config.draws_for(stats.n, stats.d)
-    if config.trials_for(stats.n, stats.d) != task.trials or (task.draw is not None and task.draw >= draws):
+    if config.trials_for(stats.n, stats.d) != task.n_trials or (task.draw is not None and task.draw >= draws):
         raise ConfigError(
             f"loader '{task.entry.loader}' declared a shape that does not match the data it loaded "
             f"(n = {stats.n}, d = {stats.d}); fix its registered shape()"
@@ -261,7 +370,7 @@ def run_block(task: Task, config: Config) -> TaskResult:
     """Run the trials of one task (every unit); pure function of (task, config) up to the timing column."""
     registry.discover()
     try:
-        dataset, stats = prepare_dataset(task.entry, config.seed, task.draw)
+        dataset, stats, reads = prepare_dataset(task.entry, config.seed, task.draw)
     except DataUnavailableError as err:
         return TaskResult([], skipped={dataset_id(task.entry, display_label(task.entry, None)): str(err)})
     check_planned_size(task, config, stats)
@@ -272,7 +381,7 @@ def run_block(task: Task, config: Config) -> TaskResult:
         for unit in task.units:
             rows += unit_rows(task, unit, config, dataset, stats, label, ident)
         described = {ident: description(task, config, dataset, stats, label)}
-    return TaskResult(rows, described=described)
+    return TaskResult(rows, described=described, reads={path: file_digest(path) for path in sorted(reads)})
 
 
 def unit_rows(
@@ -305,7 +414,7 @@ def unit_rows(
     rows = []
     for trial in range(task.trial_start, task.trial_stop):
         seed = trial_seed(
-            config.seed, task.entry, unit.mech, unit.eps_index, trial, config.common_random_numbers, task.draw
+            config.seed, task.entry, unit.mech, unit.epsilon, trial, config.common_random_numbers, task.draw
         )
         rng = np.random.default_rng(seed)
         start = time.perf_counter()
@@ -331,8 +440,43 @@ def planned_shape(entry: DatasetEntry, seed: int) -> tuple[int, int]:
     return dataset.n, dataset.d
 
 
+def check_entries(config: Config) -> None:
+    """Load, in this process and before any trial, every dataset entry whose loader reads the user's files (its
+    load function has ``check_in_main = True``, e.g. ``csv``): bad data stops the run here with the loader's one-line
+    message (file, row, column, fix), naming the entry, before anything is written."""
+    for i, entry in enumerate(config.datasets):
+        info = registry.get_dataset(entry.loader)
+        if not getattr(info.load, "check_in_main", False):
+            continue
+        try:
+            with threadpool_limits(limits=1):
+                load_draw(entry, config.seed, None)
+        except DataUnavailableError:
+            continue  # reported as SKIPPED by the run, as for every loader
+        except (ValueError, OSError) as err:
+            name = entry.label or entry.loader
+            raise ConfigError(f"datasets[{i}] ({name}): {err}") from None
+
+
+def finish_described(config: Config, described: dict[str, Any]) -> dict[str, Any]:
+    """Fields of datasets.json that come from the config, not from a block: the trials (and data draws) the config
+    plans for each dataset now — a reused block may come from a run with other counts."""
+    for entry in described.values():
+        if not isinstance(entry, dict) or "n" not in entry or "d" not in entry:
+            continue
+        entry["trials"] = config.trials_for(entry["n"], entry["d"])
+        if "data_draws" in entry:
+            draws = config.draws_for(entry["n"], entry["d"])
+            entry["data_draws"] = draws
+            entry["draws"] = {k: v for k, v in entry.get("draws", {}).items() if draws is not None and int(k) < draws}
+    return described
+
+
 def plan_tasks(config: Config, log=print) -> Plan:
-    """Every task (see ``Task``), without loading data (see the module docstring)."""
+    """Every task (see ``Task``), without loading data (see the module docstring) except to check the user's files
+    (:func:`check_entries`)."""
+    check_entries(config)
+    context = TrialContext.of(config)
     counts: list[tuple[DatasetEntry, int, int | None]] = []
     skipped: dict[str, str] = {}
     for entry in config.datasets:
@@ -355,13 +499,15 @@ def plan_tasks(config: Config, log=print) -> Plan:
     for entry, trials, draws in counts:
         blocks = [(start, min(trials, start + config.trial_block)) for start in range(0, trials, config.trial_block)]
         if draws is None:  # one task per (mechanism, ε, block)
-            tasks += [Task(entry, (unit,), start, stop, trials) for unit in units for start, stop in blocks]
+            tasks += [Task(entry, (unit,), start, stop, trials, None, context)
+                      for unit in units for start, stop in blocks]
         else:  # one task per (draw, block), holding every (mechanism, ε) unit of the draw
-            tasks += [Task(entry, tuple(units), start, stop, trials, draw)
+            tasks += [Task(entry, tuple(units), start, stop, trials, draw, context)
                       for draw in range(draws) for start, stop in blocks]
     tasks = affinity_order(tasks)
     draw_column = () if config.data_draws is None else ("data_draw",)
-    return Plan(tasks, {}, skipped, KEY_COLUMNS + draw_column, COORDINATES + draw_column)
+    return Plan(tasks, {}, skipped, KEY_COLUMNS + draw_column, COORDINATES + draw_column,
+                functools.partial(finish_described, config))
 
 
 def affinity_order(tasks: list[Task]) -> list[Task]:

@@ -1,13 +1,20 @@
-"""The run folder: config snapshot, self-verifying shards, assembled ``trials.csv``, ``meta.json`` — written atomically.
+"""The run folder and its trial store: self-verifying shards indexed by trial key — every file written atomically.
 
-Layout of ``<output_dir>/<name>/``: ``config.yaml`` (resolved config + fingerprint), ``shards/<task>.csv`` (one
-finished block of trials each), ``trials.csv`` (all shards, sorted), ``datasets.json`` / ``skipped.json`` (what the
-run found), ``meta.json`` (versions, workers, wall time), ``.lock`` (held while a run writes the folder).
+Layout of ``<output_dir>/<name>/``: ``config.yaml`` (the resolved config of the last invocation),
+``shards/<task>-<digest>.csv`` (the store: one finished block of trials each), ``trials.csv`` (the config's current
+trials, sorted), ``datasets.json`` / ``skipped.json`` (what the run found), ``meta.json`` (versions, workers, wall
+time, how many of the config's trials the table holds), ``.lock`` (held while a run writes the folder).
+
+**A run is a view of the store.** A shard's first line ``#dpbench-shard {json}`` lists its trials — for each the slot
+(what the trial is, by value: :mod:`.identity`), the trial key (slot + code version + content digests of the files
+it read), its code version and row count — plus the data files' digests, the dataset descriptions, the block's wall
+time and the sha256 of the CSV body below it. :func:`load_index` reads every shard, verifies its checksum and name,
+and maps each slot to the records that hold it; a planned trial reuses a record with its code version whose files
+still have the recorded digests (:func:`record_problem` names why one does not). A shard is never rewritten: a
+recomputed trial is written to a new shard; trials a shrunk config no longer plans stay in the store for later.
 
 Every file is replaced atomically (temp file + fsync + rename), so a reader or a crash sees either the old or the
-complete new file; a failed write (disk full, ...) removes its temp file. A shard carries what it claims in a first
-header line ``#dpbench-shard {json}``: the task's shard name, the experiment fingerprint, a digest of the task's
-planned row keys, the row count and the sha256 of the CSV body below it (see :func:`read_shard`).
+complete new file; a failed write (disk full, ...) removes its temp file.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ import platform
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +37,8 @@ import numpy as np
 import yaml
 
 from dpbench import __version__
-from dpbench.config import ConfigError
+from dpbench.data._base import file_digest
+from dpbench.engine.identity import trial_key
 
 SHARD_DIR = "shards"
 #: damaged shards are moved here (kept for inspection) before their block is re-run
@@ -37,7 +46,9 @@ DAMAGED_DIR = "damaged"
 RUN_FILES = ("trials.csv", "datasets.json", "skipped.json")
 LOCK_FILE = ".lock"
 SHARD_MAGIC = "#dpbench-shard "
-SHARD_VERSION = 1
+SHARD_VERSION = 2
+#: hex digits of the trial-key digest in a shard's file name
+NAME_DIGITS = 12
 
 
 class RunError(RuntimeError):
@@ -46,6 +57,10 @@ class RunError(RuntimeError):
 
 class ShardError(ValueError):
     """A shard that fails verification; the message says why."""
+
+
+class OlderShardError(ShardError):
+    """A shard in the format of an older dpbench (its trials cannot be reused: seeds and identities changed)."""
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -73,6 +88,11 @@ def atomic_path(path: Path) -> Iterator[Path]:
             raise RunError(
                 f"disk full while writing {path} ({os.strerror(err.errno)}); nothing half-written was left — free "
                 "space and run the same command again (finished blocks are kept)"
+            ) from err
+        if isinstance(err, OSError) and err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise RunError(
+                f"cannot write {path}: {os.strerror(err.errno)}; choose a writable --output-dir (finished trials "
+                "already in the store are kept)"
             ) from err
         raise
 
@@ -116,17 +136,13 @@ def digest(text: str | bytes) -> str:
     return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
 
-def keys_digest(keys: list[tuple]) -> str:
-    """Order-free digest of a task's planned row keys (values compared as strings, as they read back from CSV)."""
-    return digest("\n".join(sorted("\x1f".join(str(v) for v in key) for key in keys)))
-
-
-def fingerprint_digest(fingerprint: dict[str, Any]) -> str:
-    return digest(json.dumps(fingerprint, sort_keys=True, default=str))
+def shard_name(prefix: str, trial_keys: list[str]) -> str:
+    """A shard's file name: the task's readable prefix and a digest of the keys of the trials it holds."""
+    return f"{prefix}-{digest(chr(10).join(trial_keys))[:NAME_DIGITS]}.csv"
 
 
 def shard_text(body: str, header: dict[str, Any]) -> str:
-    """The file content of a shard: header line (with the body's row count and sha256) + CSV body."""
+    """The file content of a shard: header line (with the body's sha256) + CSV body."""
     header = {"version": SHARD_VERSION, **header, "sha256": digest(body)}
     return SHARD_MAGIC + json.dumps(header, sort_keys=True, default=float) + "\n" + body
 
@@ -148,20 +164,151 @@ def read_shard(path: Path) -> tuple[dict[str, Any], str]:
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise ShardError("corrupted header") from None
     if not isinstance(header, dict) or header.get("version") != SHARD_VERSION:
-        raise ShardError(f"unknown shard format {header.get('version') if isinstance(header, dict) else header!r}")
+        version = header.get("version") if isinstance(header, dict) else header
+        raise OlderShardError(f"shard format {version!r} of an older dpbench (this one reads {SHARD_VERSION})")
     if digest(body) != header.get("sha256"):
         raise ShardError(f"content does not match its checksum (truncated or corrupted; {len(rest)} bytes of data)")
     return header, body
 
 
-def check_shard_header(header: dict[str, Any], name: str, fingerprint: str, planned: str) -> None:
-    """Raise :class:`ShardError` unless the header claims this task of this experiment."""
-    if header.get("shard") != name:
-        raise ShardError(f"holds task {header.get('shard')!r}, not this one")
-    if header.get("fingerprint") != fingerprint:
-        raise ShardError("was written by a different experiment (config changed)")
-    if header.get("keys") != planned:
-        raise ShardError("claims other trials than this task plans (trial_block or grid changed)")
+@dataclass(frozen=True)
+class Record:
+    """One stored trial: where its rows are (shard, first row, row count) and what it is (slot, key, code, data)."""
+
+    shard: str
+    slot: str
+    key: str
+    code: tuple[tuple[str, str], ...]
+    data: tuple[tuple[str, str | None], ...]
+    start: int
+    rows: int
+    seconds: float
+
+
+def header_records(name: str, header: dict[str, Any]) -> list[Record]:
+    """The trial records a verified shard header claims; :class:`ShardError` if they are inconsistent."""
+    try:
+        data = tuple(sorted((str(k), v) for k, v in header["data"].items()))
+        trials = header["trials"]
+        seconds = float(header.get("seconds", 0.0)) / max(len(trials), 1)
+        records, start = [], 0
+        for slot, key, rows, code in trials:
+            code = tuple((str(part), str(version)) for part, version in code)
+            if trial_key(slot, code, dict(data)) != key:
+                raise ShardError(f"trial {slot[:12]}… does not match its key")
+            records.append(Record(name, slot, key, code, data, start, int(rows), seconds))
+            start += int(rows)
+    except (KeyError, TypeError, ValueError) as err:
+        if isinstance(err, ShardError):
+            raise
+        raise ShardError(f"header lacks its trial list ({type(err).__name__}: {err})") from None
+    if start != header.get("rows"):
+        raise ShardError(f"its trials hold {start} rows but it claims {header.get('rows')}")
+    if name != shard_name(name.rsplit("-", 1)[0], [r.key for r in records]):
+        raise ShardError("its name does not match the trials it holds (renamed or copied over another shard)")
+    return records
+
+
+def verified_records(path: Path) -> tuple[dict[str, Any], list[Record]]:
+    """Header and trial records of the shard at ``path``, its checksum and claims verified."""
+    header, _ = read_shard(path)
+    return header, header_records(path.name, header)
+
+
+@dataclass
+class StoreIndex:
+    """Every verified record of a run folder's store by slot, and the headers' dataset descriptions by shard."""
+
+    by_slot: dict[str, list[Record]] = field(default_factory=dict)
+    by_shard: dict[str, list[Record]] = field(default_factory=dict)
+    described: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: damaged shard name → why; slot → damaged shard that claimed it (when its header could still be read)
+    damaged: dict[str, str] = field(default_factory=dict)
+    damaged_slots: dict[str, str] = field(default_factory=dict)
+
+    def damaged_for(self, task: Any, slots: Iterable[str]) -> list[str]:
+        """The damaged shards that held trials of ``task``: by the slots their header claimed, or by the task's
+        readable name prefix when the header itself is lost."""
+        prefix = task.shard_name.removesuffix(".csv")
+        names = {self.damaged_slots[s] for s in slots if s in self.damaged_slots}
+        names |= {name for name in self.damaged if name.rsplit("-", 1)[0] == prefix}
+        return sorted(names)
+
+    def add(self, records: list[Record], described: dict[str, Any]) -> None:
+        for record in records:
+            self.by_slot.setdefault(record.slot, []).append(record)
+        if records:
+            self.by_shard[records[0].shard] = records
+            self.described[records[0].shard] = described or {}
+
+
+def load_index(shard_dir: Path, log: Callable[[str], None] | None = None, repair: bool = True) -> StoreIndex:
+    """Read and verify every shard of the store. A damaged shard is named (``log``) and, with ``repair``, moved to
+    ``shards/damaged/`` (its trials are then missing and run again); without ``repair`` (a dry run) it is left."""
+    index = StoreIndex()
+    paths = sorted(shard_dir.glob("*.csv"), key=lambda p: (p.stat().st_mtime_ns, p.name)) if shard_dir.is_dir() else []
+    older = []
+    for path in paths:
+        try:
+            header, records = verified_records(path)
+        except OlderShardError:
+            older.append(path)
+            continue
+        except ShardError as err:
+            index.damaged[path.name] = str(err)
+            index.damaged_slots.update({slot: path.name for slot in claimed_slots(path)})
+            if repair:
+                moved = quarantine(path)
+                if log:
+                    log(f"damaged shard {path}: {err}; moved to {moved}, its trials are run again")
+            elif log:
+                log(f"damaged shard {path}: {err} (a run moves it to shards/damaged/ and runs its trials again)")
+            continue
+        index.add(records, header.get("described") or {})
+    if older and log:  # one line for a whole run folder of an older dpbench, not one per shard
+        where = f"moved to {shard_dir / DAMAGED_DIR}" if repair else "a run moves them to shards/damaged/"
+        log(f"{len(older)} shards in {shard_dir} were written by an older dpbench (another seed scheme); {where} "
+            "and their trials are run again")
+    if older and repair:
+        for path in older:
+            quarantine(path)
+    return index
+
+
+def claimed_slots(path: Path) -> list[str]:
+    """The slots a (damaged) shard's header line claims, if that line can still be read; else none."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline()
+        header = json.loads(first[len(SHARD_MAGIC):].decode("utf-8"))
+        return [str(trial[0]) for trial in header["trials"]]
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return []
+
+
+def current_digests(data: tuple[tuple[str, str | None], ...]) -> dict[str, str | None]:
+    return {path: file_digest(path) for path, _ in data}
+
+
+def record_problem(record: Record, code: tuple[tuple[str, str], ...], dataset: str, mechanism: str) -> str | None:
+    """None if a stored trial is still valid for a planned trial of code version ``code``, else why not (in words
+    naming the dataset or the mechanism: "data of dataset 'mine' changed (mine.csv sha256 1a2b… → 9f8e…)")."""
+    if record.code != code:
+        old, new = dict(record.code), dict(code)
+        if old.get("dpbench") != new.get("dpbench"):
+            return f"dpbench version changed ({old.get('dpbench')} → {new.get('dpbench')})"
+        parts = sorted(part for part in set(old) | set(new) if old.get(part) != new.get(part))
+        words = []
+        for part in parts:
+            what, _, name = part.partition(" ")
+            words.append(f"code of {what} '{name}'" if name else f"code of {what}")
+        return " and ".join(words) + " changed"
+    now = current_digests(record.data)
+    for path, recorded in record.data:
+        if now[path] != recorded:
+            change = "is gone" if now[path] is None else f"sha256 {str(recorded)[:12]}… → {now[path][:12]}…"
+            return f"data of dataset '{dataset}' changed ({Path(path).name} {change})"
+    return None
 
 
 def quarantine(path: Path) -> Path:
@@ -226,28 +373,21 @@ def git_commit() -> str | None:
 
 
 def prepare_run_dir(config: Any, fresh: bool) -> Path:
-    """Create the run folder, or check that an existing one belongs to the same experiment (resume)."""
+    """Create the run folder (``--fresh``: empty its store and tables first) and record the config it now shows.
+
+    A changed config is no reason to refuse a folder: every stored trial is identified by what it is, so the run
+    reuses the ones the new config still plans and computes the rest (:func:`load_index`).
+    """
     run_dir = config.run_dir
-    saved = run_dir / "config.yaml"
-    if saved.exists() and not fresh:
-        try:
-            previous = yaml.safe_load(saved.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError:
-            previous = {}
-        if not isinstance(previous, dict) or previous.get("fingerprint") != config.fingerprint():
-            raise ConfigError(
-                f"{run_dir} holds a different experiment (config changed); rerun with --fresh to overwrite "
-                "it or change 'name'"
-            )
     if fresh and run_dir.exists():
         shard_dir = run_dir / SHARD_DIR
         for old in list(shard_dir.glob("*.csv")) if shard_dir.exists() else []:
             old.unlink()
-        for name in RUN_FILES:
+        for name in (*RUN_FILES, "meta.json"):
             (run_dir / name).unlink(missing_ok=True)
     (run_dir / SHARD_DIR).mkdir(parents=True, exist_ok=True)
     document = {**config.to_dict(), "fingerprint": config.fingerprint(), "dpbench_version": __version__}
-    write_atomic(saved, yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+    write_atomic(run_dir / "config.yaml", yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
     return run_dir
 
 
@@ -258,8 +398,9 @@ def progress_bar(total: int, enabled: bool):
     return tqdm(total=total, unit="trial", disable=not enabled, dynamic_ncols=True, mininterval=0.5)
 
 
-def write_meta(run_dir: Path, n_jobs: int, started: float, rows: int) -> None:
-    """meta.json: package/commit/Python/NumPy versions, workers, wall time of this invocation, row count."""
+def write_meta(run_dir: Path, n_jobs: int, started: float, rows: int, coverage: dict[str, Any]) -> None:
+    """meta.json: package/commit/Python/NumPy versions, workers, wall time of this invocation, row count, and how
+    many of the config's trials the table holds (``coverage``: trials, planned, partial "N of M trials", selection)."""
     meta = {
         "dpbench_version": __version__,
         "commit": git_commit(),
@@ -268,6 +409,7 @@ def write_meta(run_dir: Path, n_jobs: int, started: float, rows: int) -> None:
         "n_jobs": n_jobs,
         "wall_seconds_last_invocation": time.time() - started,
         "rows": rows,
+        **coverage,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     write_atomic(run_dir / "meta.json", json.dumps(meta, indent=2))

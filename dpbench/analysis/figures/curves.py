@@ -345,6 +345,8 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
     leg_cols = _legend_columns(legend_labels, fig_w - 0.4)
     leg_rows = math.ceil(len(legend_labels) / leg_cols) if legend_labels else 0
     notes = [_describe_points(o, points["count"])] + ([REFS_NOTE] if draw_refs else [])
+    if run.meta.get("partial"):  # a run of -d/-m/-e (meta.json)
+        notes.append(f"Partial run: {run.meta['partial']} of the config.")
     if run.skipped:
         notes.append("Skipped (data unavailable): " + "; ".join(
             f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))

@@ -66,6 +66,17 @@ def _check_1d(X: np.ndarray, y: np.ndarray, epsilon: float) -> tuple[np.ndarray,
     return X[:, 0], y
 
 
+def _released_ratio(numerator: tuple[str, np.ndarray], denominator: tuple[str, np.ndarray],
+                    scales: tuple[float, float], rng: np.random.Generator, per_user: bool) -> float:
+    """clip(ψ̂/Ψ̂) from the two Laplace releases: the users' mean of ``numerator``'s per-user values (range 2,
+    scale scales[0]) and of ``denominator``'s (range 1, scale scales[1]), in that order from ``rng``."""
+    released_means = []
+    for (name, rows), scale, sensitivity in zip((numerator, denominator), scales, (2.0, 1.0), strict=True):
+        released_means.append(float(released(name, laplace_mean(rows, scale, rng, per_user), rows, kind="laplace",
+                                             scale=scale, users=True, sensitivity=sensitivity)))
+    return _ratio(*released_means)
+
+
 @register_mechanism(
     "ldp_simple_1d",
     summary="Optimal 1-D LDP regression: Laplace on sign(φ)y and |φ|, θ̂ = clip(ψ̂/Ψ̂) (Alg 1; 000 §3.1)",
@@ -78,12 +89,9 @@ def fit_ldp_simple_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float
     per_user = is_per_user(simulation)
     phi, y = _check_1d(X, y, epsilon)
     b_psi, b_Psi, eps_eff = _scales(epsilon, paper_scale)
-    signed, size = np.sign(phi) * y, np.abs(phi)
-    psi = float(released("ψ̂ (sign(φ)y per user)", laplace_mean(signed, b_psi, rng, per_user), signed,
-                         kind="laplace", scale=b_psi, users=True, sensitivity=2.0))  # fmt: skip
-    Psi = float(released("Ψ̂ (|φ| per user)", laplace_mean(size, b_Psi, rng, per_user), size,
-                         kind="laplace", scale=b_Psi, users=True, sensitivity=1.0))  # fmt: skip
-    return FitResult(np.array([_ratio(psi, Psi)]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
+    theta = _released_ratio(("ψ̂ (sign(φ)y per user)", np.sign(phi) * y), ("Ψ̂ (|φ| per user)", np.abs(phi)),
+                            (b_psi, b_Psi), rng, per_user)
+    return FitResult(np.array([theta]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
 
 
 @register_mechanism(
@@ -98,9 +106,6 @@ def fit_ldp_laplace_ssp_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: 
     per_user = is_per_user(simulation)
     phi, y = _check_1d(X, y, epsilon)
     b_psi, b_Psi, eps_eff = _scales(epsilon, paper_scale)
-    products, squares = phi * y, phi**2
-    psi = float(released("ψ̂ (φy per user)", laplace_mean(products, b_psi, rng, per_user), products,
-                         kind="laplace", scale=b_psi, users=True, sensitivity=2.0))  # fmt: skip
-    Psi = float(released("Ψ̂ (φ² per user)", laplace_mean(squares, b_Psi, rng, per_user), squares,
-                         kind="laplace", scale=b_Psi, users=True, sensitivity=1.0))  # fmt: skip
-    return FitResult(np.array([_ratio(psi, Psi)]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
+    theta = _released_ratio(("ψ̂ (φy per user)", phi * y), ("Ψ̂ (φ² per user)", phi**2), (b_psi, b_Psi), rng,
+                            per_user)
+    return FitResult(np.array([theta]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})

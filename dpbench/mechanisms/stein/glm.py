@@ -69,6 +69,7 @@ def radius(covariates: str) -> Hyper:
 
 HYPER: dict[str, Hyper] = {
     "covariates": Choice(*COVARIATES, doc="Gaussian (rows clipped at r) or ℓ1-bounded covariates"),
+    "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius"),
     "r_const": Hyper(float, gt=0, doc="constant of the clipping-radius rule"),
     "y_bound": Hyper(float, gt=0, none="the family's bound B_y(r)", doc="label bound B_y of the calibration"),
     "noise_c": Hyper(float, ge=0, doc="noise margin c of the families' label bounds"),
@@ -338,6 +339,11 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
     )(_fit)
 
 
+def l1_default_radius(covariates: str, r: float | None) -> float | None:
+    """``r`` as given; unset with ℓ1 covariates: 1 (the ℓ1 ball of the spec), else None (the Gaussian rule)."""
+    return 1.0 if covariates == "l1" and r is None else r
+
+
 @register_mechanism(
     "stein_central_diagnostic",
     summary="DIAGNOSTIC ONLY (central DP, not LDP, not the paper's algorithm): Stein estimator, noise added once",
@@ -346,9 +352,7 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
     needs=("public_X", "stats"),
     spec="003 §3.8",
     style={"linestyle": ":"},
-    hyper={"family": family_choice(), "covariates": HYPER["covariates"],
-           "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius"),
-           "noise_c": HYPER["noise_c"], "c0": HYPER["c0"]},
+    hyper={"family": family_choice(), **{k: HYPER[k] for k in ("covariates", "r", "noise_c", "c0")}},
     bounds=Bounds(note="as Alg 1–4 for the chosen covariates"),
     audit=stein_audit("glm", "gaussian"),
     rows_free=True,
@@ -367,8 +371,7 @@ def fit_central_diagnostic(
 
     (ε, δ)-DP in the central model only (replace-one: the sums' sensitivities are those of one user's release).
     """
-    if covariates == "l1" and r is None:
-        r = 1.0
+    r = l1_default_radius(covariates, r)
     return stein_fit(
         X, y, epsilon, delta, rng, public_X, family=family, covariates=covariates, r=r, noise_c=noise_c,
         noise_aggregation="central", c0=c0, stats=stats,
@@ -383,8 +386,7 @@ def fit_central_diagnostic(
     needs=("public_X", "stats"),
     spec="003 §4",
     style={"linestyle": "--", "color": "dimgray"},
-    hyper={"family": family_choice(), "covariates": HYPER["covariates"],
-           "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius")},
+    hyper={"family": family_choice(), "covariates": HYPER["covariates"], "r": HYPER["r"]},
     rows_free=True,
 )
 def fit_nonprivate_stein(
@@ -395,8 +397,7 @@ def fit_nonprivate_stein(
     r: float | None = None,
     stats: GramStats | None = None,
 ) -> FitResult:
-    if covariates == "l1" and r is None:
-        r = 1.0
+    r = l1_default_radius(covariates, r)
     if X is None:  # rows-free data: O(p³), nothing to cache
         return stein_fit(X, y, None, None, rng, public_X, family=family, covariates=covariates, r=r, stats=stats)
     public_X = check_public(public_X, np.asarray(X).shape[1])

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from dpbench.data._base import Dataset, Population
-from dpbench.engine.metrics import TrialCoordinates, register_metric
+from dpbench.data.metrics import TrialCoordinates, register_metric
 from dpbench.mechanisms.gradient.dp_ftrl_covariance import PublicMoments
 from dpbench.registry import register_dataset
 

@@ -90,7 +90,7 @@ def compare_dataset(
     """Our row (the split the figures use: config seed ``seed``), the paper's row and the flags."""
     from dpbench.engine.regression import prepare_dataset
 
-    dataset, stats = prepare_dataset(DatasetEntry(loader=key, label=""), seed)
+    dataset, stats, _ = prepare_dataset(DatasetEntry(loader=key, label=""), seed)
     ours = table2_row(stats, epsilon)
     variants = []
     for _, options, rng in split_variants(key, resamples):

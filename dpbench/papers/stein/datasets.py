@@ -83,6 +83,7 @@ def preprocessed_split(name: str, features: str, m: int) -> tuple[np.ndarray, np
 
 
 def load_real(name: str, rng: np.random.Generator, n: int | None, m: int, features: str) -> Dataset:
+    require_file(SOURCES[name][0])  # records the read on every load (read_split is cached per process)
     X_tr, y_tr, X_te, y_te, X_pool = read_split(name, features)
     n = X_tr.shape[0] if n is None else int(n)
     if not 1 <= n <= X_tr.shape[0]:
