@@ -392,7 +392,7 @@ def test_mechanisms_beat_zero_and_record_info(small_problem):
     for out in (out_i, out_o, out_s):
         assert excess_pop_paper(out.theta, ds) < 0.5 * zero
     # one draw of the public design's noise exceeds zero/2 with probability ≈ 0.1 (eigen and Cholesky factor alike,
-    # tests/test_ftrl_speed.py): the median of five trials does not
+    # tests/mechanisms/test_dp_ftrl_speed.py): the median of five trials does not
     public_excess = [excess_pop_paper(fit_sigma_public(ds.X_train, ds.y_train, 2.0, 1e-6, np.random.default_rng(seed),
                                                        public_X=ds.X_public, public_C_rows=200, **_design(ds)).theta,
                                       ds) for seed in range(1, 6)]
@@ -441,7 +441,7 @@ def test_adaptive_clipping_option1_runs_and_is_capped(small_problem):
 def test_ftrl_configs_validate():
     from dpbench.config import load_config
 
-    configs = sorted((Path(__file__).resolve().parents[1] / "configs" / "ftrl").glob("ftrl_*.yaml"))
+    configs = sorted((Path(__file__).resolve().parents[2] / "configs" / "ftrl").glob("ftrl_*.yaml"))
     assert configs, "no configs/ftrl/ftrl_*.yaml"
     for path in configs:
         cfg = load_config(path)
