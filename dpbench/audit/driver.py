@@ -22,7 +22,7 @@ Verdicts: an audit **flags** the claim when eps_lower > ε (certified layer) or 
 above ε with ε̂ > 1.02ε (GDP layer), when the real runs show noise that is not the declared law (``noise``) or a
 statistic that does not follow the declared laws (``model``: KS p < 10⁻⁴), when θ̂'s own black-box bound exceeds ε
 (``theta``), or when an integrity check fails (:mod:`dpbench.audit.integrity`: ``replay``, ``recording``,
-``scale``, ``sensitivity``, ``atom``, ``ols``, ``users``); :attr:`WhiteboxResult.reasons` says what broke.
+``scale``, ``sensitivity``, ``atom``, ``exact_ols``, ``users``); :attr:`WhiteboxResult.reasons` says what broke.
 Negative controls (``x1.3``, ``x3``) multiply every noise scale by the factor c that makes the exact ε at the pair
 equal 1.3ε (3ε) (:func:`dpbench.privacy.exact.noise_factor_for_epsilon`; with sketch releases
 :func:`sketch_noise_factor`, which also multiplies the mixing noise η) while the claim stays ε.

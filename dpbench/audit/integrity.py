@@ -20,7 +20,7 @@ themselves, on a family of pairs (:func:`integrity_pairs`) and many seeds. Each 
   real runs, per dataset, is 0 (a centre that is a public constant hides the release's real shift).
 * ``atom``: a release exactly at its centre (its noise 0), or noise whose norm falls below its 10⁻⁶ quantile more
   often than chance allows (a branch that skips or shrinks the noise with small probability); θ̂ exactly the
-  non-private least-squares estimate (``ols``).
+  non-private least-squares estimate (``exact_ols``).
 * ``users``: for local reports released one by one (``aggregate="none"``), each user's noise variance against the
   declared one ("user 3 of 32: noise variance 0.25× the declared").
 
@@ -60,7 +60,7 @@ RTOL = 1e-9
 USER_SIGMAS = 6.0
 #: the centre check flags a release whose mean standardised noise is off 0 with χ² p-value below this
 CENTRE_ALPHA = 1e-6
-CHECKS = ("replay", "recording", "scale", "sensitivity", "centre", "atom", "ols", "users")
+CHECKS = ("replay", "recording", "scale", "sensitivity", "centre", "atom", "exact_ols", "users")
 
 
 @dataclass(frozen=True)
@@ -331,7 +331,7 @@ def check_atoms(runs: list[IntegrityRun], pairs: list[Pair]) -> list[Finding]:
                             f"{limit - 1}): a branch with too little noise", k, n)
             for name, k in small.items() if k >= limit]  # fmt: skip
     if ols_hits:
-        out.append(Finding("ols", f"θ̂ equals the non-private least-squares estimate in {ols_hits} of {n} runs",
+        out.append(Finding("exact_ols", f"θ̂ equals the non-private least-squares estimate in {ols_hits} of {n} runs",
                            ols_hits, n))  # fmt: skip
     return out
 
