@@ -512,10 +512,12 @@ def run(
     log=print,
     selection: Selection | None = None,
     dry_run: bool = False,
+    show: Callable[[str], None] | None = None,
 ) -> Path:
     """Run the trials of an experiment of any registered kind that its folder's store lacks (or, with a
     ``selection``, those of the selected datasets/mechanisms/ε), then assemble ``trials.csv`` from the store;
-    return the run directory. ``dry_run``: print the plan against the store and write nothing."""
+    return the run directory. ``dry_run``: print the plan against the store (with ``show``, default ``log``) and
+    write nothing."""
     kind = registry.get_kind(config.kind)
     started = time.time()
     n_jobs = config.n_jobs if n_jobs is None else n_jobs
@@ -527,7 +529,7 @@ def run(
         planned = match_store(items, index)
         log_stale(planned, selected, log, "to recompute")
         for line in plan_lines(selected, lambda t: t.slot in planned.chosen, index, n_jobs):
-            log(line)
+            (show or log)(line)
         return config.run_dir
     try:
         with run_lock(config.run_dir):
