@@ -1,6 +1,6 @@
 # Privacy audit (issues 5, 15): white-box audit of every registered mechanism's releases (certified bound, GDP
 # estimate, exact ε) with its 1.3×/3× controls, and the black-box audit of θ̂ with its ÷10 / no-bound / 10ε controls,
-# regenerating the tables in docs/privacy.md. Cross-checks against dp-accounting: tests/test_privacy_crosscheck.py.
+# regenerating the tables in docs/privacy.md. Cross-checks against dp-accounting: tests/privacy/test_privacy_crosscheck.py.
 AUDIT_JOBS ?= 2
 AUDIT_TRIALS ?= 20000
 AUDIT_BUILTIN = adassp linmix ihm dpgd
@@ -27,5 +27,5 @@ audit-plots:
 	-$(DPBENCH) audit adassp dpgd -e 2 --trials $(AUDIT_TRIALS) --broken noise_div10 --plot docs/figures/audit
 
 test-privacy:
-	$(PYTHON) -m pytest -q tests/test_privacy.py tests/test_privacy_crosscheck.py tests/test_privacy_exact.py \
-		tests/test_audit.py tests/test_audit_whitebox.py tests/test_audit_mechanisms.py tests/test_properties.py
+	$(PYTHON) -m pytest -q tests/privacy/test_privacy.py tests/privacy/test_privacy_crosscheck.py tests/privacy/test_privacy_exact.py \
+		tests/audit/test_audit.py tests/audit/test_audit_whitebox.py tests/audit/test_audit_mechanisms.py tests/test_properties.py

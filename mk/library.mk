@@ -6,4 +6,4 @@ bench-backends:  ## loky vs Dask wall/CPU time on the Figure 1 config, 2 workers
 	bash scripts/bench_backends.sh 50
 
 test-library:  ## estimators, plug-ins, Dask backend, reports
-	$(PYTHON) -m pytest -q tests/test_estimators.py tests/test_plugins.py tests/test_dask_backend.py tests/test_report.py
+	$(PYTHON) -m pytest -q tests/test_estimators.py tests/test_plugins.py tests/engine/test_dask_backend.py tests/analysis/test_report.py

@@ -116,3 +116,34 @@ def test_the_checker_sees_a_cycle_and_a_leak():
 def test_no_generic_module_file_is_named_after_a_paper(paper):
     generic_files = [p for p in PACKAGE.rglob("*.py") if not is_specific(module_name(p))]
     assert not [p for p in generic_files if p.stem.startswith(paper + "_") or p.stem.startswith("iw_")]
+
+
+def reachable(graph: dict[str, set[str]], module: str) -> set[str]:
+    """Every package module ``module`` imports, directly or through others."""
+    seen, stack = set(), [module]
+    while stack:
+        for target in graph.get(stack.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+def test_the_analysis_stage_reads_runs_without_the_runner():
+    """A finished run is read by a leaf (analysis.runs reaches nothing but the registry's name suggestions), and no
+    figure reaches the engine, a mechanism, a paper or a kind: a figure is drawn from tables."""
+    graph = import_graph()
+    assert reachable(graph, "dpbench.analysis.runs") <= {"dpbench.registry", "dpbench.contract"}
+    for module in (m for m in graph if m.startswith("dpbench.analysis.figures")):
+        reached = {m for m in reachable(graph, module) if m.startswith(("dpbench.engine", "dpbench.mechanisms"))}
+        assert reached == set() and not any(is_specific(m) for m in reachable(graph, module)), module
+
+
+def test_the_package_root_holds_the_face_only():
+    face = {"__init__", "__main__", "cli", "registry", "contract", "linalg", "estimators"}
+    assert {p.stem for p in PACKAGE.glob("*.py")} <= face
+
+
+def test_no_module_over_700_lines():
+    lines = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert {name: n for name, n in lines.items() if n > 700} == {}

@@ -262,8 +262,8 @@ def test_audit_defaults_are_the_declared_audit_setup():
 
 @pytest.mark.parametrize("name", BUILTIN)
 def test_every_mechanism_runs_on_the_audit_data_or_declares_why_not(name):
-    """What `dpbench audit --all` and tests/test_audit.py's every-mechanism audit run, once per audited ε: a mechanism
-    that cannot run there must say why in its contract (AuditSetup.skip), never be skipped silently."""
+    """What `dpbench audit --all` and tests/audit/test_audit.py's every-mechanism audit run, once per audited ε: a
+    mechanism that cannot run there must say why in its contract (AuditSetup.skip), never be skipped silently."""
     info = registry.get_mechanism(name)
     if info.audit.skip is not None:
         pytest.skip(f"declared: {info.audit.skip}")

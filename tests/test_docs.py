@@ -9,6 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+#: the pages a newcomer is sent to from the README's first screens
+NEWCOMER_PAGES = ("ihm", "performance", "leaderboard", "configs", "library", "byo_tutorial")
 FENCE = re.compile(r"^```.*?^```", flags=re.S | re.M)
 
 
@@ -72,3 +74,52 @@ def test_the_readmes_wall_times_are_the_measured_ones():
     assert len(times) == 5
     for minutes in [*times, re.search(r"(\d+\.\d) min measured", readme).group(1)]:
         assert f"**{minutes} min**" in performance, minutes
+
+
+def test_every_repository_path_the_readme_and_docs_name_exists():
+    """`dpbench/…`, `tests/…`, `configs/…` paths in code spans: a module that moved leaves no old path behind."""
+    named = re.compile(r"`((?:dpbench|tests|configs|mk|docs|datasets)/[A-Za-z0-9_./-]+)`")
+    pages = [ROOT / "README.md", *(ROOT / "docs" / f"{name}.md" for name in NEWCOMER_PAGES)]
+    missing = [f"{page.relative_to(ROOT)}: {path}" for page in pages for path in named.findall(page.read_text())
+               if not (ROOT / path.rstrip("/.")).exists()]
+    assert missing == []
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# docs/architecture.md: every path it names, and every file its tree lists under a folder, exists
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+TOP = ("dpbench", "tests", "configs", "docs", "datasets", "mk", "scripts")
+FULL_PATH = re.compile(rf"(?<![\w/.])((?:{'|'.join(TOP)})/[A-Za-z0-9_./-]*)")
+#: a name listed under a folder of the tree: file.py / file.md / folder/ (not "find/load")
+LISTED = re.compile(r"(?<![\w/.<])([A-Za-z_][\w.-]*\.(?:py|md|yaml)|[A-Za-z_]\w*/)(?=[\s·,)(:]|$)")
+
+
+def named_paths(text: str) -> set[str]:
+    """Full paths anywhere (placeholders such as ``<family>`` skipped), plus the tree's names under their folder."""
+    paths = {m.rstrip(".,:)") for m in FULL_PATH.findall(text) if "<" not in m and "*" not in m}
+    tree = text.split("```", 2)[1]
+    folder = None
+    for line in tree.splitlines():
+        head = line.split(maxsplit=1)
+        if line and not line[0].isspace() and head and head[0].endswith("/"):
+            folder, rest = head[0], (head[1] if len(head) > 1 else "")
+        else:
+            rest = line
+        if folder is None:
+            continue
+        for name in LISTED.findall(re.sub(FULL_PATH, " ", rest)):
+            paths.add(folder + name)
+    return paths
+
+
+def test_every_path_the_architecture_page_names_exists():
+    missing = sorted(p for p in named_paths(ARCHITECTURE.read_text()) if not (ROOT / p).exists())
+    assert missing == [], f"docs/architecture.md names paths that do not exist: {missing}"
+
+
+def test_the_check_reads_both_kinds_of_names():
+    paths = named_paths(ARCHITECTURE.read_text())
+    assert "dpbench/analysis/stats.py" in paths  # a full path
+    assert "dpbench/analysis/figures/curves.py" in paths  # listed under its folder in the tree
+    assert not any(p.endswith("find/") for p in paths)  # prose such as "find/load" is not a path

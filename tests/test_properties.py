@@ -7,7 +7,7 @@
   the privacy parameters and on non-finite data (the contract's `check_inputs` boundary).
 
 Crash safety of the runner (SIGKILL mid-run, then resume: no lost/duplicated trials, no corrupt CSV) is tested in
-tests/test_runner.py::test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing.
+tests/engine/test_runner.py::test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing.
 """
 
 from __future__ import annotations

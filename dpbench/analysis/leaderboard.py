@@ -302,7 +302,8 @@ def plot_profiles(board: Leaderboard, path: Path, epsilons: Sequence[float] | No
     replaced)."""
     taus = np.logspace(0, 4, 400)
     profiles = {eps: performance_profile(board, eps, taus) for eps in list(epsilons or board.epsilons)}
-    return save_figures(profiles_figure(profiles, board.labels, len(board.datasets)), path.with_suffix(""))
+    figure = profiles_figure(profiles, board.labels, len(board.datasets), board.privacy)
+    return save_figures(figure, path.with_suffix(""))
 
 
 def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:

@@ -5,7 +5,7 @@
 Local-DP oracles simulate their users' Gaussian noise by the exact aggregate law by default (the server uses only
 means: the mean of N users' N(0, s²) noises is N(0, s²/N), of N users' Sym_d(s²) is Sym_d(s²/N); spec 000 §3.0);
 ``simulation="per_user"`` draws every user's noise (:mod:`dpbench.mechanisms._simulation`; KS-tested in
-tests/test_shortcuts.py).
+tests/mechanisms/test_shortcuts.py).
 
 Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP-" references). Noise scales use
 the shared calibration of :mod:`dpbench.mechanisms.info_weighted.calibration` (``gaussian_std``: paper / classical /

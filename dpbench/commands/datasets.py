@@ -23,11 +23,12 @@ def dataset_status(name: str, seed: int) -> str:
     from dpbench.engine.schema import DatasetEntry
 
     try:
-        dataset, *_ = prepare_dataset(DatasetEntry(loader=name, label=""), seed)
+        prepared = prepare_dataset(DatasetEntry(loader=name, label=""), seed)
     except DataUnavailableError as err:
         return "needs an optional package" if "pip install" in str(err) else "data not available offline"
     except (ValueError, TypeError):  # a loader of the user's own data (csv, openml) without its options
         return "your data: needs options"
+    dataset = prepared[0]
     return f"n={dataset.n:<7} d={dataset.d:<4}"
 
 

@@ -50,9 +50,9 @@ from dpbench import registry
 from dpbench.config import ConfigError
 from dpbench.data import Dataset, DataUnavailableError
 from dpbench.data._base import file_digest, recording_reads
+from dpbench.data.metrics import TrialCoordinates, get_metric
 from dpbench.engine.core import Plan, TaskResult, check_plan_size
 from dpbench.engine.identity import Trial, canonical, cell_runs, code_version, sha256
-from dpbench.engine.metrics import TrialCoordinates, get_metric
 from dpbench.engine.schema import Config, DatasetEntry, MechanismEntry, parse_regression_config
 from dpbench.engine.seeds import stable_hash, value_hash
 from dpbench.linalg import GramStats, gram_stats, has_rows

@@ -31,7 +31,7 @@ from dpbench import registry
 from dpbench.config.base import COMMON_KEYS, BaseConfig, parse_base
 from dpbench.config.fields import ConfigError, check_keys, fail, parse_component, parse_entries, positive_int
 from dpbench.contract import HyperError
-from dpbench.engine.metrics import METRICS
+from dpbench.data.metrics import METRICS
 
 TOP_LEVEL_KEYS = {
     **COMMON_KEYS,

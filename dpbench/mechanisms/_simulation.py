@@ -9,7 +9,7 @@ matrices is symmetric and its upper triangle is the sum of the upper triangles, 
 
 The per-user path draws every user's noise (vectorised over chunks of users, same law as a row-by-row loop); the
 aggregate path keeps each mechanism's own single draw (so its rng stream, and the golden runs, are unchanged).
-Tests: tests/test_shortcuts.py (two-sample KS on each mechanism's estimate, aggregate vs per_user).
+Tests: tests/mechanisms/test_shortcuts.py (two-sample KS on each mechanism's estimate, aggregate vs per_user).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from dpbench.analysis.stats import fmt
 MARKERS = "os^Dv<>PX*"
 
 
-def profiles_figure(profiles: Mapping[float, pd.DataFrame], labels: list[str], datasets: int) -> Figure:
+def profiles_figure(profiles: Mapping[float, pd.DataFrame], labels: list[str], datasets: int,
+                    privacy: str = "") -> Figure:
     """One panel per ε of ``profiles`` (ε → a table with column ``tau`` and one column per label)."""
     epsilons = list(profiles)
     ncols = min(3, len(epsilons))
@@ -38,8 +39,9 @@ def profiles_figure(profiles: Mapping[float, pd.DataFrame], labels: list[str], d
         ax.set_visible(False)
     height = 3.4 * nrows + 1.2
     handles, names = axes[0].get_legend_handles_labels()
-    fig.suptitle(f"Performance profiles over {datasets} datasets (Dolan–Moré; higher is better)",
-                 y=1 - 0.12 / height, fontsize=11)
+    profile = f"; privacy: {privacy}" if privacy else ""
+    fig.suptitle(f"Performance profiles over {datasets} datasets (Dolan–Moré; higher is better{profile})",
+                 y=1 - 0.12 / height, fontsize=10 if profile else 11)
     fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.42 / height), ncol=min(5, len(names)),
                fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))

@@ -133,7 +133,8 @@ def fit_sigma_public(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float,
 
     ``sigma_factor``: the noise z = F u uses F = V diag(√((μ+λ)/M)) from the eigendecomposition PᵀP = V diag(μ) Vᵀ
     (``eigh``, default: the rows' XV is computed once per data draw and serves every ε) or the Cholesky factor of Σ
-    (``cholesky``, the earlier engine). Both satisfy FFᵀ = Σ, so the output law is the same (tests/test_ftrl_speed.py).
+    (``cholesky``, the earlier engine). Both satisfy FFᵀ = Σ, so the output law is the same
+    (tests/mechanisms/test_dp_ftrl_speed.py).
     """
     return _fit(X, y, epsilon, delta, rng, "public", public_X=public_X, **hyper)
 

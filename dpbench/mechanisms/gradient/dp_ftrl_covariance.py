@@ -232,7 +232,7 @@ def public_gram(P: np.ndarray | PublicMoments) -> np.ndarray:
 def row_quadratic(A: np.ndarray, weights: np.ndarray | None = None, chunk: int = 256) -> np.ndarray:
     """Σ_j A_ij·(A_ij/w_j) per row (w = 1 if None), ``chunk`` rows at a time: no (N, d) temporary (a small one the
     allocator reuses instead of fresh pages per call), and each row's terms and their summation are those of
-    ``einsum("ij,ij->i", A, A/w)`` (bit-identical, tests/test_ftrl_speed.py)."""
+    ``einsum("ij,ij->i", A, A/w)`` (bit-identical, tests/mechanisms/test_dp_ftrl_speed.py)."""
     out = np.empty(A.shape[0])
     for start in range(0, A.shape[0], chunk):
         rows = A[start:start + chunk]

@@ -7,8 +7,8 @@ Every user randomises its own record once (disjoint epochs, Lemma F.1). The serv
 Gaussian noises, and Σ_{t≤N} N(0, s²) = N(0, N s²) exactly in law (spec 000 §3.0; symmetric noise: Σ_t Sym_d(s²) =
 Sym_d(N s²), the upper triangles add), so by default (``simulation="aggregate"``) the noise of a mean is drawn once
 with std s/√N; ``simulation="per_user"`` (alias ``per_user_noise=True``) draws every user's noise
-(:mod:`dpbench.mechanisms._simulation`; tests/test_shortcuts.py compares the two laws by KS). No aggregate law is
-used where none is exact: the l2-ball channel of Alg 9 (vectorised over users) and the per-user SGD of Alg 11.
+(:mod:`dpbench.mechanisms._simulation`; tests/mechanisms/test_shortcuts.py compares the two laws by KS). No aggregate
+law is used where none is exact: the l2-ball channel of Alg 9 (vectorised over users) and the per-user SGD of Alg 11.
 Calibration: ``paper`` uses σ_{ε,δ} with the paper's Δ (Alg 2: SymPriv_B, std σB; Alg 3: Priv_2, Priv_{2B};
 Alg 11: Priv_2; Alg 8: Priv_{R+1}); generic families use the l2-sensitivities of spec 000 §3.13 at (ε, δ)
 (joint release of (ψ_t, vec Ψ_t) with s = 2√(1+B²)). The central neighbour notion does not apply here.

@@ -11,8 +11,8 @@ The default path (``simulation="aggregate"``) samples Σ_i E_{1,i} ~ Sym_p(n s_x
 directly (spec 003 §2.4: a sum of n independent Sym_p(s²) matrices is symmetric with iid N(0, n s²) upper-triangle
 entries; likewise for the vectors — an identity in distribution), so n = 7·10⁵ costs O(np) for the clean sums
 (O(p²) when the runner's XᵀX is given) plus O(p²) noise. ``simulation="per_user"`` (alias ``simulate_users=True``)
-runs the randomizer on every user, vectorised over chunks of users: O(np²) draws (tests/test_shortcuts.py checks
-the two estimators agree in law).
+runs the randomizer on every user, vectorised over chunks of users: O(np²) draws (tests/mechanisms/test_shortcuts.py
+checks the two estimators agree in law).
 """
 
 from __future__ import annotations

@@ -44,6 +44,12 @@ def _spectrum_name(trials: pd.DataFrame) -> str:
     return str(trials["dataset"].iloc[0])
 
 
+def _values(runs_trials: list[pd.DataFrame], column: str) -> str:
+    """The runs' values of a data column for a figure title (e.g. d = 2048), ``?`` where the column is absent."""
+    values = sorted({int(v) for t in runs_trials if column in t for v in t[column].unique()})
+    return ", ".join(str(v) for v in values) or "?"
+
+
 def eta_table(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     """Rule-η and best-grid-η mean excess of every mechanism per ε, and the paired ratios Σ/I."""
     rng = np.random.default_rng(seed)
@@ -118,7 +124,8 @@ def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
             if c == 0:
                 ax.set_ylabel("½‖θ̂ − w*‖²_H")
     fig.legend(list(handles.values()), list(handles.keys()), loc="center right", fontsize=7, frameon=False)
-    fig.suptitle("DP-FTRL: rule η (stars) vs η grid (non-private oracle tuning), d = 1024, N = 4096", fontsize=10)
+    size = f"d = {_values(runs_trials, 'd')}, N = {_values(runs_trials, 'n')}"
+    fig.suptitle(f"DP-FTRL: rule η (stars) vs η grid (non-private oracle tuning), {size}", fontsize=10)
     if cap_lines:
         fig.text(0.01, 0.01, "\n".join(cap_lines), ha="left", va="bottom", fontsize=7, style="italic")
     fig.tight_layout(rect=(0, (0.16 * len(cap_lines) + 0.45) / height, 1 - 2.3 / width, 1 - 0.45 / height))
@@ -232,8 +239,8 @@ def slopes_figure(runs_trials: list[pd.DataFrame], table: pd.DataFrame, caption:
                 ax.set_xlabel("N")
             if c == 0:
                 ax.set_ylabel("½‖θ̂ − w*‖²_H")
-    fig.suptitle("DP-FTRL: excess risk vs N, data redrawn per trial (d = 1024); slopes with bootstrap 95% CIs",
-                 fontsize=10)
+    fig.suptitle(f"DP-FTRL: excess risk vs N, data redrawn per trial (d = {_values(runs_trials, 'd')}); slopes "
+                 "with bootstrap 95% CIs", fontsize=10)
     if cap_lines:
         fig.text(0.01, 0.01, "\n".join(cap_lines), ha="left", va="bottom", fontsize=7, style="italic")
     fig.tight_layout(rect=(0, (0.16 * len(cap_lines) + 0.2) / height, 1, 1 - 0.45 / height))

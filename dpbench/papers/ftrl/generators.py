@@ -9,8 +9,8 @@ rows to estimate C, concatenated in ``Dataset.X_public`` (set ``public_C_rows: p
 ``public_sampler``: ``rows`` (default, the literal M·d normals) or ``wishart``: Σ reads the M rows only through PᵀP,
 which is drawn directly as H^{1/2}AAᵀH^{1/2} ~ Wishart_d(M, H) (Bartlett factor A, O(d³) instead of O(Md²)); then
 ``Dataset.X_public`` is a :class:`~dpbench.mechanisms.gradient.dp_ftrl_covariance.PublicMoments` (PᵀP, M, the M_C rows).
-Exact in law (tests/test_ftrl_speed.py, KS test); needs M ≥ d. ``auto``: ``wishart`` where M ≥ d, ``rows`` where
-M < d (the low-rank Σ of d > M reads P itself) — for an N grid crossing d (E1 at d = 2048, N from 2^8).
+Exact in law (tests/mechanisms/test_dp_ftrl_speed.py, KS test); needs M ≥ d. ``auto``: ``wishart`` where M ≥ d,
+``rows`` where M < d (the low-rank Σ of d > M reads P itself) — for an N grid crossing d (E1 at d = 2048, N from 2^8).
 ``estimating_m`` labelled public rows (RESIDUALEST Option 1 ablation) go to ``population.extra["estimating"]``.
 
 Population extras (known design constants): ``h_diag``, ``spectrum``, ``r``, ``trH`` = tr H,
@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from dpbench.data._base import Dataset, Population
-from dpbench.engine.metrics import TrialCoordinates, register_metric
+from dpbench.data.metrics import TrialCoordinates, register_metric
 from dpbench.mechanisms.gradient.dp_ftrl_covariance import PublicMoments
 from dpbench.registry import register_dataset
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpbench.data import Dataset
-from dpbench.engine.metrics import TrialCoordinates, register_metric
+from dpbench.data.metrics import TrialCoordinates, register_metric
 from dpbench.linalg import GramStats
 
 

@@ -310,7 +310,7 @@ def test_replicate_option_names_its_replacement(small_config):
 
 
 def test_metrics_receive_the_trial_coordinates(small_config, monkeypatch):
-    from dpbench.engine import metrics
+    from dpbench.data import metrics
 
     seen = []
 

@@ -1,7 +1,7 @@
 """The LDP bandit algorithms' ``simulation`` hyperparameter (issue 16): users' noise by its exact aggregate law
 (default) or drawn per user. The oracles' estimates are KS-tested per epoch in the default suite
-(tests/test_shortcuts.py); here the whole bandit: two-sample KS on the cumulative regret of squarecb_ldp at a small
-T, 500 runs per path, plus the control that the same test rejects the aggregate path with its noise std × 1.5
+(tests/mechanisms/test_shortcuts.py); here the whole bandit: two-sample KS on the cumulative regret of squarecb_ldp at a
+small T, 500 runs per path, plus the control that the same test rejects the aggregate path with its noise std × 1.5
 (slow: ≈ 10 s)."""
 
 from __future__ import annotations

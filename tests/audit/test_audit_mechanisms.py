@@ -20,7 +20,8 @@ NOT_WHITEBOX = {
     "iwr_dp_oracle": "needs a synthetic population describing p (the audit pair has none)",
     "iwr_ldp_oracle": "needs a synthetic population describing p (the audit pair has none)",
     "tukey_em": "its main release is an exponential-mechanism draw over depth regions, not a noise-addition law the "
-                "white-box statistic models (its calibration is tested piece by piece in tests/test_tukey_em.py)",
+                "white-box statistic models (its calibration is tested piece by piece in "
+                "tests/mechanisms/test_tukey_em.py)",
     "diffprivlib_lr": "its Laplace noise is drawn inside diffprivlib, out of reach of `released`",
 }
 PRIVATE = sorted(k for k, v in registry.MECHANISMS.items() if v.private and ":" not in k and k not in NOT_WHITEBOX)

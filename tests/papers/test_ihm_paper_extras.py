@@ -13,8 +13,8 @@ from dpbench.config import load_config
 from dpbench.engine.bench import bench_mechanisms
 from dpbench.papers.ftrl.mlp_latent import load as mlp_latent
 
-CONFIGS = sorted(Path(__file__).resolve().parents[1].glob("configs/ihm*.yaml")) + sorted(
-    Path(__file__).resolve().parents[1].glob("configs/ihm/*.yaml")
+CONFIGS = sorted(Path(__file__).resolve().parents[2].glob("configs/ihm*.yaml")) + sorted(
+    Path(__file__).resolve().parents[2].glob("configs/ihm/*.yaml")
 )
 
 

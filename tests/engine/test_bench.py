@@ -21,7 +21,7 @@ from dpbench.engine.bench import (
     time_figures,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write(tmp_path: Path, name: str, raw: dict) -> Path:

@@ -1,5 +1,6 @@
 """A zoo of broken mechanisms (issue 30): each claims (ε, δ)-DP and is not, in one specific way a plug-in author could
-get wrong. ``ZOO`` lists them with the audit check that must catch each (tests/test_audit_zoo.py, docs/privacy.md).
+get wrong. ``ZOO`` lists them with the audit check that must catch each (tests/audit/test_audit_zoo.py,
+docs/privacy.md).
 
 The honest base is SSP with AdaSSP's adaptive ridge (three Gaussian releases at (ε/3, δ/3), zero-out, ‖x‖, |y| ≤ 1)
 and a per-user Gaussian randomiser (replace-one, local); every entry changes one thing.

@@ -19,7 +19,7 @@ from dpbench.cli import app
 from dpbench.config import parse_config
 from dpbench.engine import run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: what a config caption must not say: the statistic, the band, the reference lines (the figure writes those)
 DRAWING_WORDS = re.compile(r"±\s?1\.96|\bbands?\b|\bmean over\b|\bmean ±|[Mm]edians? ± bootstrap|dotted = OLS|"
                            r"dash-dot = θ = 0")

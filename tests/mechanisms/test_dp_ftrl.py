@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from dpbench.engine.metrics import param_error_sigma
+from dpbench.data.metrics import param_error_sigma
 from dpbench.mechanisms.gradient.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
 from dpbench.mechanisms.gradient.dp_ftrl_covariance import NoiseCovariance
 from dpbench.mechanisms.gradient.dp_ftrl_engines import clip_coefficient, run_blocked, run_reference
@@ -392,7 +392,7 @@ def test_mechanisms_beat_zero_and_record_info(small_problem):
     for out in (out_i, out_o, out_s):
         assert excess_pop_paper(out.theta, ds) < 0.5 * zero
     # one draw of the public design's noise exceeds zero/2 with probability ≈ 0.1 (eigen and Cholesky factor alike,
-    # tests/test_ftrl_speed.py): the median of five trials does not
+    # tests/mechanisms/test_dp_ftrl_speed.py): the median of five trials does not
     public_excess = [excess_pop_paper(fit_sigma_public(ds.X_train, ds.y_train, 2.0, 1e-6, np.random.default_rng(seed),
                                                        public_X=ds.X_public, public_C_rows=200, **_design(ds)).theta,
                                       ds) for seed in range(1, 6)]
@@ -441,7 +441,7 @@ def test_adaptive_clipping_option1_runs_and_is_capped(small_problem):
 def test_ftrl_configs_validate():
     from dpbench.config import load_config
 
-    configs = sorted((Path(__file__).resolve().parents[1] / "configs" / "ftrl").glob("ftrl_*.yaml"))
+    configs = sorted((Path(__file__).resolve().parents[2] / "configs" / "ftrl").glob("ftrl_*.yaml"))
     assert configs, "no configs/ftrl/ftrl_*.yaml"
     for path in configs:
         cfg = load_config(path)
@@ -521,3 +521,17 @@ def test_report_exponents_and_slopes():
     table = slope_table(trials, "excess_pop_paper")
     assert table["slope"].iloc[0] == pytest.approx(-0.2, abs=1e-3)
     assert bool(table.iloc[0, 5]) is False  # −0.2 > −0.429 + 0.1: the one-sided check fails
+
+
+def test_control_figures_name_the_runs_dimension():
+    """The η-grid figure's title states the d and N of its runs (issue 28: the controls moved to d = 2048)."""
+    import pandas as pd
+
+    from dpbench.papers.ftrl.controls import eta_figure
+
+    rows = [{"dataset": "λ_i = i^-3", "d": 2048, "n": 4096, "epsilon": 1.0, "label": f"{mech} (eta={eta})",
+             "hp.eta": eta, "info.eta": 0.003 if eta == "rule" else float(eta), "excess_pop_paper": v}
+            for mech in ("DP-FTRL-I", "DP-FTRL-Σ (oracle H)") for eta, v in (("rule", 0.01), ("0.001", 0.02),
+                                                                               ("0.01", 0.015)) for _ in range(3)]
+    fig = eta_figure([pd.DataFrame(rows)], caption="")
+    assert "d = 2048, N = 4096" in fig._suptitle.get_text()

@@ -1,4 +1,4 @@
-"""The zoo of broken mechanisms (tests/audit_zoo.py): each is flagged for its reason; the honest bases are not.
+"""The zoo of broken mechanisms (tests/audit/audit_zoo.py): each is flagged for its reason; the honest bases are not.
 
 CI-sized: ε = 2, 10⁶ batched runs, 400 replays (10⁴ for the branches of probability 10⁻³). The slow form adds
 ε = 0.5 and three seeds of the honest bases."""
