@@ -106,7 +106,7 @@ def run(
     selection = Selection(tuple(dataset or ()), tuple(mechanism or ()), tuple(epsilon or ()))
     try:
         run_dir = run_experiment(cfg, n_jobs=n_jobs, fresh=fresh, progress=progress and not dry_run, log=_log,
-                                 selection=selection, dry_run=dry_run)
+                                 selection=selection, dry_run=dry_run, show=typer.echo)
     except (RunInterrupted, KeyboardInterrupt) as err:  # a RunInterrupted's line was logged when Ctrl-C arrived
         if isinstance(err, KeyboardInterrupt):  # before or after the trials ran (planning, assembly)
             _log("interrupted: every finished trial is kept in the run's store; run the same command to resume")

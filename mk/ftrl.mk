@@ -22,9 +22,9 @@ $(addprefix ftrl-e1-,$(FTRL_E1)): ftrl-e1-%:
 
 reproduce-ftrl-e1: $(addprefix ftrl-e1-,$(FTRL_E1))
 
-# E1 at the spec's grid (002 §5.3: d = 2048, N = 2^8..2^15, R = 20 draws), its own target: a draw costs 3.0× the
-# d = 1024 E1's (43.7 vs ≈ 14.5 CPU-s, measured 2026-11-27), ≈ 3,200–3,700 CPU-s for the four spectra (≈ 27–31 min on
-# 2 idle cores), which would take make reproduce-all to ≈ 73–77 min, over its 60-minute budget (docs/ftrl.md E1).
+# E1 at the spec's grid (002 §5.3: d = 2048, N = 2^8..2^15, R = 20 draws), its own target: a draw costs 1.93× the
+# d = 1024 E1's (43.7 vs 22.7 CPU-s at the same load, measured 2026-11-27), ≈ 2,500 CPU-s for the four spectra
+# (≈ 21 min on 2 idle cores), which would take make reproduce-all to ≈ 67 min, over its 60-minute budget (docs/ftrl.md).
 .PHONY: reproduce-ftrl-e1-d2048 $(addprefix ftrl-e1-d2048-,$(FTRL_E1))
 $(addprefix ftrl-e1-d2048-,$(FTRL_E1)): ftrl-e1-d2048-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e1_d2048_$*.yaml --n-jobs $(N_JOBS) --no-progress --plot

@@ -148,3 +148,7 @@ def load_openml(
         "rows_dropped_missing": int((~keep).sum()),
     }
     return assemble("openml", X[keep], y[keep], train, test, prep, features, str(target_name), where, meta)
+
+
+#: the user's choice of data is opened and checked in the main process before any trial (dpbench.engine.regression)
+load_openml.check_in_main = True

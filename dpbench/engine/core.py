@@ -177,7 +177,8 @@ def execute(
             yield guarded(task, config)
         return
     parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-    outputs = parallel(delayed(_run_chunk)(chunk, config, guarded) for chunk in affinity_chunks(tasks, n_jobs))
+    main = os.getpid()
+    outputs = parallel(delayed(_run_chunk)(chunk, config, guarded, main) for chunk in affinity_chunks(tasks, n_jobs))
     try:
         for results in outputs:
             yield from results
@@ -206,18 +207,21 @@ def affinity_chunks(tasks: list[Any], n_jobs: int) -> list[list[Any]]:
     return chunks
 
 
-def ignore_interrupts() -> None:
-    """In a worker process: leave Ctrl-C (SIGINT, sent to the terminal's whole process group) to the main process,
-    which stops the run, names what is kept and shuts the workers down (no traceback per worker)."""
-    if threading.current_thread() is threading.main_thread():
+def ignore_interrupts(main_pid: int | None) -> None:
+    """In a worker process (not ``main_pid``, the run's own process): leave Ctrl-C (SIGINT, sent to the terminal's
+    whole process group) to the main process, which stops the run, names what is kept and shuts the workers down
+    (no traceback per worker)."""
+    if main_pid is not None and os.getpid() != main_pid and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_chunk(chunk: list[Any], config: Any, guarded: Callable[[Any, Any], Any]) -> list[Any]:
+def _run_chunk(
+    chunk: list[Any], config: Any, guarded: Callable[[Any, Any], Any], main_pid: int | None = None
+) -> list[Any]:
     """Run a chunk in one worker, then call the last task's ``release()`` if it has one: a kind frees data no later
     chunk needs (a finished data draw) before loky's between-call memory check, which restarts a worker that grew
     by > 300 MB (a restart costs a fresh interpreter and every cached dataset)."""
-    ignore_interrupts()
+    ignore_interrupts(main_pid)
     results = [guarded(task, config) for task in chunk]
     release = getattr(chunk[-1], "release", None)
     if callable(release):
@@ -512,10 +516,12 @@ def run(
     log=print,
     selection: Selection | None = None,
     dry_run: bool = False,
+    show: Callable[[str], None] | None = None,
 ) -> Path:
     """Run the trials of an experiment of any registered kind that its folder's store lacks (or, with a
     ``selection``, those of the selected datasets/mechanisms/ε), then assemble ``trials.csv`` from the store;
-    return the run directory. ``dry_run``: print the plan against the store and write nothing."""
+    return the run directory. ``dry_run``: print the plan against the store (with ``show``, default ``log``) and
+    write nothing."""
     kind = registry.get_kind(config.kind)
     started = time.time()
     n_jobs = config.n_jobs if n_jobs is None else n_jobs
@@ -527,7 +533,7 @@ def run(
         planned = match_store(items, index)
         log_stale(planned, selected, log, "to recompute")
         for line in plan_lines(selected, lambda t: t.slot in planned.chosen, index, n_jobs):
-            log(line)
+            (show or log)(line)
         return config.run_dir
     try:
         with run_lock(config.run_dir):

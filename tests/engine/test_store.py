@@ -313,6 +313,14 @@ def test_a_folder_that_becomes_unwritable_mid_run_is_one_line_naming_the_file(st
     assert not list(Path(study["output_dir"]).rglob(".*.tmp"))  # nothing half-written left
 
 
+def test_a_chunk_run_in_the_main_process_leaves_ctrl_c_alone():
+    """Only worker processes ignore SIGINT (the run's process must still stop on Ctrl-C)."""
+    before = signal.getsignal(signal.SIGINT)
+    core._run_chunk([object()], None, lambda task, config: None)
+    core._run_chunk([object()], None, lambda task, config: None, os.getpid())
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 @pytest.mark.parametrize("n_jobs", ["1", "2"])
 def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(study, tmp_path, n_jobs):
     study.update(trials=4000, trial_block=50, mechanisms=["adassp"], epsilons=[1.0])
