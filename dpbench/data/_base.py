@@ -17,6 +17,27 @@ from typing import Any
 import numpy as np
 
 
+@contextlib.contextmanager
+def replace_atomically(path: Path) -> Iterator[Path]:
+    """Yield a hidden temporary path ``.<name>.<pid>.tmp`` beside ``path``; when the block succeeds the file is
+    fsynced and renamed over ``path``, when it fails the temporary file is removed and the error re-raised.
+
+    A reader or a crash sees the old or the complete new file, never half of one. Callers (the run store, the
+    figure writer) translate the OS errors they expect into their own messages.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        yield tmp
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
 class DataUnavailableError(FileNotFoundError):
     """A loader's data file is not on this machine (nothing is ever downloaded at run time)."""
 

@@ -37,7 +37,7 @@ import numpy as np
 import yaml
 
 from dpbench import __version__
-from dpbench.data._base import file_digest
+from dpbench.data._base import file_digest, replace_atomically
 from dpbench.engine.identity import trial_key
 
 SHARD_DIR = "shards"
@@ -75,21 +75,16 @@ def atomic_path(path: Path) -> Iterator[Path]:
     deletes at the next run; ``path`` itself is never half-written.
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        yield tmp
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as err:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+        with replace_atomically(path) as tmp:
+            yield tmp
+    except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EDQUOT):
             raise RunError(
                 f"disk full while writing {path} ({os.strerror(err.errno)}); nothing half-written was left — free "
                 "space and run the same command again (finished blocks are kept)"
             ) from err
-        if isinstance(err, OSError) and err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise RunError(
                 f"cannot write {path}: {os.strerror(err.errno)}; choose a writable --output-dir (finished trials "
                 "already in the store are kept)"

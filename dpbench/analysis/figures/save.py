@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dpbench.data._base import replace_atomically
+
 #: resolution of every PNG dpbench writes
 DPI = 150
 #: the files of one figure
@@ -21,18 +23,14 @@ SUFFIXES = (".png", ".pdf")
 
 @contextlib.contextmanager
 def atomic_target(path: Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path``, on error it is removed."""
+    """Yield a temporary path beside ``path``; on success it replaces ``path``, on error it is removed
+    (:func:`dpbench.data._base.replace_atomically`); a full disk is said in words."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        yield tmp
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as err:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+        with replace_atomically(path) as tmp:
+            yield tmp
+    except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EDQUOT):
             raise OSError(err.errno, f"disk full while writing {path} ({os.strerror(err.errno)}); nothing "
                                      "half-written was left — free space and draw again") from None
         raise
