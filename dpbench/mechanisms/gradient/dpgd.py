@@ -13,6 +13,8 @@ preprocessing's ‖x_i‖ ≤ 1. ``clip="per_example"`` (Algorithm 7): x_i r_i �
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper
@@ -43,29 +45,26 @@ AUDIT_NOISE_DIV10 = {"sigma_dpgd": scaled_output(0.1)}
     spec="004 §3.9",
     style={"color": "black", "marker": "X", "linestyle": "-"},
     hyper={
-        "T": Hyper(int, ge=1, doc="gradient steps"),
-        "C": Hyper(float, gt=0, doc="clipping level (per-example gradient norm bound)"),
-        "learning_rate": Hyper(float, gt=0, doc="step size b"),
-        "clip": Choice("residual", "per_example", doc="clip the residual (needs ‖x_i‖ ≤ 1) or x_i r_i"),
+        "T": Hyper(int, default=3, ge=1, doc="gradient steps"),
+        "C": Hyper(float, default=1.0, gt=0, doc="clipping level (per-example gradient norm bound)"),
+        "learning_rate": Hyper(float, default=0.25, gt=0, doc="step size b"),
+        "clip": Choice("residual", "per_example", default="residual",
+                       doc="clip the residual (needs ‖x_i‖ ≤ 1) or x_i r_i"),
     },
     bounds=Bounds(x=lambda h: 1.0 if h["clip"] == "residual" else None),
     audit=AuditSetup(whitebox={"pair": {"y_bound": SATURATING_LABEL}}),  # the residual clip saturates every step
 )
-def fit(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    T: int = 3,
-    C: float = 1.0,
-    learning_rate: float = 0.25,
-    clip: str = "residual",
-) -> FitResult:
+def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+        ) -> FitResult:
     """DP-GD estimate after T steps from θ_0 = 0."""
+    T, C, clip = int(hyper["T"]), hyper["C"], hyper["clip"]
     x_bound = 1.0 if clip == "residual" else None
     X, y = check_inputs(X, y, epsilon, delta, x_bound=x_bound, y_bound=None)
-    sigma = sigma_dpgd(epsilon, delta, X.shape[0], int(T), C)
+    sigma = sigma_dpgd(epsilon, delta, X.shape[0], T, C)
     theta = np.zeros(X.shape[1])
-    for t in range(int(T)):
+    for t in range(T):
         gradient = clipped_mean_gradient(X, y, theta, C, clip)
         step = released(f"noisy gradient {t + 1}", sigma * rng.standard_normal(X.shape[1]) - gradient, -gradient,
                         scale=sigma, sensitivity=2.0 * C / X.shape[0])  # fmt: skip
-        theta = theta + learning_rate * step
+        theta = theta + hyper["learning_rate"] * step
     return FitResult(theta, {"sigma": sigma})

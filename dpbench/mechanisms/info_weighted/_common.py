@@ -40,29 +40,35 @@ PRESETS = ("calibrated", "theory")
 RULE = "the preset's rule (spec 000 §6)"
 #: every hyperparameter the information-weighted mechanisms share, declared once
 HYPER: dict[str, Hyper] = {
-    "B": Hyper(float, gt=0, doc="declared bound ‖φ_i‖ ≤ B"),
-    "clip": Hyper(bool, doc="clip φ to ‖φ‖ ≤ B and y to [−1, 1] (a per-record map) instead of rejecting rows"),
-    "calibration": Choice(*CALIBRATIONS, doc="noise family: paper σ_{ε,δ} and classical (ε ≤ 1 only) or agm"),
-    "neighbour": Choice("replace", "replace_one", "zero_out", doc="central neighbours (zero-out halves sensitivities)"),
-    "fail_prob": Hyper(float, gt=0, lt=1, doc="failure probability δ_f of the hyperparameter rules"),
-    "preset": Choice(*PRESETS, doc="hyperparameter rules: calibrated (K = 4) or the theorems' forms"),
-    "c_gamma": Hyper(float, gt=0, doc="constant c_γ of the γ rule"),
-    "c_lam": Hyper(float, gt=0, doc="constant c_λ of the λ rule"),
-    "lam_rule": Choice("l2", "l1", doc="λ = 1/√T (Thm 5.3) or √(d log(1/δ_f)/T) (Prop 5.4)"),
-    "K": Hyper(int, ge=1, none=RULE, doc="epochs of the spectral iteration"),
-    "lam": Hyper(float, gt=0, none=RULE, doc="regularisation λ"),
-    "gamma": Hyper(float, gt=0, none=RULE, doc="weight scale γ (sensitivities ∝ 1/γ)"),
-    "shuffle": Hyper(bool, doc="process the records in a uniformly random (data-independent) order"),
-    "paper_literal_noise": Hyper(bool, doc="the printed noise scale (recorded as epsilon_effective)"),
-    "per_user_noise": Hyper(bool, doc="alias of simulation: per_user (kept for old configs)"),
+    "B": Hyper(float, default=1.0, gt=0, doc="declared bound ‖φ_i‖ ≤ B"),
+    "clip": Hyper(bool, default=False,
+                  doc="clip φ to ‖φ‖ ≤ B and y to [−1, 1] (a per-record map) instead of rejecting rows"),
+    "calibration": Choice(*CALIBRATIONS, default="paper",
+                          doc="noise family: paper σ_{ε,δ} and classical (ε ≤ 1 only) or agm"),
+    "neighbour": Choice("replace", "replace_one", "zero_out", default="replace",
+                        doc="central neighbours (zero-out halves sensitivities)"),
+    "fail_prob": Hyper(float, default=0.05, gt=0, lt=1, doc="failure probability δ_f of the hyperparameter rules"),
+    "preset": Choice(*PRESETS, default="calibrated",
+                     doc="hyperparameter rules: calibrated (K = 4) or the theorems' forms"),
+    "c_gamma": Hyper(float, default=1.0, gt=0, doc="constant c_γ of the γ rule"),
+    "c_lam": Hyper(float, default=1.0, gt=0, doc="constant c_λ of the λ rule"),
+    "lam_rule": Choice("l2", "l1", default="l2", doc="λ = 1/√T (Thm 5.3) or √(d log(1/δ_f)/T) (Prop 5.4)"),
+    "K": Hyper(int, default=None, ge=1, none=RULE, doc="epochs of the spectral iteration"),
+    "lam": Hyper(float, default=None, gt=0, none=RULE, doc="regularisation λ"),
+    "gamma": Hyper(float, default=None, gt=0, none=RULE, doc="weight scale γ (sensitivities ∝ 1/γ)"),
+    "shuffle": Hyper(bool, default=True, doc="process the records in a uniformly random (data-independent) order"),
+    "paper_literal_noise": Hyper(bool, default=False, doc="the printed noise scale (recorded as epsilon_effective)"),
+    "per_user_noise": Hyper(bool, default=False, doc="alias of simulation: per_user (kept for old configs)"),
     "simulation": SIMULATION,
-    "nonprivate": Hyper(bool, doc="all noise off: a non-private reference (recorded as privacy_model none)"),
+    "nonprivate": Hyper(bool, default=False,
+                        doc="all noise off: a non-private reference (recorded as privacy_model none)"),
 }
 
 
-def hyper(*names: str, **declared: Hyper) -> dict[str, Hyper]:
-    """The shared declarations ``names`` plus mechanism-specific ones."""
-    return {**{name: HYPER[name] for name in names}, **declared}
+def declared(*names: str, **own: Hyper) -> dict[str, Hyper]:
+    """The shared declarations ``names`` plus mechanism-specific ones (each with its default: the one place a
+    hyperparameter is written)."""
+    return {**{name: HYPER[name] for name in names}, **own}
 
 
 def calibrated_epsilons(h: Mapping[str, Any]) -> tuple[float, float]:

@@ -18,6 +18,7 @@ Privacy as IWR-DP: the W = I variants make one release (ψ̃, Ψ̃) of the stage
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +27,8 @@ from dpbench.mechanisms._base import FitResult
 from dpbench.mechanisms.info_weighted._common import (
     calibrated_epsilons,
     central_neighbour,
+    declared,
     halves,
-    hyper,
     prepare,
     shuffled,
 )
@@ -70,26 +71,28 @@ def identity_moments(X: np.ndarray, y: np.ndarray, rows: slice, gamma: float) ->
     summary="IWR-DP ablation: W learned (Alg 4) or W = I, stage 2 on D₁ or all rows, optional public ball (issue 17)",
     privacy_model="central", neighbour=central_neighbour, spec="000 §3.4–3.5 (ablation)",
     style={"color": "tab:pink", "marker": "x", "linestyle": "--"},
-    hyper=hyper("B", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "shuffle",
-                weights=Choice(*WEIGHTS, doc="W from Alg 4 on D₀ (learned) or W = I (no stage 1)"),
-                stage2_rows=Choice(*STAGE2_ROWS, doc="stage 2 on D₁ (half) or on every row (all; needs W = I)"),
-                radius=Hyper(float, gt=0, none="no ball", doc="public ball radius R of the stage-2 solve")),
+    hyper=declared("B", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "shuffle",
+                   weights=Choice(*WEIGHTS, default="learned",
+                                  doc="W from Alg 4 on D₀ (learned) or W = I (no stage 1)"),
+                   stage2_rows=Choice(*STAGE2_ROWS, default="half",
+                                      doc="stage 2 on D₁ (half) or on every row (all; needs W = I)"),
+                   radius=Hyper(float, default=None, gt=0, none="no ball",
+                                doc="public ball radius R of the stage-2 solve")),
     check=lambda h: check_ablation(h["weights"], h["stage2_rows"], h["radius"]),
     epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0), audit=AUDIT_STAGED,
 )
-def fit_iwr_dp_ablation(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    weights: str = "learned", stage2_rows: str = "half", radius: float | None = None,
-    B: float = 1.0, calibration: str = "paper", neighbour: str = "replace", fail_prob: float = 0.05,
-    preset: str = "calibrated", c_gamma: float = 1.0, lam_rule: str = "l2", shuffle: bool = True,
-) -> FitResult:
+def fit_iwr_dp_ablation(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                        **hyper: Any) -> FitResult:
     """IWR-DP with the ingredients switched by ``weights``, ``stage2_rows`` and ``radius`` (module docstring)."""
+    weights, stage2_rows, radius, shuffle = hyper["weights"], hyper["stage2_rows"], hyper["radius"], hyper["shuffle"]
+    B, calibration, neighbour = hyper["B"], hyper["calibration"], hyper["neighbour"]
     check_ablation(weights, stage2_rows, radius)
     X, y = prepare(X, y, epsilon, delta, B=B, clip=False, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
-    hyper = iwr_dp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour, preset=preset,
-                         c_gamma=c_gamma, fail_prob=fail_prob, lam_rule=lam_rule)
-    K, lam, gamma = int(hyper["K"]), float(hyper["lam"]), float(hyper["gamma"])
+    rule = iwr_dp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour,
+                        preset=hyper["preset"], c_gamma=hyper["c_gamma"], fail_prob=hyper["fail_prob"],
+                        lam_rule=hyper["lam_rule"])
+    K, lam, gamma = int(rule["K"]), float(rule["lam"]), float(rule["gamma"])
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n) if stage2_rows == "half" else (slice(0, 0), slice(0, n))
     info: dict = {"K": K, "lam": lam, "gamma": gamma, "weights": weights, "stage2_rows": stage2_rows,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -31,10 +32,10 @@ from dpbench.mechanisms.info_weighted._common import (
     central_model,
     central_neighbour,
     check_preset,
+    declared,
     epoch_slices,
     gamma_zero_needs_noise_off,
     halves,
-    hyper,
     loglog_K,
     prepare,
     shuffled,
@@ -214,6 +215,47 @@ def iwr_dp_stage2(
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# the pieces of a registered fit that read its hyperparameters
+
+
+def _data_bounds(hyper: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of :func:`prepare`: the data bound B, clipping, the calibration and neighbour notion."""
+    return {key: hyper[key] for key in ("B", "clip", "calibration", "neighbour")}
+
+
+def _noise_inputs(hyper: Mapping[str, Any]) -> dict[str, Any]:
+    """What every central release's noise scale depends on (B, calibration, neighbour notion, noise switch)."""
+    return {key: hyper[key] for key in ("B", "calibration", "neighbour", "nonprivate")}
+
+
+def _rule_inputs(hyper: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of the (K, λ, γ) rules :func:`iwr_dp_hyper` and :func:`iwr_dp_erm_hyper` besides λ's rule."""
+    return {key: hyper[key] for key in ("B", "calibration", "neighbour", "preset", "c_gamma", "fail_prob")}
+
+
+def _alg4_stage(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                rule: Mapping[str, float], hyper: Mapping[str, Any]):
+    """The first half of a central IWR fit: K, λ, γ by ``rule`` unless given, the records shuffled, Alg 4 on D₀.
+    Returns (X, y, D₁'s slice, the Alg 4 result, its noise std, (K, λ, γ))."""
+    K = int(rule["K"] if hyper["K"] is None else hyper["K"])
+    lam = float(rule["lam"] if hyper["lam"] is None else hyper["lam"])
+    gamma = float(rule["gamma"] if hyper["gamma"] is None else hyper["gamma"])
+    X, y = shuffled(X, y, rng, hyper["shuffle"])
+    s0, s1 = halves(X.shape[0])
+    stage1, std = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
+                                     **_noise_inputs(hyper))
+    return X, y, s1, stage1, std, (K, lam, gamma)
+
+
+def _stage_info(K: int, lam: float, gamma: float, stage1: SpectralResult, releases: dict, epsilon_effective: float,
+                hyper: Mapping[str, Any]) -> dict:
+    """The info of a two-stage central IWR fit: (K, λ, γ), Alg 4's floors, the releases' stds, the settings, W."""
+    return {"K": K, "lam": lam, "gamma": gamma, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K,
+            **releases, "calibration": hyper["calibration"], "neighbour": hyper["neighbour"],
+            "preset": hyper["preset"], "epsilon_effective": epsilon_effective, "W": stage1.X}
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # registered mechanisms
 
 
@@ -221,39 +263,22 @@ def iwr_dp_stage2(
     "iwr_dp",
     summary="Information-weighted regression, central DP (Alg 4 spectral iteration + Alg 5 weighted SSP; 000 §3.5)",
     privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.4–3.5", style=CENTRAL_STYLE["iwr_dp"],
-    hyper=hyper("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "K", "lam",
-                "shuffle", "paper_literal_noise", "nonprivate",
-                gamma=Hyper(float, ge=0, none=RULE, doc="weight scale γ (0 only with nonprivate: true)")),
+    hyper=declared("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "K", "lam",
+                   "shuffle", "paper_literal_noise", "nonprivate",
+                   gamma=Hyper(float, default=None, ge=0, none=RULE,
+                               doc="weight scale γ (0 only with nonprivate: true)")),
     check=gamma_zero_needs_noise_off, epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED,
 )
-def fit_iwr_dp(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace",
-    fail_prob: float = 0.05, preset: str = "calibrated", c_gamma: float = 1.0, lam_rule: str = "l2",
-    K: int | None = None, lam: float | None = None, gamma: float | None = None, shuffle: bool = True,
-    paper_literal_noise: bool = False, nonprivate: bool = False,
-) -> FitResult:
+def fit_iwr_dp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+               **hyper: Any) -> FitResult:
     """IWR-DP (Alg 4 + 5). Explicit ``K``, ``lam``, ``gamma`` override the preset rule."""
-    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
-    n, d = X.shape
-    rule = iwr_dp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour, preset=preset,
-                        c_gamma=c_gamma, fail_prob=fail_prob, lam_rule=lam_rule)
-    K = int(rule["K"] if K is None else K)
-    lam = float(rule["lam"] if lam is None else lam)
-    gamma = float(rule["gamma"] if gamma is None else gamma)
-    X, y = shuffled(X, y, rng, shuffle)
-    s0, s1 = halves(n)
-    stage1, std_H = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
-                                       B=B, calibration=calibration, neighbour=neighbour, nonprivate=nonprivate)
+    X, y = prepare(X, y, epsilon, delta, **_data_bounds(hyper))
+    rule = iwr_dp_hyper(*X.shape, epsilon, delta, **_rule_inputs(hyper), lam_rule=hyper["lam_rule"])
+    X, y, s1, stage1, std_H, (K, lam, gamma) = _alg4_stage(X, y, epsilon, delta, rng, rule, hyper)
     theta, info2 = iwr_dp_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta,
-                                 rng=rng, B=B, calibration=calibration, neighbour=neighbour,
-                                 paper_literal_noise=paper_literal_noise, nonprivate=nonprivate)
-    info = {
-        "K": K, "lam": lam, "gamma": gamma, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K,
-        "std_H": std_H, **info2, "calibration": calibration, "neighbour": neighbour, "preset": preset,
-        "epsilon_effective": (2.0 if paper_literal_noise else 1.0) * epsilon, "W": stage1.X,
-    }
-    return FitResult(theta, info)
+                                 rng=rng, **_noise_inputs(hyper), paper_literal_noise=hyper["paper_literal_noise"])
+    epsilon_effective = (2.0 if hyper["paper_literal_noise"] else 1.0) * epsilon
+    return FitResult(theta, _stage_info(K, lam, gamma, stage1, {"std_H": std_H, **info2}, epsilon_effective, hyper))
 
 
 def erm_stage2(
@@ -341,36 +366,18 @@ def iwr_dp_erm_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float, 
     "iwr_dp_erm",
     summary="IWR-DP by DP-ERM with noisy-Hessian regulariser + output perturbation (Alg 4 + 13 + 14, ν = id)",
     privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.8", style=CENTRAL_STYLE["iwr_dp_erm"],
-    hyper=hyper("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "K", "lam", "gamma",
-                "shuffle", "paper_literal_noise", "nonprivate"),
+    hyper=declared("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "K", "lam", "gamma",
+                   "shuffle", "paper_literal_noise", "nonprivate"),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED,
 )
-def fit_iwr_dp_erm(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace",
-    fail_prob: float = 0.05, preset: str = "calibrated", c_gamma: float = 1.0, K: int | None = None,
-    lam: float | None = None, gamma: float | None = None, shuffle: bool = True, paper_literal_noise: bool = False,
-    nonprivate: bool = False,
-) -> FitResult:
-    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
-    n, d = X.shape
-    rule = iwr_dp_erm_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour,
-                            preset=preset, c_gamma=c_gamma, fail_prob=fail_prob)
-    K = int(rule["K"] if K is None else K)
-    lam = float(rule["lam"] if lam is None else lam)
-    gamma = float(rule["gamma"] if gamma is None else gamma)
-    X, y = shuffled(X, y, rng, shuffle)
-    s0, s1 = halves(n)
-    stage1, std_spec = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta,
-                                          rng=rng, B=B, calibration=calibration, neighbour=neighbour,
-                                          nonprivate=nonprivate)
+def fit_iwr_dp_erm(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                   **hyper: Any) -> FitResult:
+    X, y = prepare(X, y, epsilon, delta, **_data_bounds(hyper))
+    rule = iwr_dp_erm_hyper(*X.shape, epsilon, delta, **_rule_inputs(hyper))
+    X, y, s1, stage1, std_spec, (K, lam, gamma) = _alg4_stage(X, y, epsilon, delta, rng, rule, hyper)
     theta, info2 = erm_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
-                              B=B, calibration=calibration, neighbour=neighbour,
-                              paper_literal_noise=paper_literal_noise, nonprivate=nonprivate)
-    info = {"K": K, "lam": lam, "gamma": gamma, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K,
-            "std_spectral": std_spec, **info2, "calibration": calibration, "neighbour": neighbour,
-            "preset": preset, "epsilon_effective": epsilon, "W": stage1.X}
-    return FitResult(theta, info)
+                              **_noise_inputs(hyper), paper_literal_noise=hyper["paper_literal_noise"])
+    return FitResult(theta, _stage_info(K, lam, gamma, stage1, {"std_spectral": std_spec, **info2}, epsilon, hyper))
 
 
 @register_mechanism(
@@ -378,19 +385,18 @@ def fit_iwr_dp_erm(
     summary="Oracle IWR-DP with W from the generator's p (Alg 10; DP because W is data-independent)",
     privacy_model="central", neighbour=central_neighbour, needs=("population",), spec="000 §3.6",
     style=CENTRAL_STYLE["iwr_dp_oracle"],
-    hyper=hyper("B", "calibration", "neighbour"), epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0),
+    hyper=declared("B", "calibration", "neighbour"), epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0),
     audit=AuditSetup(skip="builds W from the generator's law p (population.extra: radial / basis_probs / atoms), "
                           "which the audit's neighbouring datasets do not have"),
 )
-def fit_iwr_dp_oracle(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, calibration: str = "paper", neighbour: str = "replace", population=None,
-) -> FitResult:
+def fit_iwr_dp_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+                      population=None, **hyper: Any) -> FitResult:
     """Alg 10: λ = 1/√T, γ = √(log(1/δ)/(ε²T)), W = W_{γ,λ}(p) exactly; ψ = (1/T)Σ Wφy/(1+γ‖Wφ‖),
     ψ̃ = ψ + N(0, s²I) with replace sensitivity 2/(γT) (paper: std σ/(γT)), θ̂ = Wψ̃."""
     if population is None:
         raise ValueError("iwr_dp_oracle needs the generator's population (synthetic datasets only)")
-    X, y = prepare(X, y, epsilon, delta, B=B, clip=False, calibration=calibration, neighbour=neighbour)
+    calibration, neighbour = hyper["calibration"], hyper["neighbour"]
+    X, y = prepare(X, y, epsilon, delta, B=hyper["B"], clip=False, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
     lam = 1.0 / math.sqrt(n)
     gamma = math.sqrt(math.log(1.0 / delta) / (epsilon**2 * n))
@@ -407,21 +413,21 @@ def fit_iwr_dp_oracle(
     "iwr_dp_oracle_label",
     summary="Alg 10 with W from the private covariates themselves: only LABEL-DP (yDP, spec 000 §3.6 (ii))",
     privacy_model="label", neighbour="replace_one", spec="000 §3.6", style=CENTRAL_STYLE["iwr_dp_oracle"],
-    hyper=hyper("B", "calibration", tol=Hyper(float, gt=0, doc="tolerance of the exact spectral iteration")),
+    hyper=declared("B", "calibration",
+                   tol=Hyper(float, default=1e-9, gt=0, doc="tolerance of the exact spectral iteration")),
     epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0), audit=AUDIT,
 )
-def fit_iwr_dp_oracle_label(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, calibration: str = "paper", tol: float = 1e-9,
-) -> FitResult:
+def fit_iwr_dp_oracle_label(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                            **hyper: Any) -> FitResult:
     """Alg 10 with p = the empirical distribution of X (exact iteration on the n rows, tolerance ``tol``): W depends
     on the covariates, so the release protects labels only (neighbours share all φ_i, Def. 6). Label sensitivity of
     ψ is 2/(γT) (|y| ≤ 1 changes w(φ)y by ≤ 2/γ)."""
-    X, y = prepare(X, y, epsilon, delta, B=B, clip=False, calibration=calibration)
+    calibration = hyper["calibration"]
+    X, y = prepare(X, y, epsilon, delta, B=hyper["B"], clip=False, calibration=calibration)
     n, d = X.shape
     lam = 1.0 / math.sqrt(n)
     gamma = math.sqrt(math.log(1.0 / delta) / (epsilon**2 * n))
-    W = solve_info_matrix("dp", X, np.full(n, 1.0 / n), lam, gamma, tol=tol).X
+    W = solve_info_matrix("dp", X, np.full(n, 1.0 / n), lam, gamma, tol=hyper["tol"]).X
     psi = iw_features(X, W, gamma).T @ y / n
     std = gaussian_std(2.0 / (gamma * n), epsilon, delta, calibration)
     theta = W @ released("ψ̃", psi + std * rng.standard_normal(d), psi, scale=std, sensitivity=2.0 / (gamma * n))
@@ -433,20 +439,19 @@ def fit_iwr_dp_oracle_label(
     "ssp_ball",
     summary="SSP-OLS baseline: noisy (1/T)XᵀX, XᵀY + ball-constrained least squares (000 §3.12)",
     privacy_model="central", neighbour=central_neighbour, spec="000 §3.12", style=CENTRAL_STYLE["ssp_ball"],
-    hyper=hyper("B", "clip", "calibration", "neighbour",
-                radius=Hyper(float, gt=0, doc="public ball radius R of the solve (θ̂ with ‖θ̂‖ ≤ R)")),
+    hyper=declared("B", "clip", "calibration", "neighbour",
+                   radius=Hyper(float, default=1.0, gt=0, doc="public ball radius R of the solve (θ̂ with ‖θ̂‖ ≤ R)")),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_SMALL,
 )
-def fit_ssp_ball(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, clip: bool = False, calibration: str = "paper", neighbour: str = "replace", radius: float = 1.0,
-) -> FitResult:
+def fit_ssp_ball(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                 **hyper: Any) -> FitResult:
     """G = (1/T)Σφφᵀ, g = (1/T)Σφy; replace sensitivities 2B²/T, 2B/T (×½ zero-out); paper: SymPriv_{2B²/T},
     Priv_{2B/T} (each (ε/2, δ)); generic: joint s = 2√(B⁴ + B²)/T. θ̂ = ball_lsq(G̃, g̃, R) with the public radius
     R = ``radius`` (default 1, the spec's ‖θ*‖ ≤ 1)."""
+    radius, B, calibration, neighbour = hyper["radius"], hyper["B"], hyper["calibration"], hyper["neighbour"]
     if not (radius > 0 and math.isfinite(radius)):
         raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
-    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration, neighbour=neighbour)
+    X, y = prepare(X, y, epsilon, delta, **_data_bounds(hyper))
     n, d = X.shape
     f = central_factor(neighbour)
     s_G, s_g = release_stds([2.0 * B * B * f / n, 2.0 * B * f / n], epsilon, delta, calibration)
@@ -462,15 +467,13 @@ def fit_ssp_ball(
     "dp_sgd_improper",
     summary="Dimension-free DP-SGD: one-pass projected SGD, averaged iterate + Gaussian output noise (Alg 16)",
     privacy_model="central", neighbour=central_neighbour, spec="000 §3.9", style=CENTRAL_STYLE["dp_sgd_improper"],
-    hyper=hyper("calibration", "neighbour", "fail_prob", "shuffle",
-                eta=Hyper(float, gt=0, le=0.5, none="min{1/(2√T), (σ²T log(1/δ_f))^(−1/3)}", doc="SGD step size")),
+    hyper=declared("calibration", "neighbour", "fail_prob", "shuffle",
+                   eta=Hyper(float, default=None, gt=0, le=0.5, none="min{1/(2√T), (σ²T log(1/δ_f))^(−1/3)}",
+                             doc="SGD step size")),
     epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT_SGD,
 )
-def fit_dp_sgd_improper(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    calibration: str = "paper", neighbour: str = "replace", fail_prob: float = 0.05, eta: float | None = None,
-    shuffle: bool = True,
-) -> FitResult:
+def fit_dp_sgd_improper(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                        **hyper: Any) -> FitResult:
     """Alg 16 (B = 1): η = min{1/(2√T), (σ²T log(1/δ_f))^{-1/3}}; θ̂ = θ̄ + N(0, s²I), replace sensitivity 4η
     (non-expansive projected GD map, per-record gradient norm ≤ 2; ×½ zero-out); paper: std 2ησ.
 
@@ -478,15 +481,16 @@ def fit_dp_sgd_improper(
     deterministic function of (data, η) and is cached across trials and ε values (``sgd.cached_sgd_average``; the
     scalar pass costs ≈ 0.1 s per 10⁵ rows at d = 5).
     """
+    calibration, neighbour, eta = hyper["calibration"], hyper["neighbour"], hyper["eta"]
     X, y = prepare(X, y, epsilon, delta, B=1.0, clip=False, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
     f = central_factor(neighbour)
     if eta is None:
         sigma = unit_sigma(epsilon, delta, calibration, f)
-        eta = min(1.0 / (2.0 * math.sqrt(n)), (sigma**2 * n * math.log(1.0 / fail_prob)) ** (-1.0 / 3.0))
+        eta = min(1.0 / (2.0 * math.sqrt(n)), (sigma**2 * n * math.log(1.0 / hyper["fail_prob"])) ** (-1.0 / 3.0))
     if not 0 < eta <= 0.5:  # the rule's value (an explicit eta is checked by the contract)
         raise ValueError(f"eta must lie in (0, 1/2], got {eta}")
-    if shuffle:
+    if hyper["shuffle"]:
         order = rng.permutation(n)
         avg = sgd_average(X[order], y[order], eta)
     else:

@@ -17,7 +17,8 @@ Alg 11: Priv_2; Alg 8: Priv_{R+1}); generic families use the l2-sensitivities of
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -28,9 +29,9 @@ from dpbench.mechanisms.info_weighted._common import (
     AUDIT_STAGED,
     calibrated_epsilons,
     check_preset,
+    declared,
     epoch_slices,
     halves,
-    hyper,
     local_model,
     local_neighbour,
     loglog_K,
@@ -161,51 +162,48 @@ def iwr_ldp_stage2(
     return theta, {"std_psi": s_psi, "std_Psi": s_Psi}
 
 
-def _alg2_stage(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *, B: float,
-                clip: bool, calibration: str, fail_prob: float, preset: str, c_lam: float, K: int | None,
-                lam: float | None, shuffle: bool, per_user: bool, nonprivate: bool):
-    """The first half of an LDP IWR fit: inputs checked, K and λ by the rule unless given, the users shuffled, Alg 2
-    on the first half. Returns (X, y, the second half's slice, K, λ, the Alg 2 result, its per-user std)."""
-    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
+def _alg2_stage(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                hyper: Mapping[str, Any], per_user: bool):
+    """The first half of an LDP IWR fit with hyperparameters ``hyper``: inputs checked, K and λ by the rule unless
+    given, the users shuffled, Alg 2 on the first half. Returns (X, y, the second half's slice, K, λ, the Alg 2
+    result, its per-user std)."""
+    B, calibration = hyper["B"], hyper["calibration"]
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=hyper["clip"], calibration=calibration)
     n, d = X.shape
-    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=preset, c_lam=c_lam,
-                         fail_prob=fail_prob)
-    K = int(rule["K"] if K is None else K)
-    lam = float(rule["lam"] if lam is None else lam)
-    X, y = shuffled(X, y, rng, shuffle)
+    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=hyper["preset"],
+                         c_lam=hyper["c_lam"], fail_prob=hyper["fail_prob"])
+    K = int(rule["K"] if hyper["K"] is None else hyper["K"])
+    lam = float(rule["lam"] if hyper["lam"] is None else hyper["lam"])
+    X, y = shuffled(X, y, rng, hyper["shuffle"])
     s0, s1 = halves(n)
     stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                 calibration=calibration, per_user_noise=per_user, nonprivate=nonprivate)
+                                 calibration=calibration, per_user_noise=per_user, nonprivate=hyper["nonprivate"])
     return X, y, s1, K, lam, stage1, std_V
 
 
-def _local_info(K: int, lam: float, stage1: SpectralResult, std_V: float, calibration: str, preset: str,
-                epsilon: float) -> dict:
+def _local_info(K: int, lam: float, stage1: SpectralResult, std_V: float, epsilon: float, hyper: Mapping[str, Any]
+                ) -> dict:
     return {"K": K, "lam": lam, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K, "std_V": std_V,
-            "calibration": calibration, "preset": preset, "epsilon_effective": epsilon, "U": stage1.X}
+            "calibration": hyper["calibration"], "preset": hyper["preset"], "epsilon_effective": epsilon,
+            "U": stage1.X}
 
 
 @register_mechanism(
     "iwr_ldp",
     summary="Information-weighted regression, local DP (Alg 2 spectral iteration + Alg 3 per-user SSP; 000 §3.3)",
     privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.2–3.3", style=LOCAL_STYLE["iwr_ldp"],
-    hyper=hyper("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "per_user_noise",
-                "nonprivate", "simulation"),
+    hyper=declared("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "per_user_noise",
+                   "nonprivate", "simulation"),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED, variants=PER_USER,
 )
-def fit_iwr_ldp(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, clip: bool = False, calibration: str = "paper", fail_prob: float = 0.05,
-    preset: str = "calibrated", c_lam: float = 1.0, K: int | None = None, lam: float | None = None,
-    shuffle: bool = True, per_user_noise: bool = False, nonprivate: bool = False, simulation: str = "aggregate",
-) -> FitResult:
-    per_user_noise = is_per_user(simulation, per_user_noise)
-    X, y, s1, K, lam, stage1, std_V = _alg2_stage(X, y, epsilon, delta, rng, B=B, clip=clip, calibration=calibration,
-                                                  fail_prob=fail_prob, preset=preset, c_lam=c_lam, K=K, lam=lam,
-                                                  shuffle=shuffle, per_user=per_user_noise, nonprivate=nonprivate)
-    theta, info2 = iwr_ldp_stage2(X[s1], y[s1], stage1.X, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                  calibration=calibration, per_user_noise=per_user_noise, nonprivate=nonprivate)
-    return FitResult(theta, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon), **info2})
+def fit_iwr_ldp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                **hyper: Any) -> FitResult:
+    per_user_noise = is_per_user(hyper["simulation"], hyper["per_user_noise"])
+    X, y, s1, K, lam, stage1, std_V = _alg2_stage(X, y, epsilon, delta, rng, hyper, per_user_noise)
+    theta, info2 = iwr_ldp_stage2(X[s1], y[s1], stage1.X, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
+                                  B=hyper["B"], calibration=hyper["calibration"], per_user_noise=per_user_noise,
+                                  nonprivate=hyper["nonprivate"])
+    return FitResult(theta, {**_local_info(K, lam, stage1, std_V, epsilon, hyper), **info2})
 
 
 def _identity(t: float) -> float:
@@ -267,59 +265,50 @@ def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
     "iwr_glm_ldp",
     summary="Information-weighted LDP regression by per-user SGD (Alg 2 + Alg 11/12, linear link; 000 §3.7)",
     privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.7", style=LOCAL_STYLE["iwr_glm_ldp"],
-    hyper=hyper("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "nonprivate",
-                "simulation"),
+    hyper=declared("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "nonprivate",
+                   "simulation"),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED, variants=PER_USER,
 )
-def fit_iwr_glm_ldp(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, clip: bool = False, calibration: str = "paper", fail_prob: float = 0.05,
-    preset: str = "calibrated", c_lam: float = 1.0, K: int | None = None, lam: float | None = None,
-    shuffle: bool = True, nonprivate: bool = False, simulation: str = "aggregate",
-) -> FitResult:
+def fit_iwr_glm_ldp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                    **hyper: Any) -> FitResult:
     """Per-user noise std of the gradient's data part: replace sensitivity 2(1 + B) (norm ≤ 1 + B; paper:
     Priv_2 = std 2σ at B = 1). Pure-Python loop over the second half of the users (~5 µs per user); its noise is
     always drawn per user (no aggregate law); ``simulation`` applies to the Alg 2 stage."""
-    X, y, s1, K, lam, stage1, std_V = _alg2_stage(X, y, epsilon, delta, rng, B=B, clip=clip, calibration=calibration,
-                                                  fail_prob=fail_prob, preset=preset, c_lam=c_lam, K=K, lam=lam,
-                                                  shuffle=shuffle, per_user=is_per_user(simulation),
-                                                  nonprivate=nonprivate)
-    std_g = 0.0 if nonprivate else gaussian_std(2.0 * (1.0 + B), epsilon, delta, calibration)
+    X, y, s1, K, lam, stage1, std_V = _alg2_stage(X, y, epsilon, delta, rng, hyper, is_per_user(hyper["simulation"]))
+    B = hyper["B"]
+    std_g = 0.0 if hyper["nonprivate"] else gaussian_std(2.0 * (1.0 + B), epsilon, delta, hyper["calibration"])
     w = ldp_sgd_linear(X[s1], y[s1], stage1.X, lam=lam, std=std_g, rng=rng, sensitivity=2.0 * (1.0 + B))
-    return FitResult(stage1.X @ w, {**_local_info(K, lam, stage1, std_V, calibration, preset, epsilon),
-                                    "std_g": std_g})
+    return FitResult(stage1.X @ w, {**_local_info(K, lam, stage1, std_V, epsilon, hyper), "std_g": std_g})
 
 
 @register_mechanism(
     "ldp_clipped_sgd",
     summary="Dimension-free LDP batch SGD with clipped predictions (Alg 8 ≡ spec 001 Alg 6)",
     privacy_model="local", neighbour="replace_one", spec="000 §3.10", style=LOCAL_STYLE["ldp_clipped_sgd"],
-    hyper=hyper("calibration", "fail_prob", "shuffle", "per_user_noise", "simulation",
-                K=Hyper(int, ge=1, none="max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋}", doc="epochs"),
-                R=Hyper(float, gt=0, doc="prediction clipping level"),
-                eta=Hyper(float, gt=0, doc="step size")),
+    hyper=declared("calibration", "fail_prob", "shuffle", "per_user_noise", "simulation",
+                   K=Hyper(int, default=None, ge=1, none="max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋}", doc="epochs"),
+                   R=Hyper(float, default=2.0, gt=0, doc="prediction clipping level"),
+                   eta=Hyper(float, default=1.0, gt=0, doc="step size")),
     epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT_SMALL, variants=PER_USER,
 )
-def fit_ldp_clipped_sgd(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    calibration: str = "paper", fail_prob: float = 0.05, K: int | None = None, R: float = 2.0, eta: float = 1.0,
-    shuffle: bool = True, per_user_noise: bool = False, simulation: str = "aggregate",
-) -> FitResult:
+def fit_ldp_clipped_sgd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                        **hyper: Any) -> FitResult:
     """K = max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋} (calibrated, Eq. 43 not enforced), N = ⌊T/K⌋; per epoch and user
     g_t = φ_t(clip_R(<θ_(k), φ_t>) − y_t) (‖g_t‖ ≤ R + 1), Priv_{R+1} (paper std (R+1)σ; generic s = 2(R+1));
     θ_(k+1) = θ_(k) − η·mean g̃ (no projection); output θ_(K). ``info.clip_rate`` = fraction with |<θ,φ>| > R.
     The epoch's noise: N(0, std²/N I) (aggregate, exact in law) or N per-user draws (per_user)."""
-    per_user_noise = is_per_user(simulation, per_user_noise)
+    per_user_noise = is_per_user(hyper["simulation"], hyper["per_user_noise"])
+    calibration, K, R = hyper["calibration"], hyper["K"], hyper["R"]
     X, y = prepare(X, y, epsilon, delta, B=1.0, clip=False, calibration=calibration)
     n, d = X.shape
     sigma = unit_sigma(epsilon, delta, calibration)
     if K is None:
-        K = max(1, int((n / (sigma**2 * math.log(n / fail_prob))) ** (1.0 / 3.0)))
+        K = max(1, int((n / (sigma**2 * math.log(n / hyper["fail_prob"]))) ** (1.0 / 3.0)))
     N = n // K
     if N < 1:
         raise ValueError(f"K = {K} epochs leave no users per epoch (n = {n})")
     std = gaussian_std(2.0 * (R + 1.0), epsilon, delta, calibration)
-    order = permutation(n, rng, shuffle)
+    order = permutation(n, rng, hyper["shuffle"])
     theta = np.zeros(d)
     clipped = 0
     for k in range(K):
@@ -330,7 +319,7 @@ def fit_ldp_clipped_sgd(
         g = Phi * (np.clip(pred, -R, R) - yk)[:, None]
         step = released(f"gradients epoch {k + 1}", noisy_mean(g, std, rng, per_user_noise), g, scale=std, users=True,
                         sensitivity=2.0 * (R + 1.0))  # fmt: skip
-        theta = theta - eta * step
+        theta = theta - hyper["eta"] * step
     return FitResult(theta, {"K": K, "std": std, "clip_rate": clipped / (K * N), "calibration": calibration,
                              "epsilon_effective": epsilon})
 
@@ -340,22 +329,22 @@ def fit_ldp_clipped_sgd(
     summary="Oracle IWR-LDP with U from the generator's p (Alg 9; l2-ball sampler, pure ε-LDP by default)",
     privacy_model="local", neighbour="replace_one", needs=("population",), spec="000 §3.6",
     style=LOCAL_STYLE["iwr_ldp_oracle"],
-    hyper=hyper("calibration", "simulation",
-                channel=Choice("l2ball", "gauss", doc="pure ε-LDP l2-ball sampler or Gaussian Priv_1")),
+    hyper=declared("calibration", "simulation",
+                   channel=Choice("l2ball", "gauss", default="l2ball",
+                                  doc="pure ε-LDP l2-ball sampler or Gaussian Priv_1")),
     epsilon_range=calibrated_epsilons,
     bounds=Bounds(x=None, y=1.0, note="‖φ_i‖ ≤ B with B from the generator's population"),
     audit=AuditSetup(skip="builds U from the generator's law p (population.extra: radial / basis_probs / atoms), "
                           "which the audit's neighbouring datasets do not have"),
 )
-def fit_iwr_ldp_oracle(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    channel: str = "l2ball", calibration: str = "paper", population=None, simulation: str = "aggregate",
-) -> FitResult:
+def fit_iwr_ldp_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+                       population=None, **hyper: Any) -> FitResult:
     """Alg 9: λ = 1/(ε√T), U = U_λ(p) exactly; per user ψ_t = Uφy/‖Uφ‖ (‖·‖ ≤ 1) released by the l2-ball sampler
     ((ε, 0)-LDP, unbiased) or ``channel="gauss"`` (Priv_1: std gaussian_std(2, ε, δ)); θ̂ = U·mean ψ̃.
     ``simulation`` applies to the Gaussian channel (mean noise N(0, std²/T I) in law); the l2-ball channel has no
     closed-form law for a sum and is always sampled per user (vectorised over users)."""
-    per_user = is_per_user(simulation)
+    per_user = is_per_user(hyper["simulation"])
+    channel, calibration = hyper["channel"], hyper["calibration"]
     if population is None:
         raise ValueError("iwr_ldp_oracle needs the generator's population (synthetic datasets only)")
     X, y = prepare(X, y, epsilon, delta, B=float(population.extra.get("B", 1.0)), clip=False,
@@ -379,19 +368,17 @@ def fit_iwr_ldp_oracle(
     "ldp_ssp",
     summary="LDP sufficient-statistics perturbation (smooth channel of Prop 3.2) + ball-constrained LS (000 §3.12)",
     privacy_model="local", neighbour="replace_one", spec="000 §3.12", style=LOCAL_STYLE["ldp_ssp"],
-    hyper=hyper("B", "clip", "calibration", "per_user_noise", "simulation"),
+    hyper=declared("B", "clip", "calibration", "per_user_noise", "simulation"),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_SMALL, variants=PER_USER,
 )
-def fit_ldp_ssp(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    B: float = 1.0, clip: bool = False, calibration: str = "paper", per_user_noise: bool = False,
-    simulation: str = "aggregate",
-) -> FitResult:
+def fit_ldp_ssp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                **hyper: Any) -> FitResult:
     """Per user SymPriv_{2B²}(φφᵀ), Priv_{2B}(φy) (paper: each (ε/2, δ), std 2σB², 2σB; generic joint
     s = 2√(B⁴ + B²)); θ̂ = ball_lsq(Σ̂, ĝ, 1) with no ridge (spec 000 §3.12). Noise of the means: Sym_d(s_G²/n),
     N(0, s_g²/n I) in law (aggregate) or n per-user draws (per_user)."""
-    per_user_noise = is_per_user(simulation, per_user_noise)
-    X, y = prepare(X, y, epsilon, delta, B=B, clip=clip, calibration=calibration)
+    per_user_noise = is_per_user(hyper["simulation"], hyper["per_user_noise"])
+    B, calibration = hyper["B"], hyper["calibration"]
+    X, y = prepare(X, y, epsilon, delta, B=B, clip=hyper["clip"], calibration=calibration)
     n, d = X.shape
     s_G, s_g = release_stds([2.0 * B * B, 2.0 * B], epsilon, delta, calibration)
     if per_user_noise:

@@ -14,6 +14,9 @@ Laplace draws. ``simulation="per_user"`` draws every user's Laplace variable (th
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Hyper
@@ -31,7 +34,8 @@ def _scales(epsilon: float, paper_scale: bool) -> tuple[float, float, float]:
 
 #: the contract both mechanisms share: pure ε-LDP (δ unused), φ ∈ [−1, 1], y ∈ [−1, 1], d = 1
 CONTRACT = {
-    "hyper": {"paper_scale": Hyper(bool, doc="scale 2/ε for both releases (only 1.5ε-LDP: epsilon_effective)"),
+    "hyper": {"paper_scale": Hyper(bool, default=False,
+                                   doc="scale 2/ε for both releases (only 1.5ε-LDP: epsilon_effective)"),
               "simulation": SIMULATION},
     "bounds": Bounds(x=1.0, y=1.0, d=1),
     "audit": AuditSetup(d=1, whitebox={"pair": {"n": 16}}),
@@ -66,15 +70,23 @@ def _check_1d(X: np.ndarray, y: np.ndarray, epsilon: float) -> tuple[np.ndarray,
     return X[:, 0], y
 
 
-def _released_ratio(numerator: tuple[str, np.ndarray], denominator: tuple[str, np.ndarray],
-                    scales: tuple[float, float], rng: np.random.Generator, per_user: bool) -> float:
-    """clip(ψ̂/Ψ̂) from the two Laplace releases: the users' mean of ``numerator``'s per-user values (range 2,
-    scale scales[0]) and of ``denominator``'s (range 1, scale scales[1]), in that order from ``rng``."""
+def _released_ratio(X: np.ndarray, y: np.ndarray, epsilon: float, rng: np.random.Generator, hyper: Mapping[str, Any],
+                    numerator: tuple[str, Callable], denominator: tuple[str, Callable]) -> FitResult:
+    """θ̂ = clip(ψ̂/Ψ̂) from the two Laplace releases: the users' mean of ``numerator``'s per-user values
+    ``numerator[1](φ, y)`` (range 2, scale b_ψ) and of ``denominator``'s ``denominator[1](φ)`` (range 1, scale b_Ψ),
+    in that order from ``rng``."""
+    per_user = is_per_user(hyper["simulation"])
+    phi, y = _check_1d(X, y, epsilon)
+    b_psi, b_Psi, eps_eff = _scales(epsilon, hyper["paper_scale"])
     released_means = []
-    for (name, rows), scale, sensitivity in zip((numerator, denominator), scales, (2.0, 1.0), strict=True):
+    for (name, rows), scale, sensitivity in zip(
+        ((numerator[0], numerator[1](phi, y)), (denominator[0], denominator[1](phi))), (b_psi, b_Psi), (2.0, 1.0),
+        strict=True,
+    ):
         released_means.append(float(released(name, laplace_mean(rows, scale, rng, per_user), rows, kind="laplace",
                                              scale=scale, users=True, sensitivity=sensitivity)))
-    return _ratio(*released_means)
+    theta = _ratio(*released_means)
+    return FitResult(np.array([theta]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
 
 
 @register_mechanism(
@@ -84,14 +96,9 @@ def _released_ratio(numerator: tuple[str, np.ndarray], denominator: tuple[str, n
     style={"color": "tab:red", "marker": "o", "linestyle": "-"}, **CONTRACT,
 )
 def fit_ldp_simple_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None,
-                      rng: np.random.Generator, *, paper_scale: bool = False, simulation: str = "aggregate"
-                      ) -> FitResult:
-    per_user = is_per_user(simulation)
-    phi, y = _check_1d(X, y, epsilon)
-    b_psi, b_Psi, eps_eff = _scales(epsilon, paper_scale)
-    theta = _released_ratio(("ψ̂ (sign(φ)y per user)", np.sign(phi) * y), ("Ψ̂ (|φ| per user)", np.abs(phi)),
-                            (b_psi, b_Psi), rng, per_user)
-    return FitResult(np.array([theta]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
+                      rng: np.random.Generator, **hyper: Any) -> FitResult:
+    return _released_ratio(X, y, epsilon, rng, hyper, ("ψ̂ (sign(φ)y per user)", lambda phi, y: np.sign(phi) * y),
+                           ("Ψ̂ (|φ| per user)", np.abs))
 
 
 @register_mechanism(
@@ -101,11 +108,6 @@ def fit_ldp_simple_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float
     style={"color": "tab:green", "marker": "^", "linestyle": "-"}, **CONTRACT,
 )
 def fit_ldp_laplace_ssp_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None,
-                           rng: np.random.Generator, *, paper_scale: bool = False, simulation: str = "aggregate"
-                           ) -> FitResult:
-    per_user = is_per_user(simulation)
-    phi, y = _check_1d(X, y, epsilon)
-    b_psi, b_Psi, eps_eff = _scales(epsilon, paper_scale)
-    theta = _released_ratio(("ψ̂ (φy per user)", phi * y), ("Ψ̂ (φ² per user)", phi**2), (b_psi, b_Psi), rng,
-                            per_user)
-    return FitResult(np.array([theta]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
+                           rng: np.random.Generator, **hyper: Any) -> FitResult:
+    return _released_ratio(X, y, epsilon, rng, hyper, ("ψ̂ (φy per user)", lambda phi, y: phi * y),
+                           ("Ψ̂ (φ² per user)", lambda phi: phi**2))

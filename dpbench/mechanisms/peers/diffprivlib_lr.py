@@ -58,29 +58,26 @@ SUMMARY = "diffprivlib LinearRegression (functional mechanism, pure ε-DP), boun
     spec="peer: diffprivlib",
     style={"color": "tab:cyan", "marker": "X", "linestyle": "-"},
     hyper={
-        "x_bound": Hyper(float, gt=0, doc="‖x_i‖ ≤ x_bound, passed as the box [−x_bound, x_bound]^d"),
-        "y_bound": Hyper(float, gt=0, doc="|y_i| ≤ y_bound"),
+        "x_bound": Hyper(float, default=1.0, gt=0, doc="‖x_i‖ ≤ x_bound, passed as the box [−x_bound, x_bound]^d"),
+        "y_bound": Hyper(float, default=1.0, gt=0, doc="|y_i| ≤ y_bound"),
     },
     bounds=Bounds(x="x_bound", y="y_bound", clips=True,
                   note="diffprivlib clips every coordinate to [−x_bound, x_bound] and y to [−y_bound, y_bound]"),
     uses_delta=False,
     audit=AuditSetup(skip=UNAVAILABLE or None),
 )
-def fit(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    x_bound: float = 1.0,
-    y_bound: float = 1.0,
-) -> FitResult:
+def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+        ) -> FitResult:
     """diffprivlib ``LinearRegression(epsilon, bounds_X=(−x_bound, x_bound), bounds_y=(−y_bound, y_bound),
     fit_intercept=False)`` on (X, y); δ is validated but unused (pure ε-DP)."""
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)  # diffprivlib clips to the bounds
     if UNAVAILABLE:
         raise MechanismUnavailableError(f"mechanism 'diffprivlib_lr' is unavailable: {UNAVAILABLE}")
-    d = X.shape[1]
+    d, x_bound, y_bound = X.shape[1], float(hyper["x_bound"]), float(hyper["y_bound"])
     model = DIFFPRIVLIB.models.LinearRegression(
         epsilon=float(epsilon),
-        bounds_X=(np.full(d, -float(x_bound)), np.full(d, float(x_bound))),
-        bounds_y=(-float(y_bound), float(y_bound)),
+        bounds_X=(np.full(d, -x_bound), np.full(d, x_bound)),
+        bounds_y=(-y_bound, y_bound),
         fit_intercept=False,
         random_state=int(rng.integers(2**31 - 1)),
         accountant=DIFFPRIVLIB.BudgetAccountant(),

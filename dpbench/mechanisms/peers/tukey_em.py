@@ -26,6 +26,8 @@ replace-one neighbours).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dpbench.contract import FALLBACK_INFO, AuditSetup, Bounds, Hyper
@@ -98,28 +100,26 @@ def sample_depth_region(sorted_coords: np.ndarray, depth: int, rng: np.random.Ge
     spec="peer: Amin et al. 2023 Alg. 1",
     style={"color": "tab:olive", "marker": "P", "linestyle": "-"},
     hyper={
-        "models": Hyper(int, ge=2, doc="number m of disjoint batches (capped at ⌊n/d⌋)"),
-        "jitter": Hyper(float, ge=0, doc="width of the uniform tie-breaking jitter added to every model coordinate"),
+        "models": Hyper(int, default=1000, ge=2, doc="number m of disjoint batches (capped at ⌊n/d⌋)"),
+        "jitter": Hyper(float, default=1e-10, ge=0,
+                        doc="width of the uniform tie-breaking jitter added to every model coordinate"),
     },
     bounds=Bounds(note="no data bounds: each row enters one of the m models"),
     # with n = 2000 the m = 1000 models make the PTR test passable at the audit's δ, so the exponential mechanism
     # is exercised (at the default n = 100 only the PTR branch would be)
     audit=AuditSetup(n=2000, d=2),
 )
-def fit(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    models: int = 1000,
-    jitter: float = 1e-10,
-) -> FitResult:
+def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+        ) -> FitResult:
     """TukeyEM estimate (module docstring); θ̂ = 0 when the PTR test fails."""
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
     n, d = X.shape
     eps_ptr, eps_em = split_budget(epsilon)
-    m = min(int(models), n // d)
+    m = min(int(hyper["models"]), n // d)
     info: dict[str, float] = {"models": m, "ptr_passed": 0, "depth": 0, "k_hat": 0, FALLBACK_INFO: 1}
     if m < MIN_MODELS:
         return FitResult(np.zeros(d), info)
-    coords = batch_ols(X, y, m, rng).T + jitter * rng.uniform(size=(d, m))
+    coords = batch_ols(X, y, m, rng).T + hyper["jitter"] * rng.uniform(size=(d, m))
     coords.sort(axis=1)
     log_volumes = log_depth_volumes(coords)
     t = restriction_depth(m)

@@ -19,9 +19,11 @@ With η = σ = 0 and C = ∞ the iteration is the (non-private) Iterative Hessia
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper, Variant
+from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, wishart
 from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
 from dpbench.mechanisms.sketch.calibration import (
@@ -32,7 +34,7 @@ from dpbench.mechanisms.sketch.calibration import (
     theorem1_gamma,
     theorem1_sigma,
 )
-from dpbench.mechanisms.sketch.linmix import private_mixing_noise
+from dpbench.mechanisms.sketch.linmix import EXPLICIT, SKETCH, private_mixing_noise
 from dpbench.registry import register_mechanism
 
 
@@ -115,41 +117,34 @@ AUDIT_NOISE_DIV10 = {"ihm_noise_scales": _scales_div10}
     spec="004 §3.3",
     style={"color": "green", "marker": "D", "linestyle": "--"},
     hyper={
-        "T": Hyper(int, ge=1, doc="Newton-sketch iterations"),
-        "C": Hyper(float, gt=0, doc="residual clipping level (gradient sensitivity)"),
-        "k_factor": Hyper(float, gt=0, doc="sketch size k = max{⌊k_factor·d⌋, ⌊k_factor·log(4T/ϱ)⌋}"),
-        "rho": Hyper(float, gt=0, lt=1, none="δ/10", doc="failure probability ϱ"),
-        "keep_eta_term": Hyper(bool, doc="keep Alg. 1's −η²θ_t term (the experiments omit it)"),
-        "calibration": Choice("numerical", "theorem1", doc="exact numerical (γ, σ) or Theorem 1's closed forms"),
-        "sketch": Choice("gram", "explicit", doc="exact Wishart shortcut or the materialised k×n sketch"),
+        "T": Hyper(int, default=3, ge=1, doc="Newton-sketch iterations"),
+        "C": Hyper(float, default=1.0, gt=0, doc="residual clipping level (gradient sensitivity)"),
+        "k_factor": Hyper(float, default=6.0, gt=0, doc="sketch size k = max{⌊k_factor·d⌋, ⌊k_factor·log(4T/ϱ)⌋}"),
+        "rho": Hyper(float, default=None, gt=0, lt=1, none="δ/10", doc="failure probability ϱ"),
+        "keep_eta_term": Hyper(bool, default=False, doc="keep Alg. 1's −η²θ_t term (the experiments omit it)"),
+        "calibration": Choice("numerical", "theorem1", default="numerical",
+                              doc="exact numerical (γ, σ) or Theorem 1's closed forms"),
+        "sketch": SKETCH,
     },
     bounds=Bounds(x=1.0, n_ge_d=True, note="labels need no bound: residuals are clipped at C"),
-    variants={"explicit": Variant({"sketch": "explicit"}, literal=True, doc="materialised S ~ N(0, I_{k×n})")},
+    variants=EXPLICIT,
     audit=AuditSetup(whitebox={"pair": {"y_bound": SATURATING_LABEL}}),  # the residual clip saturates every step
 )
-def fit(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    T: int = 3,
-    C: float = 1.0,
-    k_factor: float = 6.0,
-    rho: float | None = None,
-    keep_eta_term: bool = False,
-    calibration: str = "numerical",
-    sketch: str = "gram",
-    stats: GramStats | None = None,
-) -> FitResult:
+def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+        stats: GramStats | None = None, **hyper: Any) -> FitResult:
     """IHM estimate after T iterations; ``rho`` is the failure probability ϱ (default δ/10)."""
+    T, C, rho = hyper["T"], hyper["C"], hyper["rho"]
     X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=None, require_overdetermined=True)
     stats = resolve_stats(X, y, stats)
     rho = delta / 10.0 if rho is None else rho
-    k = k_ihm(stats.d, int(T), rho, factor=k_factor)
-    gamma, sigma = ihm_noise_scales(epsilon, delta, k, int(T), C, calibration)
+    k = k_ihm(stats.d, int(T), rho, factor=hyper["k_factor"])
+    gamma, sigma = ihm_noise_scales(epsilon, delta, k, int(T), C, hyper["calibration"])
     eta = private_mixing_noise(
         stats.lam_min_x, gamma, gamma / np.sqrt(k), tau_ihm(delta, rho), rng.standard_normal()
     )
 
-    draw_hessian = hessian_sampler(X, stats, eta, k, sketch, rng)
-    eta_sq_term = eta**2 if keep_eta_term else 0.0
+    draw_hessian = hessian_sampler(X, stats, eta, k, hyper["sketch"], rng)
+    eta_sq_term = eta**2 if hyper["keep_eta_term"] else 0.0
     theta, clipped_steps = ihs_iterations(X, y, draw_hessian, int(T), C, sigma, eta_sq_term, rng)
     info = {
         "k": k,

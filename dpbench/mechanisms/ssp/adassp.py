@@ -20,6 +20,8 @@ every release the same μ with s_i = Δ_i·√3/μ*(ε, δ), so the tuple is exa
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dpbench.contract import Bounds, Choice, Hyper
@@ -63,34 +65,30 @@ AUDIT_NOISE_DIV10 = {"sigma_agm": scaled_output(0.1)}
     spec="004 §3.7",
     style={"color": "tab:blue", "marker": "*", "linestyle": "-"},
     hyper={
-        "rho": Hyper(float, gt=0, lt=1, none="δ/10", doc="failure probability ϱ of the ridge rule"),
-        "shift": Choice("code", "paper", doc="λ_min shift: s₁² (figures' code) or Alg. 6's s₁√(2 log(6/δ))"),
-        "accounting": Choice("paper", "exact", doc="three (ε/3, δ/3) releases (paper) or exactly (ε, δ) together"),
-        "x_bound": Hyper(float, gt=0, doc="declared bound ‖x_i‖ ≤ x_bound"),
-        "y_bound": Hyper(float, gt=0, doc="declared bound |y_i| ≤ y_bound"),
+        "rho": Hyper(float, default=None, gt=0, lt=1, none="δ/10", doc="failure probability ϱ of the ridge rule"),
+        "shift": Choice("code", "paper", default="code",
+                        doc="λ_min shift: s₁² (figures' code) or Alg. 6's s₁√(2 log(6/δ))"),
+        "accounting": Choice("paper", "exact", default="paper",
+                             doc="three (ε/3, δ/3) releases (paper) or exactly (ε, δ) together"),
+        "x_bound": Hyper(float, default=1.0, gt=0, doc="declared bound ‖x_i‖ ≤ x_bound"),
+        "y_bound": Hyper(float, default=1.0, gt=0, doc="declared bound |y_i| ≤ y_bound"),
     },
     bounds=Bounds(x="x_bound", y="y_bound"),
 )
-def fit(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    rho: float | None = None,
-    shift: str = "code",
-    accounting: str = "paper",
-    x_bound: float = 1.0,
-    y_bound: float = 1.0,
-    stats: GramStats | None = None,
-) -> FitResult:
+def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+        stats: GramStats | None = None, **hyper: Any) -> FitResult:
     """AdaSSP estimate; ``rho`` is the failure probability ϱ (default δ/10); ``accounting`` see module docstring."""
+    x_bound, y_bound = hyper["x_bound"], hyper["y_bound"]
     X, y = check_inputs(X, y, epsilon, delta, x_bound=x_bound, y_bound=y_bound)
     stats = resolve_stats(X, y, stats)
     d = stats.d
-    rho = delta / 10.0 if rho is None else rho
-    s1, s2 = adassp_scales(epsilon, delta, x_bound, y_bound, accounting)
+    rho = delta / 10.0 if hyper["rho"] is None else hyper["rho"]
+    s1, s2 = adassp_scales(epsilon, delta, x_bound, y_bound, hyper["accounting"])
 
     lam_release = released(
         "λ_min(XᵀX)", stats.lam_min_x + s1 * rng.standard_normal(), stats.lam_min_x, scale=s1, sensitivity=x_bound**2
     )
-    lam_min_private = max(0.0, lam_release - eigenvalue_shift(s1, delta, shift))
+    lam_min_private = max(0.0, lam_release - eigenvalue_shift(s1, delta, hyper["shift"]))
     ridge = max(0.0, np.sqrt(d * np.log(2.0 * d**2 / rho)) * s1 - lam_min_private)
     xtx_noisy = released(
         "XᵀX", stats.xtx + s1 * symmetric_gaussian(d, rng), stats.xtx, scale=s1, sensitivity=x_bound**2, symmetric=True

@@ -55,29 +55,34 @@ SKLEARN_SOLVERS = ("lbfgs", "newton-cholesky")
 
 
 def family_choice(kind: str | None = None) -> Hyper:
-    """The link families of ``kind`` (glm | nlr; None: all), as a declared choice."""
+    """The link families of ``kind`` (glm | nlr; None: all), as a declared choice; default logistic (sigmoid for
+    NLR)."""
     names = [name for name, fam in FAMILIES.items() if kind is None or fam.kind == kind]
-    return Choice(*names, doc=f"{kind.upper() if kind else 'GLM or NLR'} link family (spec 003 §4)")
+    return Choice(*names, default="sigmoid" if kind == "nlr" else "logistic",
+                  doc=f"{kind.upper() if kind else 'GLM or NLR'} link family (spec 003 §4)")
 
 
 def radius(covariates: str) -> Hyper:
-    """r: the ℓ2 clipping radius (Gaussian covariates; None = the public-data rule) or the known ℓ1 radius."""
+    """r: the ℓ2 clipping radius (Gaussian covariates; None = the public-data rule) or the known ℓ1 radius (1)."""
     if covariates == "gaussian":
-        return Hyper(float, gt=0, none="√(r_const·p·‖Σ_m‖₂·log n) from the public rows", doc="ℓ2 clipping radius")
-    return Hyper(float, gt=0, doc="known ℓ1 radius of the rows (‖x_i‖₁ ≤ r)")
+        return Hyper(float, default=None, gt=0, none="√(r_const·p·‖Σ_m‖₂·log n) from the public rows",
+                     doc="ℓ2 clipping radius")
+    return Hyper(float, default=1.0, gt=0, doc="known ℓ1 radius of the rows (‖x_i‖₁ ≤ r)")
 
 
 HYPER: dict[str, Hyper] = {
-    "covariates": Choice(*COVARIATES, doc="Gaussian (rows clipped at r) or ℓ1-bounded covariates"),
-    "r": Hyper(float, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius"),
-    "r_const": Hyper(float, gt=0, doc="constant of the clipping-radius rule"),
-    "y_bound": Hyper(float, gt=0, none="the family's bound B_y(r)", doc="label bound B_y of the calibration"),
-    "noise_c": Hyper(float, ge=0, doc="noise margin c of the families' label bounds"),
-    "clip_y": Hyper(bool, none="clip for NLR families only", doc="clip labels at B_y"),
-    "cov_estimator": Choice(*COV_ESTIMATORS, doc="server's covariance: mixed (experiments) or private"),
-    "calibration": Choice(*CALIBRATIONS, doc="per-user Gaussian calibration"),
-    "c0": Hyper(float, none="the family's c0", doc="start of the SolveScale Newton iteration (≠ 0)"),
-    "simulate_users": Hyper(bool, doc="alias of simulation: per_user (kept for old configs)"),
+    "covariates": Choice(*COVARIATES, default="gaussian", doc="Gaussian (rows clipped at r) or ℓ1-bounded covariates"),
+    "r": Hyper(float, default=None, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius"),
+    "r_const": Hyper(float, default=20.0, gt=0, doc="constant of the clipping-radius rule"),
+    "y_bound": Hyper(float, default=None, gt=0, none="the family's bound B_y(r)",
+                     doc="label bound B_y of the calibration"),
+    "noise_c": Hyper(float, default=0.05, ge=0, doc="noise margin c of the families' label bounds"),
+    "clip_y": Hyper(bool, default=None, none="clip for NLR families only", doc="clip labels at B_y"),
+    "cov_estimator": Choice(*COV_ESTIMATORS, default="mixed",
+                            doc="server's covariance: mixed (experiments) or private"),
+    "calibration": Choice(*CALIBRATIONS, default="analytic", doc="per-user Gaussian calibration"),
+    "c0": Hyper(float, default=None, none="the family's c0", doc="start of the SolveScale Newton iteration (≠ 0)"),
+    "simulate_users": Hyper(bool, default=False, doc="alias of simulation: per_user (kept for old configs)"),
     "simulation": SIMULATION,
 }
 SIMULATE = PER_USER_VARIANT
@@ -268,29 +273,11 @@ def sums_without_rows(
 def _literal(kind: str, covariates: str):
     """The registered fit of one of Algorithms 1–4 (local noise only)."""
 
-    def fit(
-        X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-        public_X: np.ndarray | None = None,
-        family: str = "logistic" if kind == "glm" else "sigmoid",
-        r: float | None = None if covariates == "gaussian" else 1.0,
-        r_const: float = 20.0,
-        y_bound: float | None = None,
-        noise_c: float = 0.05,
-        clip_y: bool | None = None,
-        cov_estimator: str = "mixed",
-        calibration: str = "analytic",
-        c0: float | None = None,
-        simulate_users: bool = False,
-        stats: GramStats | None = None,
-        simulation: str = "aggregate",
-    ) -> FitResult:
-        check_family_kind(get_family(family), kind, f"stein_{kind}_{covariates}")
-        return stein_fit(
-            X, y, epsilon, delta, rng, public_X, family=family, covariates=covariates, r=r, r_const=r_const,
-            y_bound=y_bound, noise_c=noise_c, clip_y=clip_y, cov_estimator=cov_estimator,
-            noise_aggregation="local", calibration=calibration, c0=c0, simulate_users=simulate_users, stats=stats,
-            simulation=simulation,
-        )
+    def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+            public_X: np.ndarray | None = None, stats: GramStats | None = None, **hyper: Any) -> FitResult:
+        check_family_kind(get_family(hyper["family"]), kind, f"stein_{kind}_{covariates}")
+        return stein_fit(X, y, epsilon, delta, rng, public_X, covariates=covariates, noise_aggregation="local",
+                         stats=stats, **hyper)
 
     return fit
 
@@ -357,25 +344,16 @@ def l1_default_radius(covariates: str, r: float | None) -> float | None:
     audit=stein_audit("glm", "gaussian"),
     rows_free=True,
 )
-def fit_central_diagnostic(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    public_X: np.ndarray | None = None,
-    family: str = "logistic",
-    covariates: str = "gaussian",
-    r: float | None = None,
-    noise_c: float = 0.05,
-    c0: float | None = None,
-    stats: GramStats | None = None,
-) -> FitResult:
+def fit_central_diagnostic(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+                           public_X: np.ndarray | None = None, stats: GramStats | None = None, **hyper: Any
+                           ) -> FitResult:
     """Same releases as Alg 1–4 but ONE draw of Sym_p(s_xx²), N(0, s_xy² I) added to the sums (hypothesis H1, §6.6).
 
     (ε, δ)-DP in the central model only (replace-one: the sums' sensitivities are those of one user's release).
     """
-    r = l1_default_radius(covariates, r)
-    return stein_fit(
-        X, y, epsilon, delta, rng, public_X, family=family, covariates=covariates, r=r, noise_c=noise_c,
-        noise_aggregation="central", c0=c0, stats=stats,
-    )
+    r = l1_default_radius(hyper["covariates"], hyper["r"])
+    return stein_fit(X, y, epsilon, delta, rng, public_X, **{**hyper, "r": r}, noise_aggregation="central",
+                     stats=stats)
 
 
 @register_mechanism(
@@ -389,15 +367,11 @@ def fit_central_diagnostic(
     hyper={"family": family_choice(), "covariates": HYPER["covariates"], "r": HYPER["r"]},
     rows_free=True,
 )
-def fit_nonprivate_stein(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    public_X: np.ndarray | None = None,
-    family: str = "logistic",
-    covariates: str = "gaussian",
-    r: float | None = None,
-    stats: GramStats | None = None,
-) -> FitResult:
-    r = l1_default_radius(covariates, r)
+def fit_nonprivate_stein(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+                         public_X: np.ndarray | None = None, stats: GramStats | None = None, **hyper: Any
+                         ) -> FitResult:
+    family, covariates = hyper["family"], hyper["covariates"]
+    r = l1_default_radius(covariates, hyper["r"])
     if X is None:  # rows-free data: O(p³), nothing to cache
         return stein_fit(X, y, None, None, rng, public_X, family=family, covariates=covariates, r=r, stats=stats)
     public_X = check_public(public_X, np.asarray(X).shape[1])
@@ -471,19 +445,13 @@ def minimise_baseline_loss(X: np.ndarray, y: np.ndarray, family: Family, w0: np.
     style={"linestyle": "--", "color": "black"},
     hyper={"family": family_choice(), "covariates": HYPER["covariates"]},
 )
-def fit_nonprivate_mle(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-    public_X: np.ndarray | None = None,
-    family: str = "logistic",
-    covariates: str = "gaussian",
-    stats: GramStats | None = None,
-) -> FitResult:
+def fit_nonprivate_mle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+                       public_X: np.ndarray | None = None, stats: GramStats | None = None, **hyper: Any) -> FitResult:
     """Deterministic given the data, so it is computed once per dataset and process (cache keyed by a data hash)."""
-    fam = get_family(family)
-    key = (_fingerprint(X, y), family)
+    fam = get_family(hyper["family"])
+    key = (_fingerprint(X, y), hyper["family"])
     if key not in _MLE_CACHE:
-        start = fit_nonprivate_stein(X, y, 1.0, 0.5, rng, public_X=public_X, family=family, covariates=covariates,
-                                     stats=stats).theta
+        start = fit_nonprivate_stein(X, y, 1.0, 0.5, rng, public_X=public_X, stats=stats, **hyper).theta
         if len(_MLE_CACHE) > 16:
             _MLE_CACHE.clear()
         _MLE_CACHE[key] = minimise_baseline_loss(X, y, fam, start)
@@ -498,16 +466,15 @@ def fit_nonprivate_mle(
     neighbour="none",
     spec="003 §3.7",
     style={"linestyle": "--", "color": "black"},
-    hyper={"intercept": Hyper(bool, doc="fit an intercept (θ gets it as an extra entry)"),
-           "solver": Choice(*SKLEARN_SOLVERS, doc="sklearn solver of the same objective (lbfgs: the spec's default; "
-                                                  "newton-cholesky: its exact optimum in 3–5 Newton steps)")},
+    hyper={"intercept": Hyper(bool, default=True, doc="fit an intercept (θ gets it as an extra entry)"),
+           "solver": Choice(*SKLEARN_SOLVERS, default="lbfgs",
+                            doc="sklearn solver of the same objective (lbfgs: the spec's default; newton-cholesky: "
+                                "its exact optimum in 3–5 Newton steps)")},
     audit=AuditSetup(skip="a non-private baseline that needs both label classes y ∈ {0, 1}; the audit's neighbour "
                           "D' has one class (and a non-private reference has no claim to audit)"),
 )
-def fit_sklearn_logreg(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *, intercept: bool = True,
-    solver: str = "lbfgs",
-) -> FitResult:
+def fit_sklearn_logreg(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                       **hyper: Any) -> FitResult:
     """θ = (coef, intercept) when ``intercept`` (glm_accuracy understands the extra entry); labels y ∈ {0, 1}.
 
     Both solvers minimise the same objective, (1/n)Σ_i log-loss + ‖w‖²/(2Cn) with C = 1 (sklearn's default, spec
@@ -516,6 +483,7 @@ def fit_sklearn_logreg(
     docs/stein.md)."""
     from sklearn.linear_model import LogisticRegression
 
+    intercept, solver = hyper["intercept"], hyper["solver"]
     if solver not in SKLEARN_SOLVERS:
         raise ValueError(f"solver must be one of {SKLEARN_SOLVERS}, got {solver!r}")
     key = (_fingerprint(X, y), f"sklearn{intercept}{solver}")

@@ -15,6 +15,9 @@ reports — so every user's ỹ_i is drawn (one vectorised N(0, s_y² I_n) draw)
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import numpy as np
 
 from dpbench.contract import Hyper
@@ -120,25 +123,14 @@ def two_round_fit(
 
 
 def _make(kind: str, covariates: str):
-    def fit(
-        X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-        family: str = "logistic" if kind == "glm" else "sigmoid",
-        r: float | None = None,
-        r_const: float = 10.0,
-        noise_c: float = 0.05,
-        calibration: str = "analytic",
-        population: Population | None = None,
-        stats: GramStats | None = None,
-        simulation: str = "aggregate",
-    ) -> FitResult:
-        check_family_kind(get_family(family), kind, f"stein_twostage_{kind}_{covariates}")
+    def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+            population: Population | None = None, stats: GramStats | None = None, **hyper: Any) -> FitResult:
+        check_family_kind(get_family(hyper["family"]), kind, f"stein_twostage_{kind}_{covariates}")
         sigma_op = None
         if population is not None:
             sigma_op = population.extra.get("sigma_op_norm", float(np.linalg.eigvalsh(population.cov)[-1]))
-        return two_round_fit(
-            X, y, epsilon, delta, rng, family=family, covariates=covariates, r=r, sigma_op_norm=sigma_op,
-            r_const=r_const, noise_c=noise_c, calibration=calibration, stats=stats, simulation=simulation,
-        )
+        return two_round_fit(X, y, epsilon, delta, rng, covariates=covariates, sigma_op_norm=sigma_op, stats=stats,
+                             **hyper)
 
     return fit
 
@@ -158,9 +150,10 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
         style={"linestyle": "-."},
         hyper={
             "family": family_choice(_kind),
-            "r": Hyper(float, gt=0, none="√(r_const·p·‖Σ‖₂·log n) (gaussian, oracle ‖Σ‖₂) or 1 (l1)",
+            "r": Hyper(float, default=None, gt=0, none="√(r_const·p·‖Σ‖₂·log n) (gaussian, oracle ‖Σ‖₂) or 1 (l1)",
                        doc="clipping / ℓ1 radius"),
-            **{k: HYPER[k] for k in ("r_const", "noise_c", "calibration", "simulation")},
+            "r_const": replace(HYPER["r_const"], default=10.0),
+            **{k: HYPER[k] for k in ("noise_c", "calibration", "simulation")},
         },
         bounds=stein_bounds(_covariates),
         variants=PER_USER_VARIANT,
