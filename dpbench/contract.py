@@ -18,19 +18,23 @@ Example (IHM)::
     @register_mechanism(
         "ihm", summary="...", privacy_model="central", neighbour="zero_out", needs=("stats",), spec="004 §3.3",
         hyper={
-            "T": Hyper(int, ge=1, doc="Newton-sketch iterations"),
-            "C": Hyper(float, gt=0, doc="residual clipping level"),
-            "rho": Hyper(float, gt=0, lt=1, none="δ/10", doc="failure probability ϱ"),
-            "sketch": Choice("gram", "explicit", doc="exact Wishart shortcut or the materialised sketch"),
+            "T": Hyper(int, default=3, ge=1, doc="Newton-sketch iterations"),
+            "C": Hyper(float, default=1.0, gt=0, doc="residual clipping level"),
+            "rho": Hyper(float, default=None, gt=0, lt=1, none="δ/10", doc="failure probability ϱ"),
+            "sketch": Choice("gram", "explicit", default="gram", doc="Wishart shortcut or materialised sketch"),
             ...
         },
         bounds=Bounds(x=1.0, n_ge_d=True),
         variants={"explicit": Variant({"sketch": "explicit"}, literal=True, doc="materialised k×n sketch")},
     )
-    def fit(X, y, epsilon, delta, rng, *, T: int = 3, C: float = 1.0, rho: float | None = None,
-            sketch: str = "gram", ..., stats=None): ...
+    def fit(X, y, epsilon, delta, rng, *, stats=None, **hyper):
+        T, C = hyper["T"], hyper["C"]
+        ...
 
-Defaults live in the ``fit`` signature (the declaration may repeat them; registration checks they agree).
+Each hyperparameter — name, type, range, default, meaning — is written once, in the table; ``fit`` takes them as
+``**hyper`` (every one resolved: the registered function fills the defaults) and its signature, as ``help()`` and
+IDEs show it, is derived from the table. A quick plug-in may instead take keyword parameters with defaults and no
+table (types inferred from the defaults); keyword hyperparameters *and* a table are refused (:func:`declarations`).
 Everything here is pure data and validation: no numpy arrays, no randomness.
 """
 
@@ -41,16 +45,16 @@ import inspect
 import math
 import numbers
 from collections.abc import Callable, Mapping
-from dataclasses import KW_ONLY, dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, NamedTuple
 
 
 class _Missing:
     def __repr__(self) -> str:
-        return "<from the fit signature>"
+        return "<no default>"
 
 
-#: a declaration without ``default=`` takes the default of the fit signature
+#: a declaration without ``default=`` (refused in a mechanism's table: every hyperparameter has its default there)
 MISSING: Any = _Missing()
 
 #: key of a mechanism's info (CSV column ``info.fallback``): 1 when θ̂ is the data-independent release a mechanism
@@ -121,6 +125,11 @@ class Hyper:
         if extras:
             text += " or " + " or ".join(extras)
         return text
+
+    def annotation(self) -> str:
+        """The type hint of the derived fit signature: ``float | None``, ``str``, ``float | str`` (``also``), ..."""
+        names = [self.type.__name__ if self.type is not object else "Any"] + [type(a).__name__ for a in self.also]
+        return " | ".join(dict.fromkeys(names + (["None"] if self.none is not None else [])))
 
     def describe(self, default: Any = MISSING) -> str:
         default = self.default if default is MISSING else default
@@ -310,45 +319,36 @@ def _signature_defaults(fit: Callable[..., Any]) -> tuple[tuple[str, Any], ...]:
 
 
 def takes_hyper_mapping(fit: Callable[..., Any]) -> bool:
-    """True when ``fit`` takes its hyperparameters as ``**hyper`` (declared once, in the ``hyper`` table)."""
-    params = inspect.signature(fit).parameters.values()
-    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params) and not signature_hyperparameters(fit)
+    """True when ``fit`` takes ``**hyper`` (its hyperparameters declared once, in the ``hyper`` table)."""
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(fit).parameters.values())
 
 
-def check_declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper]) -> dict[str, Hyper]:
-    """The declarations of ``fit``'s hyperparameters, each default allowed by its declaration.
+#: how a mechanism with a ``hyper=`` table writes its fit (the message of a refused registration)
+DECLARE_ONCE = ("declare each hyperparameter once: its default in the table (Hyper(..., default=...)) and "
+                "def fit(X, y, epsilon, delta, rng, *, <inputs>, **hyper) reading hyper['<name>']; or, for a quick "
+                "plug-in, keyword parameters with defaults and no hyper= table (types inferred from the defaults)")
 
-    A ``fit(X, y, epsilon, delta, rng, **hyper)`` has them written once, in ``hyper`` (each with its default); the
-    runner passes every one resolved. A fit with keyword parameters writes them twice (the table and the
-    signature), so the two are checked against each other: the same names, agreeing defaults."""
-    if takes_hyper_mapping(fit):
-        for key, spec in hyper.items():
-            if spec.default is MISSING:
-                raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in its declaration")
-            try:
-                spec.check(spec.default)
-            except ValueError as err:
-                raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: "
-                                f"{err}") from None
-        return dict(hyper)
-    signature = signature_hyperparameters(fit)
-    missing, extra = sorted(set(signature) - set(hyper)), sorted(set(hyper) - set(signature))
-    if missing or extra:
-        raise TypeError(
-            f"mechanism {name!r}: hyperparameters declared {sorted(hyper)} but fit takes {sorted(signature)} "
-            f"(undeclared: {missing}, not in fit: {extra})"
-        )
-    declared = {}
+
+def declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper]) -> dict[str, Hyper]:
+    """The declarations of a ``fit(X, y, epsilon, delta, rng, *, <inputs>, **hyper)``: each hyperparameter's name,
+    type, range, default and meaning written once, in ``hyper``; every default allowed by its declaration.
+
+    Raises TypeError (saying how to write it) when ``fit`` also names hyperparameters as keyword parameters — the
+    same fact written twice — or declares hyperparameters it cannot receive (no ``**hyper``)."""
+    keywords = signature_hyperparameters(fit)
+    if keywords:
+        raise TypeError(f"mechanism {name!r}: fit takes the keyword hyperparameters {sorted(keywords)} and declares "
+                        f"a hyper= table; {DECLARE_ONCE}")
+    if hyper and not takes_hyper_mapping(fit):
+        raise TypeError(f"mechanism {name!r}: hyperparameters {sorted(hyper)} are declared but fit does not take "
+                        f"**hyper; {DECLARE_ONCE}")
     for key, spec in hyper.items():
-        default = signature[key]
-        if default is inspect.Parameter.empty:
-            raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in the fit signature")
-        if spec.default is not MISSING and spec.default != default:
-            raise TypeError(f"mechanism {name!r}: {key} declared default {spec.default!r} ≠ fit default {default!r}")
+        if spec.default is MISSING:
+            raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in its declaration "
+                            f"(Hyper(..., default=...))")
         try:
-            spec.check(default)
+            spec.check(spec.default)
         except ValueError as err:
             raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: "
                             f"{err}") from None
-        declared[key] = replace(spec, default=default)
-    return declared
+    return dict(hyper)

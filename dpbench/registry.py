@@ -35,9 +35,8 @@ from dpbench.contract import (
     HyperError,
     Privacy,
     Variant,
-    check_declarations,
+    declarations,
     signature_hyperparameters,
-    takes_hyper_mapping,
 )
 
 PRIVACY_MODELS = ("central", "local", "label", "none")
@@ -59,7 +58,8 @@ class MechanismInfo:
     Attributes
     ----------
     name : registry key used in configs.
-    fit : ``fit(X, y, epsilon, delta, rng, **inputs, **hyper) -> FitResult | ndarray``.
+    fit : ``fit(X, y, epsilon, delta, rng, **inputs, **hyper) -> FitResult | ndarray``: the registered function,
+        which validates the hyperparameters and fills the declared defaults (its signature is derived from them).
     summary : one line for ``dpbench list``.
     privacy_model : ``central`` | ``local`` | ``label`` | ``none`` at the default hyperparameters
         (:meth:`privacy` gives it for any hyperparameters).
@@ -67,7 +67,8 @@ class MechanismInfo:
     needs : extra inputs the runner passes by keyword (subset of :data:`INPUTS`).
     spec : spec section the implementation follows, e.g. ``"004 §3.3"``.
     style : matplotlib style hints (color, marker, linestyle) used by ``dpbench plot``.
-    declared : the hyperparameter declarations (None: inferred leniently from the fit signature).
+    declared : the hyperparameter declarations, each with its default (None: a quick plug-in, inferred leniently
+        from its fit's keyword parameters).
     privacy_rule : (model, neighbour) as a function of the resolved hyperparameters (None: the constants above).
     epsilon_range : (lo, hi], the ε the calibration's theorem covers, or a function of the hyperparameters.
     bounds : the data bounds the calibration relies on.
@@ -106,7 +107,7 @@ class MechanismInfo:
 
     def hyperparameters(self) -> dict[str, Any]:
         """The tunable hyperparameters with their defaults: the declarations' (the one place a hyperparameter is
-        written when ``fit`` takes ``**hyper``), else the keyword-only parameters of ``fit``."""
+        written), else, for a quick plug-in without a table, the keyword-only parameters of ``fit``."""
         if self.declared is not None:
             return {name: spec.default for name, spec in self.declared.items()}
         return signature_hyperparameters(self.fit)
@@ -299,11 +300,17 @@ def register_mechanism(
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``fit`` function as mechanism ``name`` with its contract (:mod:`dpbench.contract`).
 
-    ``privacy_model`` and ``neighbour`` are strings or functions of the resolved hyperparameters. ``hyper`` must
-    declare every keyword-only hyperparameter of ``fit`` (omit it only for quick plug-ins: types are then inferred
-    from the defaults). Everything is checked here, at import time: declarations against the fit signature, the
-    defaults, the audit and variant settings and the privacy rules at the defaults. The returned function validates
-    the hyperparameters it is called with, then runs ``fit`` unchanged.
+    ``privacy_model`` and ``neighbour`` are strings or functions of the resolved hyperparameters. Two forms:
+
+    * ``hyper={name: Hyper(..., default=...)}`` and ``fit(X, y, epsilon, delta, rng, *, <inputs>, **hyper)`` — each
+      hyperparameter declared once, in the table (the built-in mechanisms). The returned function validates the
+      hyperparameters it is called with, fills the defaults and calls ``fit`` with every one; its signature (what
+      ``help()`` and IDEs show) lists them as keyword parameters with their defaults, derived from the table.
+    * no ``hyper`` and ``fit(..., *, name=default, ...)`` — a quick plug-in: types inferred from the defaults.
+
+    A fit with keyword hyperparameters *and* a table is refused (TypeError saying how to write it). Everything is
+    checked here, at import time: the declarations and their defaults, the inputs, the audit and variant settings
+    and the privacy rules at the defaults.
     """
     if not callable(privacy_model) and privacy_model not in PRIVACY_MODELS:
         raise ValueError(f"privacy_model must be one of {PRIVACY_MODELS}, got {privacy_model!r}")
@@ -320,7 +327,7 @@ def register_mechanism(
     def decorator(fit: Callable[..., Any]) -> Callable[..., Any]:
         if name in target and getattr(target[name].fit, "__wrapped__", None) is not fit:
             raise ValueError(f"mechanism {name!r} is registered twice")
-        declared = None if hyper is None else check_declarations(name, fit, hyper)
+        declared = None if hyper is None else declarations(name, fit, hyper)
         rule = None
         if callable(privacy_model) or callable(neighbour):
             rule = functools.partial(_privacy_of, name, privacy_model, neighbour)
@@ -394,15 +401,35 @@ def _check_contract(info: MechanismInfo, fit: Callable[..., Any]) -> None:
             raise TypeError(f"mechanism {info.name!r}: epsilon_range gave ({lo}, {hi}] at {where}")
 
 
-def _validating(fit: Callable[..., Any], info: MechanismInfo) -> Callable[..., Any]:
-    """``fit`` behind a check of the hyperparameters it is called with (library callers get named errors too)."""
-    specs = info.specs()
+def declared_signature(fit: Callable[..., Any], specs: Mapping[str, Hyper]) -> inspect.Signature:
+    """``fit``'s signature with ``**hyper`` spelled out: each declared hyperparameter a keyword-only parameter with
+    its default and type (before the runner's inputs), as ``help()``, ``inspect.signature`` and IDEs show it."""
+    signature = inspect.signature(fit)
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    split = next((i for i, p in enumerate(params) if p.kind is inspect.Parameter.KEYWORD_ONLY), len(params))
+    hyper = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=spec.default,
+                               annotation=spec.annotation()) for name, spec in specs.items()]  # fmt: skip
+    return signature.replace(parameters=params[:split] + hyper + params[split:])
 
-    defaults = info.hyperparameters() if takes_hyper_mapping(fit) else {}
+
+def declared_doc(fit: Callable[..., Any], specs: Mapping[str, Hyper]) -> str:
+    """``fit``'s docstring followed by its declared hyperparameters, one line each (what ``help()`` shows)."""
+    doc = inspect.cleandoc(fit.__doc__ or "")
+    if specs:
+        doc += "\n\nHyperparameters (declared once, in the mechanism's table):\n"
+        doc += "\n".join(f"    {name} : {spec.describe()}" for name, spec in specs.items())
+    return doc.strip()
+
+
+def _validating(fit: Callable[..., Any], info: MechanismInfo) -> Callable[..., Any]:
+    """``fit`` behind a check of the hyperparameters it is called with (library callers get named errors too); with
+    a declaration table, the defaults filled in and the signature and docstring derived from the table."""
+    specs = info.specs()
+    defaults = info.hyperparameters() if info.declared is not None else None
 
     @functools.wraps(fit)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        if defaults:
+        if defaults is not None:
             unknown = set(kwargs) - set(specs) - set(INPUTS)
             if unknown:
                 key = sorted(unknown)[0]
@@ -419,6 +446,9 @@ def _validating(fit: Callable[..., Any], info: MechanismInfo) -> Callable[..., A
             info.check(info.resolve({k: v for k, v in kwargs.items() if k in specs}))
         return fit(*args, **kwargs)
 
+    if info.declared is not None:
+        checked.__signature__ = declared_signature(fit, specs)  # type: ignore[attr-defined]
+        checked.__doc__ = declared_doc(fit, specs)
     # what `dpbench audit` reads today (until it reads info.audit): the declared audit dataset and hyperparameters
     checked.audit_data = {"n": info.audit.n, "d": info.audit.d}  # type: ignore[attr-defined]
     checked.audit_hyper = dict(info.audit.hyper)  # type: ignore[attr-defined]

@@ -4,7 +4,9 @@ runner, the estimator, the bench and the audit — and the defects a code review
 from __future__ import annotations
 
 import ast
+import inspect
 import math
+import pydoc
 import sys
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import yaml
 
 from dpbench import audit, registry
 from dpbench.config import ConfigError, load_config, parse_config
-from dpbench.contract import AuditSetup, Bounds, Choice, Hyper, HyperError, Variant
+from dpbench.contract import INPUTS, AuditSetup, Bounds, Choice, Hyper, HyperError, Variant
 from dpbench.engine import run
 from dpbench.linalg import gram_stats
 from dpbench.mechanisms._base import resolve_stats
@@ -73,36 +75,99 @@ def test_a_yaml_float_written_without_a_dot_is_read_as_the_number():
         Hyper(int, ge=1).check("3")
 
 
-def test_registration_checks_the_declarations_against_the_fit_signature(monkeypatch):
+T = Hyper(int, default=3, ge=1)
+SKETCH = Choice("gram", "explicit", default="gram")
+
+
+def toy_register(fit, **contract):
+    return registry.register_mechanism("_toy", summary="toy", privacy_model="central", neighbour="zero_out",
+                                       **contract)(fit)
+
+
+def test_registration_checks_the_table_where_each_hyperparameter_is_declared_once(monkeypatch):
     monkeypatch.setattr(registry, "MECHANISMS", dict(registry.MECHANISMS))
 
-    def fit(X, y, epsilon, delta, rng, *, T: int = 3, sketch: str = "gram"):
+    def fit(X, y, epsilon, delta, rng, **hyper):
+        return np.zeros(X.shape[1]) + hyper["T"]
+
+    with pytest.raises(TypeError, match="'T' needs a default in its declaration"):
+        toy_register(fit, hyper={"T": Hyper(int, ge=1)})
+    with pytest.raises(TypeError, match="default of T is not allowed"):
+        toy_register(fit, hyper={"T": Hyper(int, default=3, ge=4)})
+    with pytest.raises(TypeError, match="audit.hyper.T"):
+        toy_register(fit, hyper={"T": T, "sketch": SKETCH}, audit=AuditSetup(hyper={"T": 0}))
+    with pytest.raises(TypeError, match="variants.fast.sketch"):
+        toy_register(fit, hyper={"T": T, "sketch": SKETCH}, variants={"fast": Variant({"sketch": "x"})})
+    with pytest.raises(TypeError, match="needs=\\['stats'\\]"):
+        toy_register(fit, hyper={"T": T, "sketch": SKETCH}, needs=("stats",))
+    with pytest.raises(TypeError, match="bounds.x names unknown hyperparameter 'B'"):
+        toy_register(fit, hyper={"T": T, "sketch": SKETCH}, bounds=Bounds(x="B"))
+    checked = toy_register(fit, hyper={"T": T, "sketch": SKETCH})
+    assert registry.MECHANISMS["_toy"].fit is checked and checked.__wrapped__ is fit
+    X, y = np.zeros((3, 2)), np.zeros(3)
+    np.testing.assert_array_equal(checked(X, y, 1.0, 1e-5, None), [3, 3])  # the table's default reaches fit
+    np.testing.assert_array_equal(checked(X, y, 1.0, 1e-5, None, T=5), [5, 5])
+    with pytest.raises(HyperError, match="sketch: must be one of 'gram', 'explicit', got 'gramm'"):
+        checked(X, y, 1.0, 1e-5, None, sketch="gramm")  # library callers are checked too
+    with pytest.raises(HyperError, match="did you mean 'sketch'"):
+        checked(X, y, 1.0, 1e-5, None, sketchh="gram")
+
+
+def test_keyword_hyperparameters_beside_a_table_are_refused_saying_how_to_declare_once(monkeypatch):
+    """The same fact written twice (a keyword default in fit and a declaration in the table) is refused at
+    registration, with the way to write it once; so is a table whose fit cannot receive the hyperparameters."""
+    monkeypatch.setattr(registry, "MECHANISMS", dict(registry.MECHANISMS))
+
+    def twice(X, y, epsilon, delta, rng, *, T: int = 3, sketch: str = "gram"):
         return np.zeros(X.shape[1])
 
-    def register(**contract):
-        return registry.register_mechanism("_toy", summary="toy", privacy_model="central", neighbour="zero_out",
-                                           **contract)(fit)
+    with pytest.raises(TypeError, match="keyword hyperparameters \\['T', 'sketch'\\] and declares a hyper= table; "
+                                        "declare each hyperparameter once: its default in the table") as err:
+        toy_register(twice, hyper={"T": T, "sketch": SKETCH})
+    assert "**hyper" in str(err.value) and "no hyper= table" in str(err.value)
 
-    with pytest.raises(TypeError, match="undeclared: \\['sketch'\\]"):
-        register(hyper={"T": Hyper(int, ge=1)})
-    with pytest.raises(TypeError, match="not in fit: \\['C'\\]"):
-        register(hyper={"T": Hyper(int), "sketch": Choice("gram"), "C": Hyper(float)})
-    with pytest.raises(TypeError, match="declared default 2 ≠ fit default 3"):
-        register(hyper={"T": Hyper(int, default=2), "sketch": Choice("gram")})
-    with pytest.raises(TypeError, match="default of T is not allowed"):
-        register(hyper={"T": Hyper(int, ge=4), "sketch": Choice("gram")})
-    with pytest.raises(TypeError, match="audit.hyper.T"):
-        register(hyper={"T": Hyper(int, ge=1), "sketch": Choice("gram")}, audit=AuditSetup(hyper={"T": 0}))
-    with pytest.raises(TypeError, match="variants.fast.sketch"):
-        register(hyper={"T": Hyper(int, ge=1), "sketch": Choice("gram")}, variants={"fast": Variant({"sketch": "x"})})
-    with pytest.raises(TypeError, match="needs=\\['stats'\\]"):
-        register(hyper={"T": Hyper(int, ge=1), "sketch": Choice("gram")}, needs=("stats",))
-    with pytest.raises(TypeError, match="bounds.x names unknown hyperparameter 'B'"):
-        register(hyper={"T": Hyper(int, ge=1), "sketch": Choice("gram")}, bounds=Bounds(x="B"))
-    checked = register(hyper={"T": Hyper(int, ge=1), "sketch": Choice("gram", "explicit")})
-    assert registry.MECHANISMS["_toy"].fit is checked and checked.__wrapped__ is fit
-    with pytest.raises(HyperError, match="sketch: must be one of 'gram', 'explicit', got 'gramm'"):
-        checked(np.zeros((3, 2)), np.zeros(3), 1.0, 1e-5, None, sketch="gramm")  # library callers are checked too
+    def closed(X, y, epsilon, delta, rng):
+        return np.zeros(X.shape[1])
+
+    with pytest.raises(TypeError, match="declared but fit does not take \\*\\*hyper"):
+        toy_register(closed, hyper={"T": T})
+    assert toy_register(closed, hyper={}) is registry.MECHANISMS["_toy"].fit  # nothing to declare: fine
+
+
+def test_a_quick_plugin_without_a_table_infers_its_declarations_from_keyword_defaults(monkeypatch):
+    monkeypatch.setattr(registry, "MECHANISMS", dict(registry.MECHANISMS))
+
+    def fit(X, y, epsilon, delta, rng, *, ridge: float = 1.0, shrink: bool = False):
+        return np.full(X.shape[1], ridge)
+
+    checked = toy_register(fit)
+    info = registry.MECHANISMS["_toy"]
+    assert info.declared is None and info.hyperparameters() == {"ridge": 1.0, "shrink": False}
+    assert info.specs()["ridge"].type is float and info.specs()["shrink"].type is bool
+    assert inspect.signature(checked) == inspect.signature(fit)
+    with pytest.raises(HyperError, match="shrink: must be true or false"):
+        checked(np.zeros((3, 2)), np.zeros(3), 1.0, 1e-5, None, shrink="yes")
+
+
+def test_the_registered_fit_shows_its_declared_hyperparameters_as_keyword_parameters():
+    """help(), inspect.signature and IDEs see what a user can pass: the table's hyperparameters with defaults."""
+    from dpbench.mechanisms.ssp import adassp
+
+    params = inspect.signature(adassp.fit).parameters
+    assert list(params) == ["X", "y", "epsilon", "delta", "rng", "rho", "shift", "accounting", "x_bound", "y_bound",
+                            "stats"]
+    assert {k: params[k].default for k in list(params)[5:10]} == {
+        "rho": None, "shift": "code", "accounting": "paper", "x_bound": 1.0, "y_bound": 1.0}
+    assert all(params[k].kind is inspect.Parameter.KEYWORD_ONLY for k in list(params)[5:])
+    assert params["rho"].annotation == "float | None" and params["shift"].annotation == "str"
+    shown = pydoc.render_doc(adassp.fit, renderer=pydoc.plaintext)
+    assert "rho: 'float | None' = None, shift: 'str' = 'code'" in shown
+    assert "shift : one of 'code', 'paper' (default 'code') — λ_min shift" in shown
+    for name in BUILTIN:  # every built-in: the signature is the table
+        info = registry.get_mechanism(name)
+        shown = {p.name: p.default for p in inspect.signature(info.fit).parameters.values()
+                 if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS}
+        assert shown == info.hyperparameters(), name
 
 
 @pytest.mark.parametrize("name", BUILTIN)

@@ -86,12 +86,15 @@ def tree_certify(hyper) -> tuple[str, str] | None:
     return "calibration", "the paper's τ (Thm 4.1) is not certified under replace-one neighbours; use agm or rdp"
 
 
+#: the contract of the three tree mechanisms: central DP, the neighbour notion a hyperparameter, the strict profile's
+#: certificate of the tree calibration
+TREE_CONTRACT = {"privacy_model": "central", "neighbour": tree_neighbour, "certify": tree_certify}
+
+
 @register_mechanism(
     "dp_ftrl_identity",
     summary="DP-FTRL-I: one-pass tree-aggregated DP-FTRL with isotropic noise (spec 002 §3.1, Kairouz et al. 2021)",
-    privacy_model="central",
-    certify=tree_certify,
-    neighbour=tree_neighbour,
+    **TREE_CONTRACT,
     spec="002 §3.1",
     style=STYLE["dp_ftrl_identity"],
     hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
@@ -112,9 +115,7 @@ def fit_identity(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng
 @register_mechanism(
     "dp_ftrl_sigma_public",
     summary="DP-FTRL-Σ with Σ = X̃ᵀX̃/M + I/(Nη) from unlabeled public rows (spec 002 §3.4, Eq. 3.2)",
-    privacy_model="central",
-    certify=tree_certify,
-    neighbour=tree_neighbour,
+    **TREE_CONTRACT,
     needs=("public_X",),
     spec="002 §3.4",
     style=STYLE["dp_ftrl_sigma_public"],
@@ -142,9 +143,7 @@ def fit_sigma_public(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float,
 @register_mechanism(
     "dp_ftrl_sigma_oracle",
     summary="DP-FTRL-Σ with the population design Σ = H + I/(Nη) (synthetic only; spec 002 §3.4, Eq. 3.1)",
-    privacy_model="central",
-    certify=tree_certify,
-    neighbour=tree_neighbour,
+    **TREE_CONTRACT,
     needs=("population",),
     spec="002 §3.4",
     style=STYLE["dp_ftrl_sigma_oracle"],

@@ -33,6 +33,14 @@ AUDIT = AuditSetup(hyper={"calibration": "agm"})
 AUDIT_STAGED = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 72}, "hyper": {"shuffle": False}})
 
 PRESETS = ("calibrated", "theory")
+#: plot styles by role: a central mechanism and its local counterpart look alike in the figures
+STYLES = {
+    "iwr": {"color": "tab:red", "marker": "o", "linestyle": "-"},  # iwr_dp, iwr_ldp, ldp_simple_1d
+    "iwr_stage2": {"color": "tab:orange", "marker": "s", "linestyle": "-"},  # iwr_dp_erm, iwr_glm_ldp
+    "oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},  # iwr_dp_oracle(_label), iwr_ldp_oracle
+    "ssp": {"color": "tab:green", "marker": "^", "linestyle": "-"},  # ssp_ball, ldp_ssp, ldp_laplace_ssp_1d
+    "sgd": {"color": "tab:purple", "marker": "v", "linestyle": "-"},  # dp_sgd_improper, ldp_clipped_sgd
+}
 
 # ---------------------------------------------------------------------------------------------------------------
 # the contract pieces shared by the information-weighted mechanisms (declared in each @register_mechanism)

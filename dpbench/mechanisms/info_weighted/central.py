@@ -27,6 +27,7 @@ from dpbench.mechanisms.info_weighted._common import (
     AUDIT,
     AUDIT_STAGED,
     RULE,
+    STYLES,
     calibrated_epsilons,
     central_factor,
     central_model,
@@ -55,14 +56,6 @@ from dpbench.mechanisms.info_weighted.noise import sym_gaussian
 from dpbench.mechanisms.info_weighted.sgd import cached_sgd_average, sgd_average
 from dpbench.registry import register_mechanism
 
-CENTRAL_STYLE = {
-    "iwr_dp": {"color": "tab:red", "marker": "o", "linestyle": "-"},
-    "iwr_dp_erm": {"color": "tab:orange", "marker": "s", "linestyle": "-"},
-    "iwr_dp_oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},
-    "ssp_ball": {"color": "tab:green", "marker": "^", "linestyle": "-"},
-    "dp_sgd_improper": {"color": "tab:purple", "marker": "v", "linestyle": "-"},
-    "iw_zero": {"color": "gray", "marker": "", "linestyle": "-."},
-}
 AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}})
 #: Alg 16's average θ̄ = mean of θ_1..θ_T never includes the last record's step: the canary goes first
 AUDIT_SGD = AuditSetup(hyper={"calibration": "agm"},
@@ -262,7 +255,7 @@ def _stage_info(K: int, lam: float, gamma: float, stage1: SpectralResult, releas
 @register_mechanism(
     "iwr_dp",
     summary="Information-weighted regression, central DP (Alg 4 spectral iteration + Alg 5 weighted SSP; 000 §3.5)",
-    privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.4–3.5", style=CENTRAL_STYLE["iwr_dp"],
+    privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.4–3.5", style=STYLES["iwr"],
     hyper=declared("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "K", "lam",
                    "shuffle", "paper_literal_noise", "nonprivate",
                    gamma=Hyper(float, default=None, ge=0, none=RULE,
@@ -365,7 +358,7 @@ def iwr_dp_erm_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float, 
 @register_mechanism(
     "iwr_dp_erm",
     summary="IWR-DP by DP-ERM with noisy-Hessian regulariser + output perturbation (Alg 4 + 13 + 14, ν = id)",
-    privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.8", style=CENTRAL_STYLE["iwr_dp_erm"],
+    privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.8", style=STYLES["iwr_stage2"],
     hyper=declared("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "K", "lam", "gamma",
                    "shuffle", "paper_literal_noise", "nonprivate"),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED,
@@ -384,7 +377,7 @@ def fit_iwr_dp_erm(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, r
     "iwr_dp_oracle",
     summary="Oracle IWR-DP with W from the generator's p (Alg 10; DP because W is data-independent)",
     privacy_model="central", neighbour=central_neighbour, needs=("population",), spec="000 §3.6",
-    style=CENTRAL_STYLE["iwr_dp_oracle"],
+    style=STYLES["oracle"],
     hyper=declared("B", "calibration", "neighbour"), epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0),
     audit=AuditSetup(skip="builds W from the generator's law p (population.extra: radial / basis_probs / atoms), "
                           "which the audit's neighbouring datasets do not have"),
@@ -412,7 +405,7 @@ def fit_iwr_dp_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float
 @register_mechanism(
     "iwr_dp_oracle_label",
     summary="Alg 10 with W from the private covariates themselves: only LABEL-DP (yDP, spec 000 §3.6 (ii))",
-    privacy_model="label", neighbour="replace_one", spec="000 §3.6", style=CENTRAL_STYLE["iwr_dp_oracle"],
+    privacy_model="label", neighbour="replace_one", spec="000 §3.6", style=STYLES["oracle"],
     hyper=declared("B", "calibration",
                    tol=Hyper(float, default=1e-9, gt=0, doc="tolerance of the exact spectral iteration")),
     epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0), audit=AUDIT,
@@ -438,7 +431,7 @@ def fit_iwr_dp_oracle_label(X: np.ndarray, y: np.ndarray, epsilon: float, delta:
 @register_mechanism(
     "ssp_ball",
     summary="SSP-OLS baseline: noisy (1/T)XᵀX, XᵀY + ball-constrained least squares (000 §3.12)",
-    privacy_model="central", neighbour=central_neighbour, spec="000 §3.12", style=CENTRAL_STYLE["ssp_ball"],
+    privacy_model="central", neighbour=central_neighbour, spec="000 §3.12", style=STYLES["ssp"],
     hyper=declared("B", "clip", "calibration", "neighbour",
                    radius=Hyper(float, default=1.0, gt=0, doc="public ball radius R of the solve (θ̂ with ‖θ̂‖ ≤ R)")),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_SMALL,
@@ -466,7 +459,7 @@ def fit_ssp_ball(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng
 @register_mechanism(
     "dp_sgd_improper",
     summary="Dimension-free DP-SGD: one-pass projected SGD, averaged iterate + Gaussian output noise (Alg 16)",
-    privacy_model="central", neighbour=central_neighbour, spec="000 §3.9", style=CENTRAL_STYLE["dp_sgd_improper"],
+    privacy_model="central", neighbour=central_neighbour, spec="000 §3.9", style=STYLES["sgd"],
     hyper=declared("calibration", "neighbour", "fail_prob", "shuffle",
                    eta=Hyper(float, default=None, gt=0, le=0.5, none="min{1/(2√T), (σ²T log(1/δ_f))^(−1/3)}",
                              doc="SGD step size")),
@@ -504,7 +497,8 @@ def fit_dp_sgd_improper(X: np.ndarray, y: np.ndarray, epsilon: float, delta: flo
 @register_mechanism(
     "iw_zero",
     summary="Trivial estimator θ̂ = 0 (reference line; error ‖θ*‖²_Σ)",
-    privacy_model="none", neighbour="none", spec="000 §3.12", style=CENTRAL_STYLE["iw_zero"], hyper={},
+    privacy_model="none", neighbour="none", spec="000 §3.12", style={"color": "gray", "marker": "", "linestyle": "-."},
+    hyper={},
 )
 def fit_iw_zero(X: np.ndarray, y: np.ndarray, epsilon: float | None = None, delta: float | None = None,
                 rng: np.random.Generator | None = None) -> FitResult:

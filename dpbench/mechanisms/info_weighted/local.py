@@ -27,6 +27,7 @@ from dpbench.mechanisms._base import FitResult, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted._common import (
     AUDIT_STAGED,
+    STYLES,
     calibrated_epsilons,
     check_preset,
     declared,
@@ -51,13 +52,6 @@ from dpbench.mechanisms.info_weighted.matrix import (
 from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_gaussian
 from dpbench.registry import register_mechanism
 
-LOCAL_STYLE = {
-    "iwr_ldp": {"color": "tab:red", "marker": "o", "linestyle": "-"},
-    "iwr_glm_ldp": {"color": "tab:orange", "marker": "s", "linestyle": "-"},
-    "ldp_clipped_sgd": {"color": "tab:purple", "marker": "v", "linestyle": "-"},
-    "iwr_ldp_oracle": {"color": "tab:brown", "marker": "D", "linestyle": "--"},
-    "ldp_ssp": {"color": "tab:green", "marker": "^", "linestyle": "-"},
-}
 AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}, "hyper": {"shuffle": False}})
 #: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them by each user with ``clip: true``
 BOUNDS = Bounds(x="B", y=1.0, clips="clip")
@@ -191,7 +185,7 @@ def _local_info(K: int, lam: float, stage1: SpectralResult, std_V: float, epsilo
 @register_mechanism(
     "iwr_ldp",
     summary="Information-weighted regression, local DP (Alg 2 spectral iteration + Alg 3 per-user SSP; 000 §3.3)",
-    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.2–3.3", style=LOCAL_STYLE["iwr_ldp"],
+    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.2–3.3", style=STYLES["iwr"],
     hyper=declared("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "per_user_noise",
                    "nonprivate", "simulation"),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED, variants=PER_USER,
@@ -264,7 +258,7 @@ def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
 @register_mechanism(
     "iwr_glm_ldp",
     summary="Information-weighted LDP regression by per-user SGD (Alg 2 + Alg 11/12, linear link; 000 §3.7)",
-    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.7", style=LOCAL_STYLE["iwr_glm_ldp"],
+    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.7", style=STYLES["iwr_stage2"],
     hyper=declared("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "nonprivate",
                    "simulation"),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED, variants=PER_USER,
@@ -284,7 +278,7 @@ def fit_iwr_glm_ldp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, 
 @register_mechanism(
     "ldp_clipped_sgd",
     summary="Dimension-free LDP batch SGD with clipped predictions (Alg 8 ≡ spec 001 Alg 6)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.10", style=LOCAL_STYLE["ldp_clipped_sgd"],
+    privacy_model="local", neighbour="replace_one", spec="000 §3.10", style=STYLES["sgd"],
     hyper=declared("calibration", "fail_prob", "shuffle", "per_user_noise", "simulation",
                    K=Hyper(int, default=None, ge=1, none="max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋}", doc="epochs"),
                    R=Hyper(float, default=2.0, gt=0, doc="prediction clipping level"),
@@ -328,7 +322,7 @@ def fit_ldp_clipped_sgd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: flo
     "iwr_ldp_oracle",
     summary="Oracle IWR-LDP with U from the generator's p (Alg 9; l2-ball sampler, pure ε-LDP by default)",
     privacy_model="local", neighbour="replace_one", needs=("population",), spec="000 §3.6",
-    style=LOCAL_STYLE["iwr_ldp_oracle"],
+    style=STYLES["oracle"],
     hyper=declared("calibration", "simulation",
                    channel=Choice("l2ball", "gauss", default="l2ball",
                                   doc="pure ε-LDP l2-ball sampler or Gaussian Priv_1")),
@@ -367,7 +361,7 @@ def fit_iwr_ldp_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: floa
 @register_mechanism(
     "ldp_ssp",
     summary="LDP sufficient-statistics perturbation (smooth channel of Prop 3.2) + ball-constrained LS (000 §3.12)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.12", style=LOCAL_STYLE["ldp_ssp"],
+    privacy_model="local", neighbour="replace_one", spec="000 §3.12", style=STYLES["ssp"],
     hyper=declared("B", "clip", "calibration", "per_user_noise", "simulation"),
     epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_SMALL, variants=PER_USER,
 )

@@ -22,6 +22,7 @@ import numpy as np
 from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_user
+from dpbench.mechanisms.info_weighted._common import STYLES
 from dpbench.mechanisms.info_weighted.calibration import laplace_scale
 from dpbench.registry import register_mechanism
 
@@ -32,8 +33,11 @@ def _scales(epsilon: float, paper_scale: bool) -> tuple[float, float, float]:
     return laplace_scale(2.0, epsilon / 2.0), laplace_scale(1.0, epsilon / 2.0), epsilon
 
 
-#: the contract both mechanisms share: pure ε-LDP (δ unused), φ ∈ [−1, 1], y ∈ [−1, 1], d = 1
+#: the contract both mechanisms share: pure ε-LDP (δ unused) for one user (replace-one), φ ∈ [−1, 1], y ∈ [−1, 1],
+#: d = 1
 CONTRACT = {
+    "privacy_model": "local",
+    "neighbour": "replace_one",
     "hyper": {"paper_scale": Hyper(bool, default=False,
                                    doc="scale 2/ε for both releases (only 1.5ε-LDP: epsilon_effective)"),
               "simulation": SIMULATION},
@@ -89,25 +93,25 @@ def _released_ratio(X: np.ndarray, y: np.ndarray, epsilon: float, rng: np.random
     return FitResult(np.array([theta]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
 
 
-@register_mechanism(
-    "ldp_simple_1d",
+def register_ratio(name: str, *, summary: str, spec: str, style: dict[str, str], numerator: tuple[str, Callable],
+                   denominator: tuple[str, Callable]) -> Callable[..., FitResult]:
+    """Register the 1-D ratio estimator of the per-user statistics ``numerator`` (φ, y) and ``denominator`` (φ)
+    (:func:`_released_ratio`) as mechanism ``name`` with the shared :data:`CONTRACT`."""
+
+    def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None, rng: np.random.Generator,
+            **hyper: Any) -> FitResult:
+        return _released_ratio(X, y, epsilon, rng, hyper, numerator, denominator)
+
+    fit.__name__ = fit.__qualname__ = f"fit_{name}"
+    fit.__doc__ = f"θ̂ = clip(ψ̂/Ψ̂): {numerator[0]} over {denominator[0]}, each a Laplace release ({spec})."
+    return register_mechanism(name, summary=summary, spec=spec, style=style, **CONTRACT)(fit)
+
+
+fit_ldp_simple_1d = register_ratio(
+    "ldp_simple_1d", spec="000 §3.1", style=STYLES["iwr"],
     summary="Optimal 1-D LDP regression: Laplace on sign(φ)y and |φ|, θ̂ = clip(ψ̂/Ψ̂) (Alg 1; 000 §3.1)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.1",
-    style={"color": "tab:red", "marker": "o", "linestyle": "-"}, **CONTRACT,
-)
-def fit_ldp_simple_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None,
-                      rng: np.random.Generator, **hyper: Any) -> FitResult:
-    return _released_ratio(X, y, epsilon, rng, hyper, ("ψ̂ (sign(φ)y per user)", lambda phi, y: np.sign(phi) * y),
-                           ("Ψ̂ (|φ| per user)", np.abs))
-
-
-@register_mechanism(
-    "ldp_laplace_ssp_1d",
+    numerator=("ψ̂ (sign(φ)y per user)", lambda phi, y: np.sign(phi) * y), denominator=("Ψ̂ (|φ| per user)", np.abs))
+fit_ldp_laplace_ssp_1d = register_ratio(
+    "ldp_laplace_ssp_1d", spec="000 §3.12", style=STYLES["ssp"],
     summary="1-D LDP Laplace SSP: Laplace on φy and φ², θ̂ = clip(ψ̂/Ψ̂) (baseline of 000 §3.12)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.12",
-    style={"color": "tab:green", "marker": "^", "linestyle": "-"}, **CONTRACT,
-)
-def fit_ldp_laplace_ssp_1d(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None,
-                           rng: np.random.Generator, **hyper: Any) -> FitResult:
-    return _released_ratio(X, y, epsilon, rng, hyper, ("ψ̂ (φy per user)", lambda phi, y: phi * y),
-                           ("Ψ̂ (φ² per user)", lambda phi: phi**2))
+    numerator=("ψ̂ (φy per user)", lambda phi, y: phi * y), denominator=("Ψ̂ (φ² per user)", lambda phi: phi**2))

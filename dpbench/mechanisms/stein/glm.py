@@ -23,6 +23,7 @@ their aggregate paths, so they are registered ``rows_free`` and fit from a :clas
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -299,30 +300,45 @@ def stein_audit(kind: str, covariates: str) -> AuditSetup:
     return AuditSetup(whitebox={"pair": pair})
 
 
-_STYLE = {"linestyle": "-"}
-for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss", 3), ("nlr", "l1", 4)):
-    _covariates = "gaussian" if _cov == "gauss" else "l1"
-    _fit = _literal(_kind, _covariates)
-    _fit.__name__ = f"fit_stein_{_kind}_{_cov}"
-    _fit.__doc__ = f"Algorithm {_alg} of Wang et al. (JMLR 2023): NLDP {_kind.upper()}, {_covariates} covariates."
+#: Algorithms 1–4 of spec 003 (§3.2–§3.5) by number: (link kind, covariates); the 2-round baselines mirror them
+ALGORITHMS = {1: ("glm", "gaussian"), 2: ("glm", "l1"), 3: ("nlr", "gaussian"), 4: ("nlr", "l1")}
+
+
+def algorithm_fit(fit: Callable[..., FitResult], prefix: str, kind: str, covariates: str, doc: str
+                  ) -> tuple[str, Callable[..., FitResult]]:
+    """(``<prefix>_<kind>_<gauss|l1>``, ``fit`` named ``fit_<that>`` with docstring ``doc``): the registry key of the
+    variant of an algorithm for a link kind and covariates, and its fit."""
+    name = f"{prefix}_{kind}_{'gauss' if covariates == 'gaussian' else 'l1'}"
+    fit.__name__ = fit.__qualname__ = f"fit_{name}"
+    fit.__doc__ = doc
+    return name, fit
+
+
+def stein_contract(kind: str, covariates: str) -> dict[str, Any]:
+    """The contract every LDP Stein algorithm shares: local DP for one user (replace-one), the covariates' bounds,
+    the white-box audit pair, the strict profile's certificate."""
+    return {"privacy_model": "local", "neighbour": "replace_one", "bounds": stein_bounds(covariates),
+            "audit": stein_audit(kind, covariates), "certify": stein_certify}
+
+
+for _alg, (_kind, _covariates) in ALGORITHMS.items():
+    _name, _fit = algorithm_fit(_literal(_kind, _covariates), "stein", _kind, _covariates,
+                                f"Algorithm {_alg} of Wang et al. (JMLR 2023): NLDP {_kind.upper()}, {_covariates} "
+                                "covariates.")
     globals()[_fit.__name__] = register_mechanism(
-        f"stein_{_kind}_{_cov}",
+        _name,
         summary=f"Alg {_alg} (Wang et al. 2023): NLDP Stein {_kind.upper()}, {_covariates} x, public unlabeled data",
-        privacy_model="local",
-        neighbour="replace_one",
         needs=("public_X", "stats"),
         spec=f"003 §3.{_alg + 1}",
-        style=_STYLE,
+        style={"linestyle": "-"},
         hyper={
             "family": family_choice(_kind), "r": radius(_covariates),
             **{k: HYPER[k] for k in ("r_const", "y_bound", "noise_c", "clip_y", "cov_estimator", "calibration", "c0",
                                      "simulate_users", "simulation")},
         },  # fmt: skip
-        bounds=stein_bounds(_covariates),
         variants=SIMULATE,
-        audit=stein_audit(_kind, _covariates),
-        rows_free=_cov == "gauss",
-        certify=stein_certify,
+        rows_free=_covariates == "gaussian",
+        **stein_contract(_kind, _covariates),
     )(_fit)
 
 
@@ -356,12 +372,14 @@ def fit_central_diagnostic(X: np.ndarray, y: np.ndarray, epsilon: float, delta: 
                      stats=stats)
 
 
+#: the contract of the non-private references fitted from the rows (or their sums) and the public rows
+NONPRIVATE = {"privacy_model": "none", "neighbour": "none", "needs": ("public_X", "stats")}
+
+
 @register_mechanism(
     "stein_nonprivate",
     summary="Non-private Stein estimator c̃·w̃_ols (same pipeline as Alg 1–4 with the noise off, ε = ∞)",
-    privacy_model="none",
-    neighbour="none",
-    needs=("public_X", "stats"),
+    **NONPRIVATE,
     spec="003 §4",
     style={"linestyle": "--", "color": "dimgray"},
     hyper={"family": family_choice(), "covariates": HYPER["covariates"], "r": HYPER["r"]},
@@ -438,9 +456,7 @@ def minimise_baseline_loss(X: np.ndarray, y: np.ndarray, family: Family, w0: np.
 @register_mechanism(
     "stein_nonprivate_mle",
     summary="Non-private baseline: GLM MLE / NLR least squares by L-BFGS from the Stein estimate (ignores ε)",
-    privacy_model="none",
-    neighbour="none",
-    needs=("public_X", "stats"),
+    **NONPRIVATE,
     spec="003 §3.7",
     style={"linestyle": "--", "color": "black"},
     hyper={"family": family_choice(), "covariates": HYPER["covariates"]},

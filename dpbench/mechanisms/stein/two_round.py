@@ -36,12 +36,12 @@ from dpbench.mechanisms.stein.core import (
 )
 from dpbench.mechanisms.stein.families import Family, get_family
 from dpbench.mechanisms.stein.glm import (
+    ALGORITHMS,
     HYPER,
+    algorithm_fit,
     check_family_kind,
     family_choice,
-    stein_audit,
-    stein_bounds,
-    stein_certify,
+    stein_contract,
 )
 from dpbench.registry import register_mechanism
 
@@ -135,16 +135,13 @@ def _make(kind: str, covariates: str):
     return fit
 
 
-for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss", 3), ("nlr", "l1", 4)):
-    _covariates = "gaussian" if _cov == "gauss" else "l1"
-    _fit = _make(_kind, _covariates)
-    _fit.__name__ = f"fit_stein_twostage_{_kind}_{_cov}"
-    _fit.__doc__ = f"2-round LDP counterpart of Algorithm {_alg} (App. E; no public data; (ε, 1.5δ) per user)."
+for _alg, (_kind, _covariates) in ALGORITHMS.items():
+    _name, _fit = algorithm_fit(_make(_kind, _covariates), "stein_twostage", _kind, _covariates,
+                                f"2-round LDP counterpart of Algorithm {_alg} (App. E; no public data; (ε, 1.5δ) per "
+                                "user).")
     globals()[_fit.__name__] = register_mechanism(
-        f"stein_twostage_{_kind}_{_cov}",
+        _name,
         summary=f"2-round interactive LDP counterpart of Alg {_alg} (Wang et al. 2023 App. E), no public data",
-        privacy_model="local",
-        neighbour="replace_one",
         needs=("population", "stats") if _covariates == "gaussian" else ("stats",),
         spec="003 §3.6",
         style={"linestyle": "-."},
@@ -155,8 +152,6 @@ for _kind, _cov, _alg in (("glm", "gauss", 1), ("glm", "l1", 2), ("nlr", "gauss"
             "r_const": replace(HYPER["r_const"], default=10.0),
             **{k: HYPER[k] for k in ("noise_c", "calibration", "simulation")},
         },
-        bounds=stein_bounds(_covariates),
         variants=PER_USER_VARIANT,
-        audit=stein_audit(_kind, _covariates),
-        certify=stein_certify,
+        **stein_contract(_kind, _covariates),
     )(_fit)
