@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from dpbench import registry
+from dpbench.contract import Hyper
 
 app = typer.Typer(
     add_completion=False,
@@ -275,8 +276,8 @@ def list_components(
 
 def _echo_parameters(params: dict[str, Any], title: str) -> None:
     typer.echo(title)
-    for key, value in params.items():
-        typer.echo(f"  {key:<22} {value}")
+    for key, value in params.items():  # a declaration in words: "one of 'gram', 'explicit' (default 'gram') — ..."
+        typer.echo(f"  {key:<22} {value.describe() if isinstance(value, Hyper) else value}")
     if not params:
         typer.echo("  (none)")
 

@@ -352,3 +352,23 @@ def declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper])
             raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: "
                             f"{err}") from None
     return dict(hyper)
+
+
+def declared_signature(fit: Callable[..., Any], specs: Mapping[str, Hyper]) -> inspect.Signature:
+    """``fit``'s signature with ``**hyper`` spelled out: each declared hyperparameter a keyword-only parameter with
+    its default and type (before the runner's inputs), as ``help()``, ``inspect.signature`` and IDEs show it."""
+    signature = inspect.signature(fit)
+    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    split = next((i for i, p in enumerate(params) if p.kind is inspect.Parameter.KEYWORD_ONLY), len(params))
+    hyper = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=spec.default,
+                               annotation=spec.annotation()) for name, spec in specs.items()]  # fmt: skip
+    return signature.replace(parameters=params[:split] + hyper + params[split:])
+
+
+def declared_doc(fit: Callable[..., Any], specs: Mapping[str, Hyper]) -> str:
+    """``fit``'s docstring followed by its declared hyperparameters, one line each (what ``help()`` shows)."""
+    doc = inspect.cleandoc(fit.__doc__ or "")
+    if specs:
+        doc += "\n\nHyperparameters (declared once, in the mechanism's table):\n"
+        doc += "\n".join(f"    {name} : {spec.describe()}" for name, spec in specs.items())
+    return doc.strip()

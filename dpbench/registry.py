@@ -36,6 +36,8 @@ from dpbench.contract import (
     Privacy,
     Variant,
     declarations,
+    declared_doc,
+    declared_signature,
     signature_hyperparameters,
 )
 
@@ -303,14 +305,12 @@ def register_mechanism(
     ``privacy_model`` and ``neighbour`` are strings or functions of the resolved hyperparameters. Two forms:
 
     * ``hyper={name: Hyper(..., default=...)}`` and ``fit(X, y, epsilon, delta, rng, *, <inputs>, **hyper)`` — each
-      hyperparameter declared once, in the table (the built-in mechanisms). The returned function validates the
-      hyperparameters it is called with, fills the defaults and calls ``fit`` with every one; its signature (what
-      ``help()`` and IDEs show) lists them as keyword parameters with their defaults, derived from the table.
+      hyperparameter declared once (the built-ins). The returned function validates the hyperparameters, fills the
+      defaults and calls ``fit`` with every one; its signature and docstring (``help()``, IDEs) derive from the table.
     * no ``hyper`` and ``fit(..., *, name=default, ...)`` — a quick plug-in: types inferred from the defaults.
 
-    A fit with keyword hyperparameters *and* a table is refused (TypeError saying how to write it). Everything is
-    checked here, at import time: the declarations and their defaults, the inputs, the audit and variant settings
-    and the privacy rules at the defaults.
+    A fit with keyword hyperparameters *and* a table is refused (TypeError saying how to write it). All is checked
+    here, at import time: declarations and defaults, inputs, audit and variant settings, privacy rules at the defaults.
     """
     if not callable(privacy_model) and privacy_model not in PRIVACY_MODELS:
         raise ValueError(f"privacy_model must be one of {PRIVACY_MODELS}, got {privacy_model!r}")
@@ -399,26 +399,6 @@ def _check_contract(info: MechanismInfo, fit: Callable[..., Any]) -> None:
         lo, hi = info.epsilons(resolved)
         if not 0 <= lo < hi:
             raise TypeError(f"mechanism {info.name!r}: epsilon_range gave ({lo}, {hi}] at {where}")
-
-
-def declared_signature(fit: Callable[..., Any], specs: Mapping[str, Hyper]) -> inspect.Signature:
-    """``fit``'s signature with ``**hyper`` spelled out: each declared hyperparameter a keyword-only parameter with
-    its default and type (before the runner's inputs), as ``help()``, ``inspect.signature`` and IDEs show it."""
-    signature = inspect.signature(fit)
-    params = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
-    split = next((i for i, p in enumerate(params) if p.kind is inspect.Parameter.KEYWORD_ONLY), len(params))
-    hyper = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=spec.default,
-                               annotation=spec.annotation()) for name, spec in specs.items()]  # fmt: skip
-    return signature.replace(parameters=params[:split] + hyper + params[split:])
-
-
-def declared_doc(fit: Callable[..., Any], specs: Mapping[str, Hyper]) -> str:
-    """``fit``'s docstring followed by its declared hyperparameters, one line each (what ``help()`` shows)."""
-    doc = inspect.cleandoc(fit.__doc__ or "")
-    if specs:
-        doc += "\n\nHyperparameters (declared once, in the mechanism's table):\n"
-        doc += "\n".join(f"    {name} : {spec.describe()}" for name, spec in specs.items())
-    return doc.strip()
 
 
 def _validating(fit: Callable[..., Any], info: MechanismInfo) -> Callable[..., Any]:

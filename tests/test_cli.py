@@ -126,6 +126,7 @@ def test_list_configs_shows_title_and_trial_count(small_config, tmp_path):
 def test_list_topics_and_parameters():
     result = runner.invoke(app, ["list", "mechanisms", "ihm"])
     assert result.exit_code == 0 and "T" in result.output and "sketch" in result.output
+    assert "one of 'gram', 'explicit' (default 'gram') — " in result.output  # in words, not a dataclass repr
     result = runner.invoke(app, ["list", "keys"])
     assert result.exit_code == 0 and "epsilons" in result.output and "interval" in result.output
     result = runner.invoke(app, ["list", "mechanism"])

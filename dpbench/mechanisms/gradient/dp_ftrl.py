@@ -18,7 +18,7 @@ generator's values for the oracle design (it sees the population) and must be gi
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -86,24 +86,27 @@ def tree_certify(hyper) -> tuple[str, str] | None:
     return "calibration", "the paper's τ (Thm 4.1) is not certified under replace-one neighbours; use agm or rdp"
 
 
-#: the contract of the three tree mechanisms: central DP, the neighbour notion a hyperparameter, the strict profile's
-#: certificate of the tree calibration
-TREE_CONTRACT = {"privacy_model": "central", "neighbour": tree_neighbour, "certify": tree_certify}
+def register_tree(name: str, *, audit_hyper: Mapping[str, Any], **contract: Any
+                  ) -> Callable[[Callable[..., FitResult]], Callable[..., FitResult]]:
+    """``register_mechanism`` for a tree mechanism: the contract the three share (central DP, the neighbour notion a
+    hyperparameter, the strict profile's certificate of the tree calibration, the audit's tree white-box setup), its
+    :data:`STYLE`, the audit's hyperparameters ``audit_hyper`` and its own declarations ``contract``."""
+    return register_mechanism(name, privacy_model="central", neighbour=tree_neighbour, certify=tree_certify,
+                              style=STYLE[name], audit=AuditSetup(hyper=audit_hyper, whitebox=TREE_WHITEBOX),
+                              **contract)
 
 
-@register_mechanism(
+@register_tree(
     "dp_ftrl_identity",
     summary="DP-FTRL-I: one-pass tree-aggregated DP-FTRL with isotropic noise (spec 002 §3.1, Kairouz et al. 2021)",
-    **TREE_CONTRACT,
     spec="002 §3.1",
-    style=STYLE["dp_ftrl_identity"],
     hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
                    "c_C", "C_X", "C_Y", "l0", "shuffle", "engine"),
     check=poly_rule_needs_r,
     bounds=Bounds(x="C_X", y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
     # white-box audit: the literal tree loop declares its nodes (TREE_WHITEBOX: n = 2⁵, the canary first — the first
     # leaf is in all k̄ = 6 released nodes); a huge label saturates the clip
-    audit=AuditSetup(hyper={"C_X": 1.0, "C_Y": 1.0}, whitebox=TREE_WHITEBOX),
+    audit_hyper={"C_X": 1.0, "C_Y": 1.0},
 )
 def fit_identity(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
                  **hyper: Any) -> FitResult:
@@ -112,13 +115,11 @@ def fit_identity(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng
     return _fit(X, y, epsilon, delta, rng, "identity", **hyper)
 
 
-@register_mechanism(
+@register_tree(
     "dp_ftrl_sigma_public",
     summary="DP-FTRL-Σ with Σ = X̃ᵀX̃/M + I/(Nη) from unlabeled public rows (spec 002 §3.4, Eq. 3.2)",
-    **TREE_CONTRACT,
     needs=("public_X",),
     spec="002 §3.4",
-    style=STYLE["dp_ftrl_sigma_public"],
     hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
                    "c_C", "C_Y", "l0", "lam_mult", "public_C_fraction", "public_C_rows", "shuffle", "engine",
                    "sigma_factor"),
@@ -126,7 +127,7 @@ def fit_identity(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng
     bounds=Bounds(y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
     # white-box audit: the literal loop declares its nodes whitened by Σ (noise N(0, σ²I)); a saturated clip moves
     # every whitened node the canary is in by ψ, whatever its direction
-    audit=AuditSetup(hyper={"C_Y": 1.0}, whitebox=TREE_WHITEBOX),
+    audit_hyper={"C_Y": 1.0},
 )
 def fit_sigma_public(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
                      public_X: np.ndarray | None = None, **hyper: Any) -> FitResult:
@@ -140,17 +141,15 @@ def fit_sigma_public(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float,
     return _fit(X, y, epsilon, delta, rng, "public", public_X=public_X, **hyper)
 
 
-@register_mechanism(
+@register_tree(
     "dp_ftrl_sigma_oracle",
     summary="DP-FTRL-Σ with the population design Σ = H + I/(Nη) (synthetic only; spec 002 §3.4, Eq. 3.1)",
-    **TREE_CONTRACT,
     needs=("population",),
     spec="002 §3.4",
-    style=STYLE["dp_ftrl_sigma_oracle"],
     hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "eta_max", "clip_C", "c_C", "l0",
                    "lam_mult", "psi_mode", "psi_cap", "estimating_m", "shuffle", "engine"),
     bounds=Bounds(clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0 (l0 from the generator's design)"),
-    audit=AuditSetup(hyper={"l0": math.sqrt(2.0)}, whitebox=TREE_WHITEBOX),
+    audit_hyper={"l0": math.sqrt(2.0)},
 )
 def fit_sigma_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
                      population=None, **hyper: Any) -> FitResult:

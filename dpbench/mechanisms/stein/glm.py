@@ -304,16 +304,6 @@ def stein_audit(kind: str, covariates: str) -> AuditSetup:
 ALGORITHMS = {1: ("glm", "gaussian"), 2: ("glm", "l1"), 3: ("nlr", "gaussian"), 4: ("nlr", "l1")}
 
 
-def algorithm_fit(fit: Callable[..., FitResult], prefix: str, kind: str, covariates: str, doc: str
-                  ) -> tuple[str, Callable[..., FitResult]]:
-    """(``<prefix>_<kind>_<gauss|l1>``, ``fit`` named ``fit_<that>`` with docstring ``doc``): the registry key of the
-    variant of an algorithm for a link kind and covariates, and its fit."""
-    name = f"{prefix}_{kind}_{'gauss' if covariates == 'gaussian' else 'l1'}"
-    fit.__name__ = fit.__qualname__ = f"fit_{name}"
-    fit.__doc__ = doc
-    return name, fit
-
-
 def stein_contract(kind: str, covariates: str) -> dict[str, Any]:
     """The contract every LDP Stein algorithm shares: local DP for one user (replace-one), the covariates' bounds,
     the white-box audit pair, the strict profile's certificate."""
@@ -321,25 +311,36 @@ def stein_contract(kind: str, covariates: str) -> dict[str, Any]:
             "audit": stein_audit(kind, covariates), "certify": stein_certify}
 
 
-for _alg, (_kind, _covariates) in ALGORITHMS.items():
-    _name, _fit = algorithm_fit(_literal(_kind, _covariates), "stein", _kind, _covariates,
-                                f"Algorithm {_alg} of Wang et al. (JMLR 2023): NLDP {_kind.upper()}, {_covariates} "
-                                "covariates.")
-    globals()[_fit.__name__] = register_mechanism(
-        _name,
-        summary=f"Alg {_alg} (Wang et al. 2023): NLDP Stein {_kind.upper()}, {_covariates} x, public unlabeled data",
-        needs=("public_X", "stats"),
-        spec=f"003 §3.{_alg + 1}",
-        style={"linestyle": "-"},
-        hyper={
-            "family": family_choice(_kind), "r": radius(_covariates),
-            **{k: HYPER[k] for k in ("r_const", "y_bound", "noise_c", "clip_y", "cov_estimator", "calibration", "c0",
-                                     "simulate_users", "simulation")},
-        },  # fmt: skip
-        variants=SIMULATE,
-        rows_free=_covariates == "gaussian",
-        **stein_contract(_kind, _covariates),
-    )(_fit)
+def register_algorithms(prefix: str, make_fit: Callable[[str, str], Callable[..., FitResult]],
+                        describe: Callable[[int, str, str], dict[str, Any]]) -> dict[str, Callable[..., FitResult]]:
+    """Register, for each of Algorithms 1–4 (:data:`ALGORITHMS`), ``make_fit(kind, covariates)`` as mechanism
+    ``<prefix>_<kind>_<gauss|l1>`` with :func:`stein_contract` and the fields ``describe(algorithm, kind,
+    covariates)`` gives (its ``doc`` is the fit's docstring). Returns {``fit_<name>``: registered fit}."""
+    fits = {}
+    for alg, (kind, covariates) in ALGORITHMS.items():
+        fields = dict(describe(alg, kind, covariates))
+        name = f"{prefix}_{kind}_{'gauss' if covariates == 'gaussian' else 'l1'}"
+        fit = make_fit(kind, covariates)
+        fit.__name__ = fit.__qualname__ = f"fit_{name}"
+        fit.__doc__ = fields.pop("doc")
+        fits[fit.__name__] = register_mechanism(name, **fields, **stein_contract(kind, covariates))(fit)
+    return fits
+
+
+def _literal_fields(alg: int, kind: str, covariates: str) -> dict[str, Any]:
+    """What Algorithm ``alg`` (one of 1–4) declares besides :func:`stein_contract`."""
+    return {
+        "doc": f"Algorithm {alg} of Wang et al. (JMLR 2023): NLDP {kind.upper()}, {covariates} covariates.",
+        "summary": f"Alg {alg} (Wang et al. 2023): NLDP Stein {kind.upper()}, {covariates} x, public unlabeled data",
+        "needs": ("public_X", "stats"), "spec": f"003 §3.{alg + 1}", "style": {"linestyle": "-"},
+        "hyper": {"family": family_choice(kind), "r": radius(covariates),
+                  **{k: HYPER[k] for k in ("r_const", "y_bound", "noise_c", "clip_y", "cov_estimator", "calibration",
+                                           "c0", "simulate_users", "simulation")}},
+        "variants": SIMULATE, "rows_free": covariates == "gaussian",
+    }
+
+
+globals().update(register_algorithms("stein", _literal, _literal_fields))
 
 
 def l1_default_radius(covariates: str, r: float | None) -> float | None:

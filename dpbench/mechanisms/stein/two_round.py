@@ -36,14 +36,11 @@ from dpbench.mechanisms.stein.core import (
 )
 from dpbench.mechanisms.stein.families import Family, get_family
 from dpbench.mechanisms.stein.glm import (
-    ALGORITHMS,
     HYPER,
-    algorithm_fit,
     check_family_kind,
     family_choice,
-    stein_contract,
+    register_algorithms,
 )
-from dpbench.registry import register_mechanism
 
 
 def projection_interval(family: Family, r: float, noise_c: float = 0.05) -> tuple[float, float]:
@@ -135,23 +132,23 @@ def _make(kind: str, covariates: str):
     return fit
 
 
-for _alg, (_kind, _covariates) in ALGORITHMS.items():
-    _name, _fit = algorithm_fit(_make(_kind, _covariates), "stein_twostage", _kind, _covariates,
-                                f"2-round LDP counterpart of Algorithm {_alg} (App. E; no public data; (ε, 1.5δ) per "
-                                "user).")
-    globals()[_fit.__name__] = register_mechanism(
-        _name,
-        summary=f"2-round interactive LDP counterpart of Alg {_alg} (Wang et al. 2023 App. E), no public data",
-        needs=("population", "stats") if _covariates == "gaussian" else ("stats",),
-        spec="003 §3.6",
-        style={"linestyle": "-."},
-        hyper={
-            "family": family_choice(_kind),
-            "r": Hyper(float, default=None, gt=0, none="√(r_const·p·‖Σ‖₂·log n) (gaussian, oracle ‖Σ‖₂) or 1 (l1)",
-                       doc="clipping / ℓ1 radius"),
-            "r_const": replace(HYPER["r_const"], default=10.0),
-            **{k: HYPER[k] for k in ("noise_c", "calibration", "simulation")},
-        },
-        variants=PER_USER_VARIANT,
-        **stein_contract(_kind, _covariates),
-    )(_fit)
+#: the 2-round baseline's r: the Gaussian rule needs the oracle ‖Σ‖₂ (no public rows), ℓ1 covariates the known radius
+TWO_ROUND_RADIUS = Hyper(float, default=None, gt=0, none="√(r_const·p·‖Σ‖₂·log n) (gaussian, oracle ‖Σ‖₂) or 1 (l1)",
+                         doc="clipping / ℓ1 radius")
+
+
+def _two_round_fields(alg: int, kind: str, covariates: str) -> dict[str, Any]:
+    """What the 2-round counterpart of Algorithm ``alg`` declares besides :func:`stein_contract`."""
+    return {
+        "doc": f"2-round LDP counterpart of Algorithm {alg} (App. E; no public data; (ε, 1.5δ) per user).",
+        "summary": f"2-round interactive LDP counterpart of Alg {alg} (Wang et al. 2023 App. E), no public data",
+        "needs": ("population", "stats") if covariates == "gaussian" else ("stats",), "spec": "003 §3.6",
+        "style": {"linestyle": "-."},
+        "hyper": {"family": family_choice(kind), "r": TWO_ROUND_RADIUS,
+                  "r_const": replace(HYPER["r_const"], default=10.0),
+                  **{k: HYPER[k] for k in ("noise_c", "calibration", "simulation")}},
+        "variants": PER_USER_VARIANT,
+    }
+
+
+globals().update(register_algorithms("stein_twostage", _make, _two_round_fields))
