@@ -104,15 +104,24 @@ class NoiseCovariance:
         """k: a draw is z = F u with u ~ N(0, I_k) (k = d, or d + M for the low-rank design)."""
         return self.d + self.n_public if self.kind == "lowrank" else self.d
 
-    def apply_factor(self, U: np.ndarray) -> np.ndarray:
-        """Rows u ↦ F u with F Fᵀ = Σ (U has k columns; returns d columns)."""
+    def _square_factor(self, A: np.ndarray, transposed: bool) -> np.ndarray | None:
+        """Rows a ↦ F a (``transposed`` False) or Fᵀa (True) for the designs whose F is the d×d factor √scale·L —
+        L = I, diag(√Σ_ii) (symmetric: F = Fᵀ) or the Cholesky factor; None for the eigen and low-rank designs."""
         root = math.sqrt(self.scale)
         if self.kind == "identity":
-            return root * U if self.scale != 1.0 else U
+            return root * A if self.scale != 1.0 else A
         if self.kind == "diag":
-            return U * (root * np.sqrt(self.diag))
+            return A * (root * np.sqrt(self.diag))
         if self.kind == "dense":
-            return root * (U @ self.chol.T)
+            return root * (A @ (self.chol if transposed else self.chol.T))
+        return None
+
+    def apply_factor(self, U: np.ndarray) -> np.ndarray:
+        """Rows u ↦ F u with F Fᵀ = Σ (U has k columns; returns d columns)."""
+        square = self._square_factor(U, transposed=False)
+        if square is not None:
+            return square
+        root = math.sqrt(self.scale)
         if self.kind == "eigen":
             return (U * (root * np.sqrt(self.diag))) @ self.basis.T
         M = self.n_public
@@ -120,17 +129,13 @@ class NoiseCovariance:
 
     def transpose_apply(self, X: np.ndarray) -> np.ndarray:
         """Rows x ↦ Fᵀx, so that xᵀ(F u) = (Fᵀx)ᵀu (returns k columns)."""
-        root = math.sqrt(self.scale)
-        if self.kind == "identity":
-            return root * X if self.scale != 1.0 else X
-        if self.kind == "diag":
-            return X * (root * np.sqrt(self.diag))
-        if self.kind == "dense":
-            return root * (X @ self.chol)
+        square = self._square_factor(X, transposed=True)
+        if square is not None:
+            return square
         if self.kind == "eigen":
             return self.rotated_factor(X @ self.basis)
         M = self.n_public
-        return root * np.hstack([math.sqrt(self.lam / M) * X, (X @ self.P.T) / math.sqrt(M)])
+        return math.sqrt(self.scale) * np.hstack([math.sqrt(self.lam / M) * X, (X @ self.P.T) / math.sqrt(M)])
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """n iid rows of N(0, Σ): F u with u ~ N(0, I_k). Chunking the rows does not change the rng stream."""
