@@ -14,7 +14,6 @@ Synthetic controls, not reproductions: the paper has no experiments.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
+from dpbench.analysis.figures.panels import finish_grid, panel_grid
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import fmt_ci, halfwidth95, loglog_slope, loglog_slope_ci, paired_ratio_ci
@@ -85,15 +85,10 @@ def eta_table(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
 
 
 def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
-    from matplotlib.figure import Figure
-
     eps_values = sorted({float(e) for t in runs_trials for e in t["epsilon"].unique()})
     ncols = len(runs_trials)
-    width = 3.6 * ncols + 2.4
-    cap_lines = textwrap.wrap(caption, int(width * 13)) if caption else []
-    height = 3.0 * len(eps_values) + 1.0 + 0.16 * len(cap_lines)
-    fig = Figure(figsize=(width, height), dpi=130)
-    axes = fig.subplots(len(eps_values), ncols, squeeze=False)
+    panels = panel_grid(len(eps_values), ncols, 3.6 * ncols + 2.4, 3.0 * len(eps_values) + 1.0, caption)
+    axes = panels.axes
     handles = {}
     for c, trials in enumerate(runs_trials):
         trials = _base_labels(trials)
@@ -123,13 +118,9 @@ def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
                 ax.set_xlabel("step size η")
             if c == 0:
                 ax.set_ylabel("½‖θ̂ − w*‖²_H")
-    fig.legend(list(handles.values()), list(handles.keys()), loc="center right", fontsize=7, frameon=False)
     size = f"d = {_values(runs_trials, 'd')}, N = {_values(runs_trials, 'n')}"
-    fig.suptitle(f"DP-FTRL: rule η (stars) vs η grid (non-private oracle tuning), {size}", fontsize=10)
-    if cap_lines:
-        fig.text(0.01, 0.01, "\n".join(cap_lines), ha="left", va="bottom", fontsize=7, style="italic")
-    fig.tight_layout(rect=(0, (0.16 * len(cap_lines) + 0.45) / height, 1 - 2.3 / width, 1 - 0.45 / height))
-    return fig
+    return finish_grid(panels, title=f"DP-FTRL: rule η (stars) vs η grid (non-private oracle tuning), {size}",
+                       legend=handles, legend_inches=2.3, foot_inches=0.45)
 
 
 def _check(name: str, options: dict[str, str], allowed: set[str]) -> None:
@@ -206,15 +197,10 @@ def slope_difference_rows(trials: pd.DataFrame, seed: int = 0, resamples: int = 
 def slopes_figure(runs_trials: list[pd.DataFrame], table: pd.DataFrame, caption: str):
     """Mean ± 1.96·sd/√R of the excess vs N (data draws pooled), one column per spectrum, one row per ε; the legend
     carries each curve's fitted slope with its bootstrap CI."""
-    from matplotlib.figure import Figure
-
     eps_values = sorted({float(e) for t in runs_trials for e in t["epsilon"].unique()})
     ncols = len(runs_trials)
-    width = 3.9 * ncols + 0.6
-    cap_lines = textwrap.wrap(caption, int(width * 13)) if caption else []
-    height = 3.4 * len(eps_values) + 1.0 + 0.16 * len(cap_lines)
-    fig = Figure(figsize=(width, height), dpi=130)
-    axes = fig.subplots(len(eps_values), ncols, squeeze=False)
+    panels = panel_grid(len(eps_values), ncols, 3.9 * ncols + 0.6, 3.4 * len(eps_values) + 1.0, caption)
+    axes = panels.axes
     for c, trials in enumerate(runs_trials):
         spectrum = _spectrum_name(trials)
         for r, eps in enumerate(eps_values):
@@ -239,12 +225,8 @@ def slopes_figure(runs_trials: list[pd.DataFrame], table: pd.DataFrame, caption:
                 ax.set_xlabel("N")
             if c == 0:
                 ax.set_ylabel("½‖θ̂ − w*‖²_H")
-    fig.suptitle(f"DP-FTRL: excess risk vs N, data redrawn per trial (d = {_values(runs_trials, 'd')}); slopes "
-                 "with bootstrap 95% CIs", fontsize=10)
-    if cap_lines:
-        fig.text(0.01, 0.01, "\n".join(cap_lines), ha="left", va="bottom", fontsize=7, style="italic")
-    fig.tight_layout(rect=(0, (0.16 * len(cap_lines) + 0.2) / height, 1, 1 - 0.45 / height))
-    return fig
+    return finish_grid(panels, title=f"DP-FTRL: excess risk vs N, data redrawn per trial (d = "
+                       f"{_values(runs_trials, 'd')}); slopes with bootstrap 95% CIs", foot_inches=0.2)
 
 
 @registry.register_analysis(
