@@ -28,7 +28,7 @@ import pandas as pd
 from dpbench import registry
 from dpbench.analysis.figures.panels import finish_grid, median_panels, panel_grid
 from dpbench.analysis.figures.save import save_figures
-from dpbench.analysis.stats import fmt_ci, halfwidth95, loglog_slope_ci, paired_ratio_ci
+from dpbench.analysis.stats import curve_slopes, fmt_ci, halfwidth95, paired_ratio_ci
 
 COVERAGE_ROOT = 17_000_017  # ≠ calibrate.PILOT_ROOT: evaluation seeds disjoint from the pilot's
 
@@ -236,11 +236,9 @@ def bandit_f8_analysis(runs: list[Path], options: dict[str, str], echo: Callable
     run = load_run(runs[0])
     trials = run.trials
     metric = options.get("metric", "param_error_sigma")
-    rng = np.random.default_rng(0)
     rows = []
-    for (label, eps), part in trials.groupby(["label", "epsilon"], sort=False):
-        groups = {float(d): g[metric].to_numpy() for d, g in part.groupby("data.d")}
-        slope, lo, hi = loglog_slope_ci(groups, rng, stat=np.median)
+    for (label, eps), groups, (slope, lo, hi) in curve_slopes(trials, ["label", "epsilon"], "data.d", metric,
+                                                                np.random.default_rng(0)):
         medians = {int(d): float(np.median(v)) for d, v in groups.items()}
         rows.append({"label": label, "epsilon": float(eps), **{f"median_d{d}": m for d, m in medians.items()},
                      "slope_vs_d": slope, "lo": lo, "hi": hi})
