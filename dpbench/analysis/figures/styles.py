@@ -3,7 +3,7 @@ a sequential colour map for a numeric hue (ε = ∞ in black), greys and dash pa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import matplotlib
@@ -76,6 +76,15 @@ def first_free(pool: Sequence[T], used: Container[Any], turn: int) -> T:
     return free[0] if free else pool[turn % len(pool)]
 
 
+def _registered(names: list[Any], mechanisms: list[str | None]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Each distinct name once, in order, with the registered style of its (first) mechanism ({} without one)."""
+    seen: set[Any] = set()
+    for name, mech in zip(names, mechanisms, strict=True):
+        if name not in seen:
+            seen.add(name)
+            yield name, mechanism_style(mech) if mech else {}
+
+
 def label_styles(names: list[Any], mechanisms: list[str | None]) -> dict[Any, dict[str, Any]]:
     """Registry colour/marker/linestyle per curve name, with distinct fallbacks where missing or taken: a name without
     a registered colour (or whose colour another name has) takes the next of :func:`unregistered_palette`."""
@@ -83,10 +92,7 @@ def label_styles(names: list[Any], mechanisms: list[str | None]) -> dict[Any, di
     styles: dict[Any, dict[str, Any]] = {}
     used_colors: set[Any] = set()
     used_markers: set[str] = set()
-    for name, mech in zip(names, mechanisms, strict=True):
-        if name in styles:
-            continue
-        base = mechanism_style(mech) if mech else {}
+    for name, base in _registered(names, mechanisms):
         color = base.get("color")  # as registered ("green"); compared as hex ("#008000")
         if color is None or to_hex(color) in used_colors:
             palette = unregistered_palette() if palette is None else palette
@@ -119,10 +125,7 @@ def style_map(values: list[Any], mechanisms: list[str | None], by_label: bool) -
     out: dict[Any, dict[str, str]] = {}
     used_ls: set[str] = set()
     used_markers: set[str] = set()
-    for value, mech in zip(values, mechanisms, strict=True):
-        if value in out:
-            continue
-        base = mechanism_style(mech) if (by_label and mech) else {}
+    for value, base in _registered(values, mechanisms if by_label else [None] * len(values)):
         linestyle = base.get("linestyle")
         if linestyle is None or linestyle in used_ls:
             linestyle = first_free(LINESTYLES, used_ls, len(out))
