@@ -20,7 +20,7 @@ Everything here is plain pandas, so it is as usable from a notebook as from ``dp
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,6 +164,14 @@ def load_run(run_dir: str | Path) -> Run:
         config=_read_yaml(run_dir / "config.yaml"),
         meta=_read_json(run_dir / "meta.json"),
     )
+
+
+def require_columns(run: Run, columns: Iterable[str], analysis: str, has_them: str) -> None:
+    """Raise :class:`ValueError` naming ``analysis``, the run's trials file and which of ``columns`` it lacks, with
+    ``has_them`` (what kind of run has them)."""
+    missing = [column for column in columns if column not in run.trials]
+    if missing:
+        raise ValueError(f"{analysis}: {run.path / TRIALS} lacks {missing} ({has_them})")
 
 
 # ----------------------------------------------------------------------------------------------------------------

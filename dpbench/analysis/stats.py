@@ -9,7 +9,8 @@ the number formatter. Pure functions of arrays and tables (no run folders, no fi
   one-line uses the control experiments need.
 * :func:`loglog_fit` — THE log–log least-squares fit b of log y = a + b·log x (slope = Σ w_j log y_j, weights
   :func:`loglog_weights`); :func:`fit_slopes` fits the curves of a :func:`summarise` table with a 95% CI (delta
-  method or refitted bootstrap values); :func:`loglog_slope_ci` fits raw samples per x with a stratified bootstrap.
+  method or refitted bootstrap values); :func:`loglog_slope_ci` fits raw samples per x with a stratified bootstrap,
+  :func:`curve_slopes` each curve of raw trials with it.
 * :func:`fmt` — THE number formatter (``digits`` significant digits, a placeholder for NaN/∞); :func:`fmt_ci`
   "v [lo, hi]"; :func:`format_table` a fixed-width text table; :func:`summary_table` a wide "centre ± half" table.
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -282,6 +283,15 @@ def loglog_slope_ci(groups: dict[float, Sequence[float]], rng: np.random.Generat
     for r in range(resamples):
         boot[r] = loglog_slope(xs, [stat(v[rng.integers(0, v.size, v.size)]) if v.size else math.nan for v in vals])
     return (slope, *percentile_interval(boot))
+
+
+def curve_slopes(trials: pd.DataFrame, by: Sequence[str], x: str, metric: str, rng: np.random.Generator, *,
+                 stat: Stat = np.median) -> Iterator[tuple[Any, dict[float, np.ndarray], tuple[float, float, float]]]:
+    """Per curve of raw trials (the groups of ``by``, in order of appearance): (its key, its values of ``metric`` at
+    each x = float(``x``), :func:`loglog_slope_ci` of stat(values) vs x). ``rng`` is drawn curve after curve."""
+    for key, part in trials.groupby(list(by), sort=False):
+        groups = {float(value): g[metric].to_numpy() for value, g in part.groupby(x)}
+        yield key, groups, loglog_slope_ci(groups, rng, stat=stat)
 
 
 def fit_slopes(

@@ -18,7 +18,7 @@ import pandas as pd
 
 from dpbench import registry
 from dpbench.analysis.figures.save import save_figures
-from dpbench.analysis.runs import load_run
+from dpbench.analysis.runs import load_run, require_columns
 from dpbench.analysis.stats import halfwidth95, loglog_slope
 from dpbench.engine.store import write_atomic
 
@@ -106,8 +106,7 @@ def bandit_gap(runs: list[Path], options: dict[str, str], echo: Callable[[str], 
     for run_dir in runs:
         run = load_run(run_dir)
         trials = run.trials
-        if "T" not in trials or "regret" not in trials:
-            raise ValueError(f"bandit_gap: {run.path / 'trials.csv'} is not a bandit run (no T/regret columns)")
+        require_columns(run, ("T", "regret"), "bandit_gap", "a bandit run has them")
         trials = trials.assign(epsilon=trials["epsilon"].astype(float))
         t_max = int(trials["T"].max())
         at = [int(float(v)) for v in o["at"]] or [t_max // 16, t_max]

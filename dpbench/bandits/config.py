@@ -21,7 +21,6 @@ Environments and algorithms accept ``grid:`` like the regression config (one ent
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -32,7 +31,15 @@ import numpy as np
 from dpbench.bandits.envs import get_env
 from dpbench.bandits.simulator import get_algorithm
 from dpbench.config.base import COMMON_KEYS, BaseConfig, parse_base
-from dpbench.config.fields import ConfigError, fail, parse_component, parse_entries, positive_int
+from dpbench.config.fields import (
+    ConfigError,
+    entry_key,
+    fail,
+    parse_component,
+    parse_entries,
+    positive_int,
+    swept_id,
+)
 
 TOP_LEVEL_KEYS = {
     **COMMON_KEYS,
@@ -61,14 +68,11 @@ class EnvEntry:
 
     @property
     def key(self) -> str:
-        return f"{self.env}{json.dumps(dict(self.options), sort_keys=True)}"
+        return entry_key(self.env, self.options)
 
     @property
     def id(self) -> str:
-        opts = dict(self.options)
-        if not self.swept:
-            return self.label
-        return f"{self.label} [" + ", ".join(f"{k}={opts[k]}" for k in self.swept) + "]"
+        return swept_id(self.label, self.options, self.swept)
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,7 @@ class AlgoEntry:
 
     @property
     def key(self) -> str:
-        return f"{self.algorithm}{json.dumps(dict(self.hyper), sort_keys=True)}"
+        return entry_key(self.algorithm, self.hyper)
 
 
 @dataclass(kw_only=True)

@@ -19,7 +19,6 @@ Synthetic demonstrations/controls, not reproductions: the papers have no experim
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from dpbench import registry
-from dpbench.analysis.figures.panels import median_panels
+from dpbench.analysis.figures.panels import finish_grid, median_panels, panel_grid
 from dpbench.analysis.figures.save import save_figures
-from dpbench.analysis.stats import fmt_ci, halfwidth95, loglog_slope_ci, paired_ratio_ci
+from dpbench.analysis.stats import curve_slopes, fmt_ci, halfwidth95, paired_ratio_ci
 
 COVERAGE_ROOT = 17_000_017  # ≠ calibrate.PILOT_ROOT: evaluation seeds disjoint from the pilot's
 
@@ -135,19 +134,14 @@ def _schedule_of(row_label: str) -> str:
 def dimfree_control_figure(trials: pd.DataFrame, title: str, caption: str):
     """Rows: JDP, LDP schedule; columns: d. Solid: private SquareCB at each ε (ε = ∞ black); dashed: perfect oracle
     with the schedule of the same ε."""
-    from matplotlib.figure import Figure
-
     perfect = trials[trials["mechanism"] == "squarecb_perfect_oracle"]
     private = trials[trials["mechanism"] != "squarecb_perfect_oracle"]
     ds = sorted(pd.unique(trials["data.d"]))
     rows = [("jdp", "squarecb_jdp"), ("ldp", "squarecb_ldp")]
     eps_all = sorted({e for e in pd.unique(private["epsilon"])}, key=lambda e: (math.isinf(e), e))
     colour = {e: ("black" if math.isinf(e) else f"C{i}") for i, e in enumerate(eps_all)}
-    width = 3.8 * len(ds) + 2.8
-    cap_lines = textwrap.wrap(caption, int(width * 13)) if caption else []
-    height = 3.1 * len(rows) + 1.0 + 0.16 * len(cap_lines)
-    fig = Figure(figsize=(width, height), dpi=130)
-    axes = fig.subplots(len(rows), len(ds), squeeze=False)
+    panels = panel_grid(len(rows), len(ds), 3.8 * len(ds) + 2.8, 3.1 * len(rows) + 1.0, caption)
+    axes = panels.axes
     handles: dict[str, object] = {}
     for r, (schedule, mech) in enumerate(rows):
         for c, d in enumerate(ds):
@@ -175,12 +169,7 @@ def dimfree_control_figure(trials: pd.DataFrame, title: str, caption: str):
                 ax.set_xlabel("T")
             if c == 0:
                 ax.set_ylabel("cumulative regret")
-    fig.legend(list(handles.values()), list(handles.keys()), loc="center right", fontsize=7, frameon=False)
-    fig.suptitle(title, fontsize=10)
-    if cap_lines:
-        fig.text(0.01, 0.01, "\n".join(cap_lines), ha="left", va="bottom", fontsize=7, style="italic")
-    fig.tight_layout(rect=(0, (0.16 * len(cap_lines) + 0.5) / height, 1 - 2.5 / width, 1 - 0.45 / height))
-    return fig
+    return finish_grid(panels, title=title, legend=handles, legend_inches=2.5)
 
 
 def _eps_mask(frame: pd.DataFrame, eps: float, column: str = "epsilon") -> pd.Series:
@@ -247,11 +236,9 @@ def bandit_f8_analysis(runs: list[Path], options: dict[str, str], echo: Callable
     run = load_run(runs[0])
     trials = run.trials
     metric = options.get("metric", "param_error_sigma")
-    rng = np.random.default_rng(0)
     rows = []
-    for (label, eps), part in trials.groupby(["label", "epsilon"], sort=False):
-        groups = {float(d): g[metric].to_numpy() for d, g in part.groupby("data.d")}
-        slope, lo, hi = loglog_slope_ci(groups, rng, stat=np.median)
+    for (label, eps), groups, (slope, lo, hi) in curve_slopes(trials, ["label", "epsilon"], "data.d", metric,
+                                                                np.random.default_rng(0)):
         medians = {int(d): float(np.median(v)) for d, v in groups.items()}
         rows.append({"label": label, "epsilon": float(eps), **{f"median_d{d}": m for d, m in medians.items()},
                      "slope_vs_d": slope, "lo": lo, "hi": hi})
@@ -326,15 +313,10 @@ def coverage_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def coverage_figure(summary: pd.DataFrame, title: str, caption: str):
-    from matplotlib.figure import Figure
-
     eps_values = sorted(pd.unique(summary["epsilon"]), key=lambda e: (math.isinf(e), e))
     variants = list(pd.unique(summary["variant"]))
-    width = 4.0 * len(eps_values) + 3.0
-    cap_lines = textwrap.wrap(caption, int(width * 13)) if caption else []
-    height = 6.6 + 0.16 * len(cap_lines)
-    fig = Figure(figsize=(width, height), dpi=130)
-    axes = fig.subplots(2, len(eps_values), squeeze=False)
+    panels = panel_grid(2, len(eps_values), 4.0 * len(eps_values) + 3.0, 6.6, caption)
+    axes = panels.axes
     handles = {}
     for c, eps in enumerate(eps_values):
         for v, name in enumerate(variants):
@@ -354,12 +336,7 @@ def coverage_figure(summary: pd.DataFrame, title: str, caption: str):
         axes[1, c].set_xlabel("epoch size N")
     axes[0, 0].set_ylabel("coverage P_x(∀a: |f̂−f*| ≤ b̂)")
     axes[1, 0].set_ylabel("mean width E b̂ (capped at 2)")
-    fig.legend(list(handles.values()), list(handles.keys()), loc="center right", fontsize=7, frameon=False)
-    fig.suptitle(title, fontsize=10)
-    if cap_lines:
-        fig.text(0.01, 0.01, "\n".join(cap_lines), ha="left", va="bottom", fontsize=7, style="italic")
-    fig.tight_layout(rect=(0, (0.16 * len(cap_lines) + 0.5) / height, 1 - 2.7 / width, 1 - 0.45 / height))
-    return fig
+    return finish_grid(panels, title=title, legend=handles, legend_inches=2.7)
 
 
 @registry.register_analysis(

@@ -20,6 +20,7 @@ from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.oracles import (
     PRESETS,
     LinearEstimate,
+    bandit_failure_probability,
     iwr_dp_fit,
     iwr_glm_dp_fit,
     iwr_glm_ldp_fit,
@@ -29,7 +30,6 @@ from dpbench.bandits.oracles import (
 )
 from dpbench.bandits.simulator import EpochData, SharedChunk, doubling_epochs, register_algorithm
 from dpbench.mechanisms._simulation import is_per_user
-from dpbench.mechanisms.info_weighted.calibration import check_calibration
 
 PLANNING = ("spanner", "uniform")
 
@@ -415,14 +415,7 @@ def _common(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, cal
             preset: str) -> float:
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
-    if math.isfinite(epsilon):
-        check_calibration(calibration, epsilon)
-    if env.link != "linear":
-        raise ValueError(f"the linear elimination oracles need link='linear', environment has {env.link!r}")
-    fail = 1.0 / T if fail_prob is None else float(fail_prob)
-    if not 0 < fail < 1:
-        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
-    return fail
+    return bandit_failure_probability(env, T, epsilon, fail_prob, calibration, "the elimination oracles")
 
 
 STYLE_JDP = {"color": "tab:blue", "marker": "o"}
@@ -504,11 +497,7 @@ def elim_iwr_glm_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: 
                      C: float = 2.0) -> EliminationPolicy:
     """JDP GLM bandit (spec 000 Thm H.5): per epoch Alg 13 (Alg 4 + Alg 14); f̂ = ν(<φ, θ̂>),
     b̂ = min{c_b·8L_νλ‖Wφ‖, 2}. Works for linear and logistic links."""
-    if math.isfinite(epsilon):
-        check_calibration(calibration, epsilon)
-    fail = 1.0 / T if fail_prob is None else float(fail_prob)
-    if not 0 < fail < 1:
-        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
+    fail = bandit_failure_probability(env, T, epsilon, fail_prob, calibration)
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
         return iwr_glm_dp_fit(data, epsilon, delta, r, link=env.link, fail_prob=fail, K=K, c_lam=c_lam,
@@ -527,11 +516,7 @@ def elim_iwr_glm_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: 
     """LDP GLM bandit (spec 000 Remark H.6, #30): per epoch Alg 12 (Alg 2 + Alg 11, per-user SGD);
     f̂ = ν(<φ, θ̂>), b̂ = min{c_b·8L_ν(λ + σ̄√d/(μ_ν√N₁))‖Uφ‖, 2} (Thm G.4; :func:`iwr_glm_ldp_fit`).
     ``simulation`` applies to Alg 2's noise; Alg 11's is always drawn per user. Linear and logistic links."""
-    if math.isfinite(epsilon):
-        check_calibration(calibration, epsilon)
-    fail = 1.0 / T if fail_prob is None else float(fail_prob)
-    if not 0 < fail < 1:
-        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
+    fail = bandit_failure_probability(env, T, epsilon, fail_prob, calibration)
     is_per_user(simulation)
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:

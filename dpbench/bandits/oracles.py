@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.bandits.envs import link_constants, sigmoid
+from dpbench.bandits.envs import BanditEnv, link_constants, sigmoid
 from dpbench.bandits.simulator import DataLedger, EpochData
 from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
-from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds, sigma_chen
+from dpbench.mechanisms.info_weighted.calibration import check_calibration, gaussian_std, release_stds, sigma_chen
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
 from dpbench.mechanisms.info_weighted.local import ldp_sgd_glm, spectral_ldp_release
 from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
@@ -41,6 +41,26 @@ from dpbench.mechanisms.info_weighted.noise import sym_gaussian
 from dpbench.registry import register_mechanism
 
 PRESETS = ("calibrated", "theory")
+
+
+def failure_probability(fail_prob: float | None, n: int) -> float:
+    """δ_f: ``fail_prob``, or 1/n when it is None (n: a bandit run's horizon T, a regression's rows); in (0, 1)."""
+    fail = 1.0 / n if fail_prob is None else float(fail_prob)
+    if not 0 < fail < 1:
+        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
+    return fail
+
+
+def bandit_failure_probability(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, calibration: str,
+                               linear_oracles: str | None = None) -> float:
+    """A bandit algorithm's δ_f (:func:`failure_probability` with n = T) after the checks it makes before its first
+    round: the noise ``calibration`` covers ε (finite ε; :func:`check_calibration`) and, when its oracles are linear
+    (``linear_oracles`` names them in the error), the environment's link is linear."""
+    if math.isfinite(epsilon):
+        check_calibration(calibration, epsilon)
+    if linear_oracles is not None and env.link != "linear":
+        raise ValueError(f"{linear_oracles} are linear: they need link='linear', the environment has link {env.link!r}")
+    return failure_probability(fail_prob, T)
 
 
 def link_mean(lin: np.ndarray, link: str) -> np.ndarray:
@@ -504,13 +524,6 @@ def _epoch(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float) -> EpochD
     return EpochData(X, y, 0, DataLedger(y.size))
 
 
-def _fail(fail_prob: float | None, n: int) -> float:
-    fail = 1.0 / n if fail_prob is None else float(fail_prob)
-    if not 0 < fail < 1:
-        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
-    return fail
-
-
 #: the hyperparameters the three F8 mechanisms share (spec 001 §3.10–3.11)
 DIMFREE_HYPER = {
     "R": Hyper(float, default=2.0, gt=0,
@@ -547,7 +560,7 @@ def _ball(theta: np.ndarray, radius: float) -> np.ndarray:
 def _fit_jdp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate, proper) -> FitResult:
     data = _epoch(X, y, epsilon, delta)
     eps = math.inf if nonprivate else epsilon
-    theta, info = dimfree_jdp_fit(data, eps, delta, rng, fail_prob=_fail(fail_prob, data.n), R=R, c_K=c_K,
+    theta, info = dimfree_jdp_fit(data, eps, delta, rng, fail_prob=failure_probability(fail_prob, data.n), R=R, c_K=c_K,
                                   calibration=calibration)
     return FitResult(_ball(theta, 1.0) if proper else theta, {**info, "norm_released": float(np.linalg.norm(theta))})
 
@@ -555,7 +568,8 @@ def _fit_jdp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonpr
 def _fit_ldp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate) -> FitResult:
     data = _epoch(X, y, epsilon, delta)
     theta, info = dimfree_ldp_fit(data, math.inf if nonprivate else epsilon, delta, rng,
-                                  fail_prob=_fail(fail_prob, data.n), R=R, c_K=c_K, calibration=calibration)
+                                  fail_prob=failure_probability(fail_prob, data.n), R=R, c_K=c_K,
+                                  calibration=calibration)
     return FitResult(theta, info)
 
 

@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
-from dpbench.bandits.oracles import dimfree_jdp_fit, dimfree_ldp_fit, sigma_scale
+from dpbench.bandits.oracles import bandit_failure_probability, dimfree_jdp_fit, dimfree_ldp_fit, sigma_scale
 from dpbench.bandits.simulator import EpochData, doubling_epochs, register_algorithm
 from dpbench.mechanisms._simulation import is_per_user
-from dpbench.mechanisms.info_weighted.calibration import check_calibration
 
 
 def rate_jdp(N: int, sigma: float, fail: float) -> float:
@@ -77,14 +76,7 @@ class SquareCBPolicy:
 
 
 def _checked(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, calibration: str) -> float:
-    if math.isfinite(epsilon):
-        check_calibration(calibration, epsilon)
-    if env.link != "linear":
-        raise ValueError(f"SquareCB's oracles are linear; the environment has link {env.link!r}")
-    fail = 1.0 / T if fail_prob is None else float(fail_prob)
-    if not 0 < fail < 1:
-        raise ValueError(f"fail_prob must lie in (0, 1), got {fail_prob!r}")
-    return fail
+    return bandit_failure_probability(env, T, epsilon, fail_prob, calibration, "SquareCB's oracles")
 
 
 @register_algorithm("squarecb_jdp", summary="SquareCB + dimension-free JDP batched projected GD (001 Alg 5)",

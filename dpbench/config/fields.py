@@ -6,9 +6,10 @@ the field (``mechanisms[2].hyper.T``) and what is allowed. The kinds' schemas (:
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -247,3 +248,17 @@ def parse_entries(raw: dict[str, Any], key: str, parser: Callable[[Any, int], It
             raise fail(key, f"entry {i} duplicates entry {seen[ident]} ({ident}); give it a distinct label/options")
         seen[ident] = i
     return entries
+
+
+def entry_key(name: str, options: Iterable[tuple[str, Any]]) -> str:
+    """An entry's key by value: its registry name, then its (name, value) options as JSON with sorted keys (trial
+    identities, seeds and shard names derive from it, so it must never change)."""
+    return f"{name}{json.dumps(dict(options), sort_keys=True)}"
+
+
+def swept_id(label: str, options: Iterable[tuple[str, Any]], swept: Sequence[str]) -> str:
+    """The name of one instance of an entry with a grid: its label, then ``[k=v, ...]`` of the ``swept`` options."""
+    if not swept:
+        return label
+    values = dict(options)
+    return f"{label} [" + ", ".join(f"{k}={values[k]}" for k in swept) + "]"

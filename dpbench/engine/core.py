@@ -33,7 +33,6 @@ config's trials. Nothing is trusted that can be checked:
 
 from __future__ import annotations
 
-import errno
 import functools
 import io
 import json
@@ -55,8 +54,10 @@ from joblib import Parallel, delayed
 
 from dpbench import registry
 from dpbench.config import ConfigError
+from dpbench.data._base import write_failure
 from dpbench.engine.identity import Trial, trial_key
 from dpbench.engine.pages import advice_wanted, huge_page_advice
+from dpbench.engine.store import ADVICE as STORE_ADVICE
 from dpbench.engine.store import (
     SHARD_DIR,
     Record,
@@ -499,14 +500,6 @@ def assemble(
     return table
 
 
-
-def os_error(err: OSError, run_dir: Path) -> RunError:
-    """An OS error while writing the run folder as one line naming the path (read-only folder, permission, …)."""
-    path = err.filename or run_dir
-    return RunError(f"cannot write {path}: {err.strerror or err}; choose a writable --output-dir (finished trials "
-                    "already in the store are kept)")
-
-
 def run(
     config: Any,
     *,
@@ -539,9 +532,10 @@ def run(
         with run_lock(config.run_dir):
             return run_locked(config, kind, plan, items, selected, selection, n_jobs, fresh, progress, log, started)
     except OSError as err:
-        if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT):
-            raise os_error(err, config.run_dir) from None
-        raise
+        words = write_failure(err, err.filename or config.run_dir, STORE_ADVICE)
+        if words is None:
+            raise
+        raise RunError(words) from None
 
 
 def log_stale(planned: Planned, selected: list[tuple[Any, Trial]], log: Callable[[str], None], verb: str) -> None:

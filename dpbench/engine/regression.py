@@ -48,6 +48,7 @@ from threadpoolctl import threadpool_limits
 
 from dpbench import registry
 from dpbench.config import ConfigError
+from dpbench.config.fields import swept_id
 from dpbench.data import Dataset, DataUnavailableError
 from dpbench.data._base import file_digest, recording_reads
 from dpbench.data.metrics import TrialCoordinates, get_metric
@@ -166,10 +167,7 @@ def display_label(entry: DatasetEntry, dataset: Dataset | None) -> str:
 
 def dataset_id(entry: DatasetEntry, label: str) -> str:
     """Unique per concrete dataset: the label plus any swept options."""
-    if not entry.swept:
-        return label
-    options = dict(entry.options)
-    return f"{label} [" + ", ".join(f"{k}={options[k]}" for k in entry.swept) + "]"
+    return swept_id(label, entry.options, entry.swept)
 
 
 @dataclass(frozen=True)

@@ -22,14 +22,21 @@ Example::
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from dpbench import registry
 from dpbench.config.base import COMMON_KEYS, BaseConfig, parse_base
-from dpbench.config.fields import ConfigError, check_keys, fail, parse_component, parse_entries, positive_int
+from dpbench.config.fields import (
+    ConfigError,
+    check_keys,
+    entry_key,
+    fail,
+    parse_component,
+    parse_entries,
+    positive_int,
+)
 from dpbench.contract import HyperError
 from dpbench.data.metrics import METRICS
 
@@ -67,7 +74,7 @@ class DatasetEntry:
     @property
     def key(self) -> str:
         """Unique, stable identifier (trial seeds and shard names derive from it)."""
-        return f"{self.loader}{json.dumps(dict(self.options), sort_keys=True)}"
+        return entry_key(self.loader, self.options)
 
     @property
     def data_key(self) -> str:
@@ -75,7 +82,7 @@ class DatasetEntry:
         grid's largest value, whose draw it is cut from (data seeds and worker affinity derive from it)."""
         if self.nest_from is None:
             return self.key
-        return f"{self.loader}{json.dumps(dict(self.nest_from), sort_keys=True)}"
+        return entry_key(self.loader, self.nest_from)
 
     def nest_base(self) -> DatasetEntry:
         """The entry of the draw a ``nested`` entry is cut from (itself without ``nested``)."""
@@ -93,7 +100,7 @@ class MechanismEntry:
 
     @property
     def key(self) -> str:
-        return f"{self.mechanism}{json.dumps(dict(self.hyper), sort_keys=True)}"
+        return entry_key(self.mechanism, self.hyper)
 
 
 @dataclass(kw_only=True)

@@ -20,7 +20,6 @@ complete new file; a failed write (disk full, ...) removes its temp file.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
@@ -37,7 +36,7 @@ import numpy as np
 import yaml
 
 from dpbench import __version__
-from dpbench.data._base import file_digest, replace_atomically
+from dpbench.data._base import file_digest, replace_explained
 from dpbench.engine.identity import trial_key
 
 SHARD_DIR = "shards"
@@ -67,29 +66,19 @@ class OlderShardError(ShardError):
 # atomic writes
 
 
-@contextlib.contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; on success it replaces ``path`` atomically, on error it is removed.
+#: what to do when a run-folder file cannot be written (:func:`dpbench.data._base.write_failure`)
+ADVICE = {"full": "free space and run the same command again (finished blocks are kept)",
+          "denied": "choose a writable --output-dir (finished trials already in the store are kept)"}
+
+
+def atomic_path(path: Path) -> contextlib.AbstractContextManager[Path]:
+    """A temporary path next to ``path``; on success it replaces ``path`` atomically, on error it is removed; a full
+    disk or a folder that may not be written raises :class:`RunError` in words.
 
     A crash (SIGKILL) leaves at most a hidden ``.<name>.<pid>.tmp`` file, which :func:`remove_stale_temp_files`
     deletes at the next run; ``path`` itself is never half-written.
     """
-    path = Path(path)
-    try:
-        with replace_atomically(path) as tmp:
-            yield tmp
-    except OSError as err:
-        if err.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise RunError(
-                f"disk full while writing {path} ({os.strerror(err.errno)}); nothing half-written was left — free "
-                "space and run the same command again (finished blocks are kept)"
-            ) from err
-        if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise RunError(
-                f"cannot write {path}: {os.strerror(err.errno)}; choose a writable --output-dir (finished trials "
-                "already in the store are kept)"
-            ) from err
-        raise
+    return replace_explained(path, ADVICE, lambda _errno, words: RunError(words))
 
 
 def write_atomic(path: Path, text: str | bytes) -> None:

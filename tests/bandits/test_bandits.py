@@ -310,6 +310,25 @@ def test_run_bandit_deterministic_and_validates():
         run_bandit(logit, "linucb", 100, math.inf, 1e-5, np.random.default_rng(0))
 
 
+def test_every_linear_bandit_algorithm_checks_link_calibration_and_fail_prob_alike():
+    """elim_*, squarecb_* and the perfect-oracle control share one check (oracles.bandit_failure_probability)."""
+    from dpbench.bandits.oracles import bandit_failure_probability, failure_probability
+
+    env = sphere(np.random.default_rng(0), d=3, n_arms=3)
+    logit = sphere(np.random.default_rng(0), d=3, n_arms=3, link="logistic")
+    assert bandit_failure_probability(env, 400, 0.5, None, "paper", "X's oracles") == 1 / 400
+    assert bandit_failure_probability(logit, 400, 0.5, 0.01, "paper") == 0.01  # GLM oracles: any link
+    assert failure_probability(None, 50) == 1 / 50
+    for name in ("elim_iwr_jdp", "elim_ssp_ldp", "squarecb_jdp", "squarecb_perfect_oracle"):
+        with pytest.raises(ValueError, match="are linear: they need link='linear', the environment has link 'logis"):
+            run_bandit(logit, name, 100, 0.5, 1e-5, np.random.default_rng(0))
+        with pytest.raises(ValueError, match=r"fail_prob must lie in \(0, 1\), got 1.5"):
+            run_bandit(env, name, 100, 0.5, 1e-5, np.random.default_rng(0), fail_prob=1.5)
+    for name in ("elim_iwr_glm_jdp", "squarecb_ldp"):
+        with pytest.raises(ValueError, match="epsilon ≤ 1"):
+            run_bandit(env, name, 100, 2.0, 1e-5, np.random.default_rng(0))
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # config + runner (kind: bandit)
 

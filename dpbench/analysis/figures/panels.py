@@ -1,17 +1,67 @@
 """The panels figure: a grid of panels of the median of a metric vs a coordinate, each with a bootstrap 95% band
 (:func:`dpbench.analysis.stats.median_ci`), whose curves are styled per *label* (several entries of one mechanism
-with different hyperparameters get distinct colours). The control experiments' figures (issue 17) use it."""
+with different hyperparameters get distinct colours). The control experiments' figures (issue 17) use it.
+
+The frame every grid figure of the controls shares — panels, a wrapped italic caption at the foot, a figure legend
+at the right, a title — is :func:`panel_grid` + :func:`finish_grid`."""
 
 from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dpbench.analysis.stats import median_ci
+
+#: a caption line: about 13 characters per inch of figure width (7-pt italic), 0.16 inch high
+CAPTION_CHARS_PER_INCH = 13
+CAPTION_LINE_INCHES = 0.16
+#: inches kept free above the panels for the title
+TITLE_INCHES = 0.45
+
+
+@dataclass
+class PanelGrid:
+    """A figure of panels with room for its wrapped caption (:func:`panel_grid`)."""
+
+    fig: Any
+    axes: np.ndarray
+    width: float
+    height: float
+    caption: list[str]
+
+
+def panel_grid(nrows: int, ncols: int, width: float, panels_height: float, caption: str) -> PanelGrid:
+    """``nrows`` × ``ncols`` axes on a figure ``width`` inches wide (130 dpi) and ``panels_height`` inches tall plus
+    :data:`CAPTION_LINE_INCHES` per line of ``caption`` wrapped to the width."""
+    from matplotlib.figure import Figure
+
+    lines = textwrap.wrap(caption, int(width * CAPTION_CHARS_PER_INCH)) if caption else []
+    height = panels_height + CAPTION_LINE_INCHES * len(lines)
+    fig = Figure(figsize=(width, height), dpi=130)
+    return PanelGrid(fig, fig.subplots(nrows, ncols, squeeze=False), width, height, lines)
+
+
+def finish_grid(grid: PanelGrid, *, title: str = "", legend: Mapping[str, Any] | None = None,
+                legend_inches: float = 0.0, foot_inches: float = 0.5):
+    """Lay out a :func:`panel_grid` figure: the figure legend of ``legend`` (name → handle) at the right, in
+    ``legend_inches`` kept free; ``title`` on top; the caption at the bottom left, with ``foot_inches`` kept free
+    above it for the axis labels. Returns the figure."""
+    fig = grid.fig
+    if legend is not None:
+        fig.legend(list(legend.values()), list(legend.keys()), loc="center right", fontsize=7, frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    if grid.caption:
+        fig.text(0.01, 0.01, "\n".join(grid.caption), ha="left", va="bottom", fontsize=7, style="italic")
+    bottom = (CAPTION_LINE_INCHES * len(grid.caption) + foot_inches) / grid.height
+    fig.tight_layout(rect=(0, bottom, 1 - legend_inches / grid.width, 1 - TITLE_INCHES / grid.height))
+    return fig
 
 
 def median_panels(
@@ -24,7 +74,6 @@ def median_panels(
     bootstrap 95% band, one colour per label (``labels`` order); ``reference_labels`` drawn grey/black without band;
     ``linestyle_by`` splits a label's curve by another column (e.g. ε). With a single ``rows`` value the ``cols``
     panels wrap after ``wrap`` columns. Returns a matplotlib Figure."""
-    from matplotlib.figure import Figure
     from matplotlib.ticker import NullFormatter
 
     rng = np.random.default_rng(seed)
@@ -40,11 +89,8 @@ def median_panels(
         nrows = math.ceil(len(col_values) / wrap)
     else:
         nrows, ncols = len(row_values), len(col_values)
-    width = 3.9 * ncols + 2.6
-    cap_lines = textwrap.wrap(caption, int(width * 13)) if caption else []
-    height = 3.0 * nrows + 0.9 + 0.16 * len(cap_lines)
-    fig = Figure(figsize=(width, height), dpi=130)
-    axes = fig.subplots(nrows, ncols, squeeze=False)
+    panels = panel_grid(nrows, ncols, 3.9 * ncols + 2.6, 3.0 * nrows + 0.9, caption)
+    fig, axes = panels.fig, panels.axes
     drawn = [lab for lab in labels if lab not in reference_labels]
     colours = {label: f"C{i % 10}" for i, label in enumerate(drawn)}
     marker_of = {label: markers[i % len(markers)] for i, label in enumerate(drawn)}
@@ -90,11 +136,4 @@ def median_panels(
             ax.set_ylabel(ylabel or metric)
     for extra in list(axes.flat)[len(cells):]:
         fig.delaxes(extra)
-    fig.legend(list(handles.values()), list(handles.keys()), loc="center right", fontsize=7, frameon=False)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    if cap_lines:
-        fig.text(0.01, 0.01, "\n".join(cap_lines), ha="left", va="bottom", fontsize=7, style="italic")
-    bottom = (0.16 * len(cap_lines) + 0.55) / height
-    fig.tight_layout(rect=(0, bottom, 1 - 2.4 / width, 1 - 0.45 / height))
-    return fig
+    return finish_grid(panels, title=title, legend=handles, legend_inches=2.4, foot_inches=0.55)

@@ -7,13 +7,10 @@ interrupted save never leaves a half-written file (the runner's stale-temp clean
 from __future__ import annotations
 
 import contextlib
-import errno
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dpbench.data._base import replace_atomically
+from dpbench.data._base import replace_explained
 
 #: resolution of every PNG dpbench writes
 DPI = 150
@@ -21,19 +18,14 @@ DPI = 150
 SUFFIXES = (".png", ".pdf")
 
 
-@contextlib.contextmanager
-def atomic_target(path: Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path``, on error it is removed
-    (:func:`dpbench.data._base.replace_atomically`); a full disk is said in words."""
-    path = Path(path)
-    try:
-        with replace_atomically(path) as tmp:
-            yield tmp
-    except OSError as err:
-        if err.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise OSError(err.errno, f"disk full while writing {path} ({os.strerror(err.errno)}); nothing "
-                                     "half-written was left — free space and draw again") from None
-        raise
+#: what to do when a figure cannot be written (:func:`dpbench.data._base.write_failure`)
+ADVICE = {"full": "free space and draw again"}
+
+
+def atomic_target(path: Path) -> contextlib.AbstractContextManager[Path]:
+    """A temporary path beside ``path``; on success it replaces ``path``, on error it is removed
+    (:func:`dpbench.data._base.replace_explained`); a full disk is said in words."""
+    return replace_explained(path, ADVICE, OSError)
 
 
 def save_figure(fig: Any, path: str | Path) -> Path:

@@ -3,8 +3,8 @@ a sequential colour map for a numeric hue (ε = ∞ in black), greys and dash pa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import matplotlib
 import numpy as np
@@ -26,6 +26,7 @@ UNREGISTERED_PALETTE = ("#000080", "#e7298a", "#1b9e77", "#4b0082", "#d6616b", "
 PALETTE_MIN_DISTANCE = 0.25
 #: further dash patterns once the four basic line styles are taken by curves of one colour
 EXTRA_DASHES = ((0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (8, 2, 2, 2)))
+T = TypeVar("T")
 
 
 def registered_colours() -> list[str]:
@@ -69,6 +70,21 @@ def sequential_colours(values: list[Any]) -> dict[Any, Any]:
     return colours
 
 
+def first_free(pool: Sequence[T], used: Container[Any], turn: int) -> T:
+    """The first of ``pool`` not in ``used``; when every one is used, ``pool[turn % len(pool)]`` (cycling)."""
+    free = [value for value in pool if value not in used]
+    return free[0] if free else pool[turn % len(pool)]
+
+
+def _registered(names: list[Any], mechanisms: list[str | None]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """Each distinct name once, in order, with the registered style of its (first) mechanism ({} without one)."""
+    seen: set[Any] = set()
+    for name, mech in zip(names, mechanisms, strict=True):
+        if name not in seen:
+            seen.add(name)
+            yield name, mechanism_style(mech) if mech else {}
+
+
 def label_styles(names: list[Any], mechanisms: list[str | None]) -> dict[Any, dict[str, Any]]:
     """Registry colour/marker/linestyle per curve name, with distinct fallbacks where missing or taken: a name without
     a registered colour (or whose colour another name has) takes the next of :func:`unregistered_palette`."""
@@ -76,20 +92,15 @@ def label_styles(names: list[Any], mechanisms: list[str | None]) -> dict[Any, di
     styles: dict[Any, dict[str, Any]] = {}
     used_colors: set[Any] = set()
     used_markers: set[str] = set()
-    for name, mech in zip(names, mechanisms, strict=True):
-        if name in styles:
-            continue
-        base = mechanism_style(mech) if mech else {}
+    for name, base in _registered(names, mechanisms):
         color = base.get("color")  # as registered ("green"); compared as hex ("#008000")
         if color is None or to_hex(color) in used_colors:
             palette = unregistered_palette() if palette is None else palette
-            free = [c for c in palette if c not in used_colors]
-            color = free[0] if free else palette[len(styles) % len(palette)]
+            color = first_free(palette, used_colors, len(styles))
         marker = base.get("marker")
         if marker is None or (marker in used_markers and base.get("color") is not None
                               and to_hex(base["color"]) in used_colors):
-            free = [m for m in FALLBACK_MARKERS if m not in used_markers]
-            marker = free[0] if free else FALLBACK_MARKERS[len(styles) % len(FALLBACK_MARKERS)]
+            marker = first_free(FALLBACK_MARKERS, used_markers, len(styles))
         used_colors.add(to_hex(color))
         used_markers.add(marker)
         styles[name] = {"color": color, "marker": marker or "", "linestyle": base.get("linestyle", "-")}
@@ -114,21 +125,16 @@ def style_map(values: list[Any], mechanisms: list[str | None], by_label: bool) -
     out: dict[Any, dict[str, str]] = {}
     used_ls: set[str] = set()
     used_markers: set[str] = set()
-    for value, mech in zip(values, mechanisms, strict=True):
-        if value in out:
-            continue
-        base = mechanism_style(mech) if (by_label and mech) else {}
+    for value, base in _registered(values, mechanisms if by_label else [None] * len(values)):
         linestyle = base.get("linestyle")
         if linestyle is None or linestyle in used_ls:
-            free = [ls for ls in LINESTYLES if ls not in used_ls]
-            linestyle = free[0] if free else LINESTYLES[len(out) % len(LINESTYLES)]
+            linestyle = first_free(LINESTYLES, used_ls, len(out))
         used_ls.add(linestyle)
         entry = {"linestyle": linestyle}
         if by_label:
             marker = base.get("marker")
             if not marker or marker in used_markers:
-                free = [m for m in FALLBACK_MARKERS if m not in used_markers]
-                marker = free[0] if free else FALLBACK_MARKERS[len(out) % len(FALLBACK_MARKERS)]
+                marker = first_free(FALLBACK_MARKERS, used_markers, len(out))
             used_markers.add(marker)
             entry["marker"] = marker
         out[value] = entry

@@ -14,19 +14,23 @@ Synthetic controls, not reproductions: the paper has no experiments.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dpbench import registry
+from dpbench.analysis.figures.panels import PanelGrid, finish_grid, panel_grid
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import fmt_ci, halfwidth95, loglog_slope, loglog_slope_ci, paired_ratio_ci
 
 PAIR = ["data_draw", "trial"]
+#: the y axis of the control figures: the excess population risk
+EXCESS_LABEL = "½‖θ̂ − w*‖²_H"
 
 
 def _eta_values(trials: pd.DataFrame) -> pd.Series:
@@ -84,52 +88,73 @@ def eta_table(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
-    from matplotlib.figure import Figure
+@dataclass
+class _Panel:
+    """One panel of the control figures: its axes and place, its run's trials and ε, the trials at that ε."""
 
+    ax: Any
+    row: int
+    col: int
+    last_row: bool
+    trials: pd.DataFrame
+    epsilon: float
+    part: pd.DataFrame
+
+
+def _eps_panels(runs_trials: list[pd.DataFrame], caption: str, run_inches: float, extra_inches: float,
+                eps_inches: float) -> tuple[PanelGrid, list[_Panel]]:
+    """The frame of the two control figures: one column per run (spectrum), one row per ε of the runs."""
     eps_values = sorted({float(e) for t in runs_trials for e in t["epsilon"].unique()})
     ncols = len(runs_trials)
-    width = 3.6 * ncols + 2.4
-    cap_lines = textwrap.wrap(caption, int(width * 13)) if caption else []
-    height = 3.0 * len(eps_values) + 1.0 + 0.16 * len(cap_lines)
-    fig = Figure(figsize=(width, height), dpi=130)
-    axes = fig.subplots(len(eps_values), ncols, squeeze=False)
+    panels = panel_grid(len(eps_values), ncols, run_inches * ncols + extra_inches,
+                        eps_inches * len(eps_values) + 1.0, caption)
+    cells = [_Panel(panels.axes[r, c], r, c, r == len(eps_values) - 1, trials, eps,
+                    trials[np.isclose(trials["epsilon"], eps)])
+             for c, trials in enumerate(runs_trials) for r, eps in enumerate(eps_values)]
+    return panels, cells
+
+
+def _mean_band(ax: Any, agg: pd.DataFrame, colour: str, **plot: Any) -> Any:
+    """The mean excess ± 1.96·sd/√R (floored at a tenth of the mean, log axes) of an ``agg`` of mean/std/count."""
+    half = halfwidth95(agg["std"], agg["count"])
+    (line,) = ax.plot(agg.index, agg["mean"], marker="o", markersize=3, color=colour, **plot)
+    ax.fill_between(agg.index, np.maximum(agg["mean"] - half, 0.1 * agg["mean"]), agg["mean"] + half,
+                    color=colour, alpha=0.15, linewidth=0)
+    return line
+
+
+def _label_axes(cell: _Panel, xlabel: str) -> None:
+    ax = cell.ax
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(f"{_spectrum_name(cell.trials)}, ε = {cell.epsilon:g}", fontsize=9)
+    if cell.last_row:
+        ax.set_xlabel(xlabel)
+    if cell.col == 0:
+        ax.set_ylabel(EXCESS_LABEL)
+
+
+def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
+    panels, cells = _eps_panels([_base_labels(t) for t in runs_trials], caption, 3.6, 2.4, 3.0)
     handles = {}
-    for c, trials in enumerate(runs_trials):
-        trials = _base_labels(trials)
-        for r, eps in enumerate(eps_values):
-            ax = axes[r, c]
-            part = trials[np.isclose(trials["epsilon"], eps)]
-            for k, (label, sub) in enumerate(part.groupby("label", sort=False)):
-                grid = sub[sub["eta"] != "rule"].assign(x=lambda f: f["eta"].astype(float))
-                agg = grid.groupby("x")["excess_pop_paper"].agg(["mean", "std", "count"])
-                half = halfwidth95(agg["std"], agg["count"])
-                (line,) = ax.plot(agg.index, agg["mean"], marker="o", markersize=3, color=f"C{k}")
-                ax.fill_between(agg.index, np.maximum(agg["mean"] - half, 0.1 * agg["mean"]), agg["mean"] + half,
-                                color=f"C{k}", alpha=0.15, linewidth=0)
-                handles.setdefault(f"{label}, η grid", line)
-                rule = sub[sub["eta"] == "rule"]
-                if not rule.empty:
-                    m = rule["excess_pop_paper"].mean()
-                    h = halfwidth95(rule["excess_pop_paper"].std(), len(rule))
-                    eb = ax.errorbar([rule["info.eta"].mean()], [m], yerr=[[min(h, 0.999 * m)], [h]], marker="*",
-                                     markersize=11, color=f"C{k}", linestyle="none", markeredgecolor="black")
-                    handles.setdefault(f"{label}, rule η", eb)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.set_title(f"{_spectrum_name(trials)}, ε = {eps:g}", fontsize=9)
-            if r == len(eps_values) - 1:
-                ax.set_xlabel("step size η")
-            if c == 0:
-                ax.set_ylabel("½‖θ̂ − w*‖²_H")
-    fig.legend(list(handles.values()), list(handles.keys()), loc="center right", fontsize=7, frameon=False)
+    for cell in cells:
+        ax = cell.ax
+        for k, (label, sub) in enumerate(cell.part.groupby("label", sort=False)):
+            grid = sub[sub["eta"] != "rule"].assign(x=lambda f: f["eta"].astype(float))
+            agg = grid.groupby("x")["excess_pop_paper"].agg(["mean", "std", "count"])
+            handles.setdefault(f"{label}, η grid", _mean_band(ax, agg, f"C{k}"))
+            rule = sub[sub["eta"] == "rule"]
+            if not rule.empty:
+                m = rule["excess_pop_paper"].mean()
+                h = halfwidth95(rule["excess_pop_paper"].std(), len(rule))
+                eb = ax.errorbar([rule["info.eta"].mean()], [m], yerr=[[min(h, 0.999 * m)], [h]], marker="*",
+                                 markersize=11, color=f"C{k}", linestyle="none", markeredgecolor="black")
+                handles.setdefault(f"{label}, rule η", eb)
+        ax.set_xscale("log")
+        _label_axes(cell, "step size η")
     size = f"d = {_values(runs_trials, 'd')}, N = {_values(runs_trials, 'n')}"
-    fig.suptitle(f"DP-FTRL: rule η (stars) vs η grid (non-private oracle tuning), {size}", fontsize=10)
-    if cap_lines:
-        fig.text(0.01, 0.01, "\n".join(cap_lines), ha="left", va="bottom", fontsize=7, style="italic")
-    fig.tight_layout(rect=(0, (0.16 * len(cap_lines) + 0.45) / height, 1 - 2.3 / width, 1 - 0.45 / height))
-    return fig
+    return finish_grid(panels, title=f"DP-FTRL: rule η (stars) vs η grid (non-private oracle tuning), {size}",
+                       legend=handles, legend_inches=2.3, foot_inches=0.45)
 
 
 def _check(name: str, options: dict[str, str], allowed: set[str]) -> None:
@@ -206,45 +231,20 @@ def slope_difference_rows(trials: pd.DataFrame, seed: int = 0, resamples: int = 
 def slopes_figure(runs_trials: list[pd.DataFrame], table: pd.DataFrame, caption: str):
     """Mean ± 1.96·sd/√R of the excess vs N (data draws pooled), one column per spectrum, one row per ε; the legend
     carries each curve's fitted slope with its bootstrap CI."""
-    from matplotlib.figure import Figure
-
-    eps_values = sorted({float(e) for t in runs_trials for e in t["epsilon"].unique()})
-    ncols = len(runs_trials)
-    width = 3.9 * ncols + 0.6
-    cap_lines = textwrap.wrap(caption, int(width * 13)) if caption else []
-    height = 3.4 * len(eps_values) + 1.0 + 0.16 * len(cap_lines)
-    fig = Figure(figsize=(width, height), dpi=130)
-    axes = fig.subplots(len(eps_values), ncols, squeeze=False)
-    for c, trials in enumerate(runs_trials):
-        spectrum = _spectrum_name(trials)
-        for r, eps in enumerate(eps_values):
-            ax = axes[r, c]
-            part = trials[np.isclose(trials["epsilon"], eps)]
-            for k, (label, sub) in enumerate(part.groupby("label", sort=False)):
-                agg = sub.groupby("data.n")["excess_pop_paper"].agg(["mean", "std", "count"])
-                half = halfwidth95(agg["std"], agg["count"])
-                row = table[(table["spectrum"] == spectrum) & (table["label"] == label)
-                            & (table["epsilon"].isin([f"{eps:g}", "∞"]))]
-                slope = fmt_ci(*row[["slope", "lo", "hi"]].iloc[0], 2) if len(row) else ""
-                ax.plot(agg.index, agg["mean"], marker="o", markersize=3, color=f"C{k}",
-                        label=f"{label}: slope {slope}")
-                ax.fill_between(agg.index, np.maximum(agg["mean"] - half, 0.1 * agg["mean"]), agg["mean"] + half,
-                                color=f"C{k}", alpha=0.15, linewidth=0)
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.set_title(f"{spectrum}, ε = {eps:g}", fontsize=9)
-            ax.legend(fontsize=6, loc="lower left")
-            if r == len(eps_values) - 1:
-                ax.set_xlabel("N")
-            if c == 0:
-                ax.set_ylabel("½‖θ̂ − w*‖²_H")
-    fig.suptitle(f"DP-FTRL: excess risk vs N, data redrawn per trial (d = {_values(runs_trials, 'd')}); slopes "
-                 "with bootstrap 95% CIs", fontsize=10)
-    if cap_lines:
-        fig.text(0.01, 0.01, "\n".join(cap_lines), ha="left", va="bottom", fontsize=7, style="italic")
-    fig.tight_layout(rect=(0, (0.16 * len(cap_lines) + 0.2) / height, 1, 1 - 0.45 / height))
-    return fig
+    panels, cells = _eps_panels(runs_trials, caption, 3.9, 0.6, 3.4)
+    for cell in cells:
+        spectrum, eps = _spectrum_name(cell.trials), cell.epsilon
+        for k, (label, sub) in enumerate(cell.part.groupby("label", sort=False)):
+            agg = sub.groupby("data.n")["excess_pop_paper"].agg(["mean", "std", "count"])
+            row = table[(table["spectrum"] == spectrum) & (table["label"] == label)
+                        & (table["epsilon"].isin([f"{eps:g}", "∞"]))]
+            slope = fmt_ci(*row[["slope", "lo", "hi"]].iloc[0], 2) if len(row) else ""
+            _mean_band(cell.ax, agg, f"C{k}", label=f"{label}: slope {slope}")
+        cell.ax.set_xscale("log", base=2)
+        cell.ax.legend(fontsize=6, loc="lower left")
+        _label_axes(cell, "N")
+    return finish_grid(panels, title=f"DP-FTRL: excess risk vs N, data redrawn per trial (d = "
+                       f"{_values(runs_trials, 'd')}); slopes with bootstrap 95% CIs", foot_inches=0.2)
 
 
 @registry.register_analysis(

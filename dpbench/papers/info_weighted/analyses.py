@@ -18,7 +18,7 @@ import pandas as pd
 
 from dpbench import registry
 from dpbench.analysis.figures.save import save_figure
-from dpbench.analysis.runs import load_run
+from dpbench.analysis.runs import load_run, require_columns
 from dpbench.analysis.stats import paired_ratio_ci
 from dpbench.engine.store import write_atomic
 
@@ -181,10 +181,7 @@ def iw_e5(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]
     written = []
     for run_dir in runs:
         run = load_run(run_dir)
-        needed = {"data.rho", "data.s", "data.n", "abs_error_1d"}
-        if not needed <= set(run.trials.columns):
-            raise ValueError(f"iw_e5: {run.path / 'trials.csv'} lacks {sorted(needed - set(run.trials.columns))} "
-                             "(an iw_e5_ldp_1d run)")
+        require_columns(run, ("abs_error_1d", "data.n", "data.rho", "data.s"), "iw_e5", "an iw_e5_ldp_1d run has them")
         table, wide = e5_tables(run.trials)
         with pd.option_context("display.width", 200, "display.max_rows", 500):
             echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))

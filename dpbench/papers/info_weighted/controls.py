@@ -21,7 +21,7 @@ from dpbench.analysis.figures.panels import median_panels
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.figures.text import metric_name
 from dpbench.analysis.runs import load_run
-from dpbench.analysis.stats import fmt_ci, loglog_slope_ci, paired_ratio_ci
+from dpbench.analysis.stats import curve_slopes, fmt_ci, paired_ratio_ci
 
 DEFAULT_PAIRS = (
     ("IWR-DP (W learned)", "AdaSSP"),
@@ -172,11 +172,9 @@ def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable
         raise ValueError(f"iw-slopes: unknown options {sorted(unknown)} (allowed: metric, out)")
     metric = options.get("metric", "param_error_sigma")
     trials = load_trials(runs)
-    rng = np.random.default_rng(0)
     rows = []
-    for (dataset, label, eps), part in trials.groupby(["dataset", "label", "epsilon"], sort=False):
-        groups = {float(n): g[metric].to_numpy() for n, g in part.groupby("data.n")}
-        slope, lo, hi = loglog_slope_ci(groups, rng, stat=np.median)
+    for (dataset, label, eps), groups, (slope, lo, hi) in curve_slopes(trials, ["dataset", "label", "epsilon"],
+                                                                         "data.n", metric, np.random.default_rng(0)):
         rows.append({"dataset": dataset, "label": label, "epsilon": eps, "n values": len(groups),
                      "fits per n": int(min(len(v) for v in groups.values())), "slope": slope, "lo": lo, "hi": hi})
     table = pd.DataFrame(rows)

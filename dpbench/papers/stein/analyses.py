@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpbench import registry
-from dpbench.analysis.runs import load_run
+from dpbench.analysis.runs import load_run, require_columns
 
 #: spec 003 §6.6 (median err2; literal 10 trials with c0 = 1, central 20 trials with c0 = 4)
 SPEC_TABLE_66 = {
@@ -55,8 +55,7 @@ def stein_table66(runs: list[Path], options: dict[str, str], echo: Callable[[str
     written = []
     for run_dir in runs:
         run = load_run(run_dir)
-        if "stein_err2" not in run.trials:
-            raise ValueError(f"stein_table66: {run.path / 'trials.csv'} has no stein_err2 column")
+        require_columns(run, ("stein_err2",), "stein_table66", "a stein_table66 run has it")
         text = table_66(run.trials)
         path = run.path / "table66.md"
         path.write_text(text + "\n", encoding="utf-8")

@@ -28,7 +28,7 @@ from dpbench import registry
 from dpbench.analysis.figures.panels import median_panels
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
-from dpbench.analysis.stats import fmt_ci, loglog_slope_ci
+from dpbench.analysis.stats import curve_slopes, fmt_ci
 from dpbench.mechanisms.stein.calibration import clip_radius, stein_noise_scales
 from dpbench.mechanisms.stein.families import get_family
 
@@ -133,11 +133,9 @@ def stein_ctrl_analysis(runs: list[Path], options: dict[str, str], echo: Callabl
     run = load_run(runs[0])
     trials = run.trials
     metric = options.get("metric", "stein_err2")
-    rng = np.random.default_rng(0)
     rows = []
-    for (n, label), part in trials.groupby(["data.n", "label"], sort=False):
-        groups = {float(e): g[metric].to_numpy() for e, g in part.groupby("epsilon")}
-        slope, lo, hi = loglog_slope_ci(groups, rng, stat=np.median)
+    for (n, label), groups, (slope, lo, hi) in curve_slopes(trials, ["data.n", "label"], "epsilon", metric,
+                                                              np.random.default_rng(0)):
         meds = {f"median ε={e:g}": float(np.median(v)) for e, v in groups.items()}
         rows.append({"n": int(n), "label": label, **meds, "slope vs ε": fmt_ci(slope, lo, hi, 3)})
     table = pd.DataFrame(rows)
