@@ -96,27 +96,17 @@ def _echo_table(table: pd.DataFrame, echo: Callable[[str], None]) -> None:
         echo(shown[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
 
 
-def _check_options(name: str, options: dict[str, str], allowed: set[str]) -> None:
-    unknown = set(options) - allowed
-    if unknown:
-        raise ValueError(f"{name}: unknown options {sorted(unknown)} (allowed: {', '.join(sorted(allowed))})")
-
-
-def _int_list(text: str) -> list[int]:
-    return [int(float(v)) for v in text.split(",") if v.strip()]
-
-
 @registry.register_analysis(
     "bandit-ratios", summary="paired regret ratios with bootstrap CIs: private/non-private, alg/LinUCB; -o at=T1,T2",
 )
 def bandit_ratios_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    _check_options("bandit-ratios", options, {"at", "out"})
+    o = registry.analysis_options("bandit-ratios", options, {"at": [], "out": ""})
     for run in runs:
         trials = read_bandit_run(run)
         t_max = int(trials["T"].max())
-        at = _int_list(options["at"]) if "at" in options else sorted({min(65536, t_max), t_max})
+        at = [int(float(v)) for v in o["at"]] or sorted({min(65536, t_max), t_max})
         table = ratio_table(trials, at)
-        out = Path(options.get("out", str(Path(run) / "regret_ratios.csv")))
+        out = Path(o["out"] or Path(run) / "regret_ratios.csv")
         table.to_csv(out, index=False)
         echo(f"{run}: ratios of mean regret (paired by trial, bootstrap 95% CI)")
         _echo_table(table, echo)
@@ -206,18 +196,18 @@ def perfect_ratio_table(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     "bandit-dimfree-control", summary="SquareCB vs the perfect oracle with the same schedule (figure + ratio CIs)",
 )
 def dimfree_control_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    _check_options("bandit-dimfree-control", options, {"out", "caption"})
+    o = registry.analysis_options("bandit-dimfree-control", options, {"out": "", "caption": ""})
     run = Path(runs[0])
     trials = pd.concat([read_bandit_run(r) for r in runs], ignore_index=True)
     table = perfect_ratio_table(trials)
-    stem = Path(options.get("out", str(run / "dimfree_control")))
+    stem = Path(o["out"] or run / "dimfree_control")
     table.to_csv(f"{stem}_ratios.csv", index=False)
     with pd.option_context("display.width", 250, "display.max_columns", 20):
         echo(table.assign(ratio=[fmt_ci(r, lo, hi, 3) for r, lo, hi in
                                  zip(table["ratio"], table["lo"], table["hi"], strict=True)])
              .drop(columns=["lo", "hi"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     fig = dimfree_control_figure(trials, "SquareCB with the private dimension-free oracles vs a perfect oracle "
-                                 "(θ̂ = θ*) with the same exploration schedule", options.get("caption", ""))
+                                 "(θ̂ = θ*) with the same exploration schedule", o["caption"])
     for path in save_figures(fig, stem):
         echo(f"wrote {path}")
 
@@ -232,10 +222,10 @@ def dimfree_control_analysis(runs: list[Path], options: dict[str, str], echo: Ca
 def bandit_f8_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
     from dpbench.analysis.runs import load_run
 
-    _check_options("bandit-f8", options, {"out", "caption", "metric"})
+    o = registry.analysis_options("bandit-f8", options, {"out": "", "caption": "", "metric": "param_error_sigma"})
     run = load_run(runs[0])
     trials = run.trials
-    metric = options.get("metric", "param_error_sigma")
+    metric = o["metric"]
     rows = []
     for (label, eps), groups, (slope, lo, hi) in curve_slopes(trials, ["label", "epsilon"], "data.d", metric,
                                                                 np.random.default_rng(0)):
@@ -243,13 +233,13 @@ def bandit_f8_analysis(runs: list[Path], options: dict[str, str], echo: Callable
         rows.append({"label": label, "epsilon": float(eps), **{f"median_d{d}": m for d, m in medians.items()},
                      "slope_vs_d": slope, "lo": lo, "hi": hi})
     table = pd.DataFrame(rows)
-    stem = Path(options.get("out", str(run.path / "f8")))
+    stem = Path(o["out"] or run.path / "f8")
     table.to_csv(f"{stem}_slopes.csv", index=False)
     with pd.option_context("display.width", 250, "display.max_columns", 20):
         echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     fig = median_panels(trials.assign(panel="G-PowerLaw regression"), metric, "data.d", rows="panel",
-                        cols="epsilon", reference_labels=("θ = 0",), title=run.title, caption=options.get(
-                            "caption", run.caption), xlabel="d", ylabel="median ‖θ̂ − θ*‖²_Σ")
+                        cols="epsilon", reference_labels=("θ = 0",), title=run.title,
+                        caption=o["caption"] or run.caption, xlabel="d", ylabel="median ‖θ̂ − θ*‖²_Σ")
     for path in save_figures(fig, stem):
         echo(f"wrote {path}")
 
@@ -344,14 +334,14 @@ def coverage_figure(summary: pd.DataFrame, title: str, caption: str):
     summary="spec 001 F5: coverage and mean width of the JDP confidence widths vs N; -o seeds= max_log2= out=STEM",
 )
 def bandit_coverage_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    _check_options("bandit-coverage", options, {"seeds", "max_log2", "out"})
-    seeds = int(options.get("seeds", 20))
-    max_log2 = int(options.get("max_log2", 17))
+    o = registry.analysis_options("bandit-coverage", options, {"seeds": 20, "max_log2": 17,
+                                                                "out": "results/bandit_ctrl_coverage/coverage"})
+    seeds, max_log2 = o["seeds"], o["max_log2"]
     sizes = [2**k for k in range(8, max_log2 + 1)]
     epsilons = [0.5, 1.0, math.inf]
     table = coverage_table(sizes, epsilons, seeds)
     summary = coverage_summary(table)
-    stem = Path(options.get("out", "results/bandit_ctrl_coverage/coverage"))
+    stem = Path(o["out"])
     stem.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(f"{stem}_trials.csv", index=False)
     summary.to_csv(f"{stem}_summary.csv", index=False)

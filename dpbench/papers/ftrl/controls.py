@@ -157,24 +157,18 @@ def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
                        legend=handles, legend_inches=2.3, foot_inches=0.45)
 
 
-def _check(name: str, options: dict[str, str], allowed: set[str]) -> None:
-    unknown = set(options) - allowed
-    if unknown:
-        raise ValueError(f"{name}: unknown options {sorted(unknown)} (allowed: {', '.join(sorted(allowed))})")
-
-
 @registry.register_analysis(
     "ftrl-eta-grid", summary="DP-FTRL rule η vs best grid η per spectrum, ratio Σ/I with CIs (issue 17); -o out=STEM",
 )
 def ftrl_eta_grid_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    _check("ftrl-eta-grid", options, {"out", "caption"})
+    o = registry.analysis_options("ftrl-eta-grid", options, {"out": "", "caption": ""})
     all_trials = [load_run(run).trials for run in runs]
     table = pd.concat([eta_table(t) for t in all_trials], ignore_index=True)
-    stem = Path(options.get("out", str(Path(runs[0]) / "eta_grid")))
+    stem = Path(o["out"] or Path(runs[0]) / "eta_grid")
     table.to_csv(f"{stem}.csv", index=False)
     with pd.option_context("display.width", 250, "display.max_columns", 20, "display.max_rows", 200):
         echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-    fig = eta_figure(all_trials, options.get("caption", ""))
+    fig = eta_figure(all_trials, o["caption"])
     for path in save_figures(fig, stem):
         echo(f"wrote {path}")
 
@@ -251,10 +245,10 @@ def slopes_figure(runs_trials: list[pd.DataFrame], table: pd.DataFrame, caption:
     "ftrl-slopes", summary="DP-FTRL rate slopes vs N with stratified-bootstrap CIs, data redrawn per trial (issue 17)",
 )
 def ftrl_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    _check("ftrl-slopes", options, {"out", "figure", "caption"})
+    o = registry.analysis_options("ftrl-slopes", options, {"out": "", "figure": "", "caption": ""})
     all_trials = [load_run(run).trials for run in runs]
     table = pd.concat([slope_rows(t) for t in all_trials], ignore_index=True)
-    out = Path(options.get("out", str(Path(runs[0]) / "slopes.csv")))
+    out = Path(o["out"] or Path(runs[0]) / "slopes.csv")
     table.to_csv(out, index=False)
     shown = table.assign(slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"],
                                                                           strict=True)]).drop(columns=["lo", "hi"])
@@ -265,6 +259,6 @@ def ftrl_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callab
     diffs.to_csv(out.with_name(out.stem + "_difference.csv"), index=False)
     echo("\nslope(Σ oracle) − slope(I), paired bootstrap 95% CI (negative = Σ decays faster):")
     echo(diffs.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
-    if options.get("figure"):
-        for path in save_figures(slopes_figure(all_trials, table, options.get("caption", "")), options["figure"]):
+    if o["figure"]:
+        for path in save_figures(slopes_figure(all_trials, table, o["caption"]), o["figure"]):
             echo(f"wrote {path}")

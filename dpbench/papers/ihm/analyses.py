@@ -15,15 +15,11 @@ from dpbench import registry
 def table2_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
     from dpbench.papers.ihm.table2 import compare_table2, format_comparison
 
-    unknown = set(options) - {"seed", "resamples", "output"}
-    if unknown:
-        raise ValueError(f"table2: unknown options {sorted(unknown)} (allowed: seed, resamples, output)")
-    seed = int(options.get("seed", 50))
-    resamples = int(options.get("resamples", 10))
-    table, missing = compare_table2(seed=seed, resamples=resamples, log=echo)
+    o = registry.analysis_options("table2", options, {"seed": 50, "resamples": 10, "output": ""})
+    table, missing = compare_table2(seed=o["seed"], resamples=o["resamples"], log=echo)
     echo(format_comparison(table))
     for key, reason in missing.items():
         echo(f"{key}: not available offline ({reason})")
-    if options.get("output"):
-        table.to_csv(options["output"], index=False)
-        echo(f"wrote {options['output']}")
+    if o["output"]:
+        table.to_csv(o["output"], index=False)
+        echo(f"wrote {o['output']}")

@@ -136,16 +136,14 @@ def ablation_figure(trials: pd.DataFrame, metric: str, title: str, caption: str)
     "iw-ablation", summary="IWR-DP ablation figure + paired ratio CIs (issue 17); -o metric= pairs='A/B;C/D' out=STEM",
 )
 def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    unknown = set(options) - {"metric", "pairs", "out", "caption", "title"}
-    if unknown:
-        raise ValueError(f"iw-ablation: unknown options {sorted(unknown)} "
-                         "(allowed: metric, pairs, out, caption, title)")
-    metric = options.get("metric", "param_error_sigma")
+    o = registry.analysis_options("iw-ablation", options, {"metric": "param_error_sigma", "pairs": "", "out": "",
+                                                            "caption": "", "title": ""})
+    metric = o["metric"]
     trials = load_trials(runs)
     if metric not in trials:
         raise ValueError(f"metric {metric!r} is not a column of the run(s)")
-    table = ratio_table(trials, metric, parse_pairs(options.get("pairs")))
-    stem = Path(options.get("out", str(Path(runs[0]) / "iw_ablation")))
+    table = ratio_table(trials, metric, parse_pairs(o["pairs"]))
+    stem = Path(o["out"] or Path(runs[0]) / "iw_ablation")
     table.to_csv(f"{stem}_ratios.csv", index=False)
     shown = table.assign(ratio=[fmt_ci(r, lo, hi) for r, lo, hi in zip(table["ratio"], table["lo"], table["hi"],
                                                                           strict=True)])
@@ -155,8 +153,8 @@ def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callab
             echo(part.pivot_table(index=["dataset", "data.d"], columns="epsilon", values="ratio", aggfunc="first",
                                   sort=False).to_string())
     config_title = (load_run(runs[0]).config or {}).get("title")
-    title = options.get("title") or config_title or f"IWR-DP ablations — {metric_name(metric)}"
-    fig = ablation_figure(trials, metric, title, options.get("caption") or default_caption(trials, metric))
+    title = o["title"] or config_title or f"IWR-DP ablations — {metric_name(metric)}"
+    fig = ablation_figure(trials, metric, title, o["caption"] or default_caption(trials, metric))
     for path in save_figures(fig, stem):
         echo(f"wrote {path}")
 
@@ -167,10 +165,8 @@ def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callab
 def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
     """Per (generator, label, ε): slope of log median(metric) vs log n over the run's n values; the fits at each n
     (data draws × noise trials) resampled independently. Spec 000 T12 band: [−2.1, −0.9]."""
-    unknown = set(options) - {"metric", "out"}
-    if unknown:
-        raise ValueError(f"iw-slopes: unknown options {sorted(unknown)} (allowed: metric, out)")
-    metric = options.get("metric", "param_error_sigma")
+    o = registry.analysis_options("iw-slopes", options, {"metric": "param_error_sigma", "out": ""})
+    metric = o["metric"]
     trials = load_trials(runs)
     rows = []
     for (dataset, label, eps), groups, (slope, lo, hi) in curve_slopes(trials, ["dataset", "label", "epsilon"],
@@ -178,7 +174,7 @@ def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable
         rows.append({"dataset": dataset, "label": label, "epsilon": eps, "n values": len(groups),
                      "fits per n": int(min(len(v) for v in groups.values())), "slope": slope, "lo": lo, "hi": hi})
     table = pd.DataFrame(rows)
-    out = Path(options.get("out", str(Path(runs[0]) / f"iw_slopes_{metric}.csv")))
+    out = Path(o["out"] or Path(runs[0]) / f"iw_slopes_{metric}.csv")
     table.to_csv(out, index=False)
     shown = table.assign(slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"],
                                                                           strict=True)]).drop(columns=["lo", "hi"])

@@ -105,11 +105,9 @@ def a8_table() -> pd.DataFrame:
     summary="spec 003: SNR of the Xᵀy release in the paper's cells + the A8 sensitivity table (issue 17); -o out=STEM",
 )
 def stein_snr_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    unknown = set(options) - {"out"}
-    if unknown:
-        raise ValueError(f"stein-snr: unknown options {sorted(unknown)} (allowed: out)")
+    o = registry.analysis_options("stein-snr", options, {"out": "results/stein_ctrl_snr/snr"})
     table = snr_table()
-    stem = Path(options.get("out", "results/stein_ctrl_snr/snr"))
+    stem = Path(o["out"])
     stem.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(f"{stem}.csv", index=False)
     wide = table.pivot_table(index=["calibration", "covariates", "p", "n"], columns="epsilon", values="SNR",
@@ -127,25 +125,23 @@ def stein_snr_analysis(runs: list[Path], options: dict[str, str], echo: Callable
     "stein-ctrl", summary="Stein control figure (median vs ε per n) + slopes vs ε with bootstrap CIs (issue 17)",
 )
 def stein_ctrl_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    unknown = set(options) - {"metric", "out", "caption"}
-    if unknown:
-        raise ValueError(f"stein-ctrl: unknown options {sorted(unknown)} (allowed: metric, out, caption)")
+    o = registry.analysis_options("stein-ctrl", options, {"metric": "stein_err2", "out": "", "caption": ""})
     run = load_run(runs[0])
     trials = run.trials
-    metric = options.get("metric", "stein_err2")
+    metric = o["metric"]
     rows = []
     for (n, label), groups, (slope, lo, hi) in curve_slopes(trials, ["data.n", "label"], "epsilon", metric,
                                                               np.random.default_rng(0)):
         meds = {f"median ε={e:g}": float(np.median(v)) for e, v in groups.items()}
         rows.append({"n": int(n), "label": label, **meds, "slope vs ε": fmt_ci(slope, lo, hi, 3)})
     table = pd.DataFrame(rows)
-    stem = Path(options.get("out", str(run.path / f"stein_ctrl_{metric}")))
+    stem = Path(o["out"] or run.path / f"stein_ctrl_{metric}")
     table.to_csv(f"{stem}.csv", index=False)
     with pd.option_context("display.width", 300, "display.max_columns", 30, "display.max_colwidth", 50):
         echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     refs = tuple(lab for lab in pd.unique(trials["label"]) if "non-private" in lab)
     fig = median_panels(trials, metric, "epsilon", rows="dataset", cols="data.n", reference_labels=refs,
-                        title=run.title, caption=options.get("caption", run.caption), xlabel="ε",
+                        title=run.title, caption=o["caption"] or run.caption, xlabel="ε",
                         ylabel=f"median {metric}")
     for path in save_figures(fig, stem):
         echo(f"wrote {path}")
