@@ -5,8 +5,9 @@
 >>> model.fit(X, y).predict(X_new)                                                  # doctest: +SKIP
 
 Any registered mechanism (``dpbench list``) or external ``"package.module:fit"`` function can be wrapped; its
-keyword-only hyperparameters are passed as extra keyword arguments and behave as ordinary estimator parameters
-(``get_params``/``set_params``, grid search). Noise comes only from ``random_state``.
+hyperparameters (its declared table, or a plug-in's keyword parameters) are passed as extra keyword arguments and
+behave as ordinary estimator parameters (``get_params``/``set_params``, grid search).
+Noise comes only from ``random_state``.
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     privacy : ``"strict"`` (default): the mechanism at the accounting its theorem proves — e.g. LinMix with
         ``strict=True`` —, refusing a hyperparameter whose accounting is not a theorem; ``"paper"``: the mechanism's
         own defaults, the papers' choices (LinMix's code variant under-counts one release, docs/privacy.md).
-    **hyper : keyword-only hyperparameters of the mechanism (e.g. ``T=3, C=1.0`` for IHM), validated in ``fit``
+    **hyper : hyperparameters of the mechanism (e.g. ``T=3, C=1.0`` for IHM), validated in ``fit``
         against the mechanism's declared contract. Hyperparameters that hold a data bound (the contract's
         ``bounds``) are set by the estimator: the data it passes are scaled to that bound.
 
