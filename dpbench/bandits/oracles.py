@@ -34,8 +34,8 @@ from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
 from dpbench.mechanisms.info_weighted.calibration import check_calibration, gaussian_std, release_stds, sigma_chen
-from dpbench.mechanisms.info_weighted.linalg import ball_lsq, floor_psd, inv_msqrt, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.local import ldp_sgd_glm, spectral_ldp_release
+from dpbench.mechanisms.info_weighted.linalg import floor_psd, inv_msqrt, msqrt, proj_ellipsoid
+from dpbench.mechanisms.info_weighted.local import iwr_ldp_stage2, ldp_sgd_glm, spectral_ldp_release
 from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
 from dpbench.mechanisms.info_weighted.noise import sym_gaussian
 from dpbench.registry import register_mechanism
@@ -344,24 +344,9 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     n0, N1, std_V, spectral = _alg2_epochs(data, K, lam, epsilon, delta, rng, calibration, B, per_user)
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
-    UPhi = Phi1 @ U
-    norms = np.linalg.norm(UPhi, axis=1)
-    inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    uphi = UPhi * inv[:, None]
-    psi = uphi.T @ y1 / N1
-    Psi = uphi.T @ Phi1 / N1
-    std_psi, std_Psi = release_pair((2.0, 2.0 * B), epsilon, delta, calibration)
-    psi_rows, Psi_rows = uphi * y1[:, None], lambda: uphi[:, :, None] * Phi1[:, None, :]
-    if per_user:
-        psi = psi + per_user_gaussian_sum(N1, (d,), std_psi, rng) / N1
-        Psi = Psi + per_user_gaussian_sum(N1, (d, d), std_Psi, rng) / N1
-    else:
-        psi = psi + std_psi / math.sqrt(N1) * rng.standard_normal(d)
-        Psi = Psi + std_Psi / math.sqrt(N1) * rng.standard_normal((d, d))
-    if std_psi > 0:
-        psi = released("ψ̂ (ψ_t = Uφy/‖Uφ‖)", psi, psi_rows, scale=std_psi, users=True, sensitivity=2.0)
-        Psi = released("Ψ̂ (Ψ_t = Uφφᵀ/‖Uφ‖)", Psi, Psi_rows, scale=std_Psi, users=True, sensitivity=2.0 * B)
-    theta = ball_lsq(Psi + lam * np.eye(d), psi, 1.0)
+    theta, stds = iwr_ldp_stage2(Phi1, y1, U, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
+                                 calibration=calibration, nonprivate=math.isinf(epsilon), simulation=simulation)
+    std_psi = stds["std_psi"]
     info = {"lam": lam, "K": K, "n_floor": spectral.n_floor, "std_V_user": std_V, "std_psi_user": std_psi}
     return LinearEstimate(theta, U, c_b * 8.0 * lam, info=info)
 
