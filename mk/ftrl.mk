@@ -22,9 +22,9 @@ $(addprefix ftrl-e1-,$(FTRL_E1)): ftrl-e1-%:
 
 reproduce-ftrl-e1: $(addprefix ftrl-e1-,$(FTRL_E1))
 
-# E1 at the spec's grid (002 §5.3: d = 2048, N = 2^8..2^15, R = 20 draws), its own target: a draw costs 1.93× the
-# d = 1024 E1's (43.7 vs 22.7 CPU-s at the same load, measured 2026-11-27), ≈ 2,500 CPU-s for the four spectra
-# (≈ 21 min on 2 idle cores), which would take make reproduce-all to ≈ 67 min, over its 60-minute budget (docs/ftrl.md).
+# E1 at the spec's grid (002 §5.3: d = 2048, N = 2^8..2^15, R = 20 draws), its own target: run in full 2026-11-27,
+# 807 / 801 / 794 / 772 CPU-s for i^-2 / i^-3 / i^-5 / e^-i (3,174 CPU-s, ≈ 28 min on 2 idle cores; the d = 1024 E1
+# 1,797 CPU-s, ≈ 15.5 min), which would take make reproduce-all to ≈ 69 min, over its 60-minute budget (docs/ftrl.md).
 .PHONY: reproduce-ftrl-e1-d2048 $(addprefix ftrl-e1-d2048-,$(FTRL_E1))
 $(addprefix ftrl-e1-d2048-,$(FTRL_E1)): ftrl-e1-d2048-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e1_d2048_$*.yaml --n-jobs $(N_JOBS) --no-progress --plot
