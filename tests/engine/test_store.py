@@ -28,6 +28,10 @@ from dpbench.engine.identity import cell_runs, contiguous_runs
 from dpbench.engine.store import SHARD_DIR, RunError
 from dpbench.engine.survey import Selection
 
+#: the tests' plug-in package (tests/plugin_example) and its paced mechanism, by import path
+PLUGIN_ROOT = Path(__file__).parents[1] / "plugin_example"
+PACED = "dpbench_plugin_example.paced:fit"
+
 
 def write_csv(path: Path, seed: int = 0, n: int = 40, hole: tuple[int, int] | None = None) -> Path:
     """A small numeric CSV (columns a, b, c, y); ``hole`` = (row, column index) left empty."""
@@ -323,12 +327,14 @@ def test_a_chunk_run_in_the_main_process_leaves_ctrl_c_alone():
 
 @pytest.mark.parametrize("n_jobs", ["1", "2"])
 def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(study, tmp_path, n_jobs):
-    study.update(trials=4000, trial_block=50, mechanisms=["adassp"], epsilons=[1.0])
+    # each fit sleeps 5 ms in the interrupted run (≥ 10 s of work on any CPU, two shards in ≈ 0.5 s), none on resume
+    study.update(trials=4000, trial_block=50, mechanisms=[PACED], epsilons=[1.0])
     config = tmp_path / "long.yaml"
     config.write_text(json.dumps(study))
     command = [sys.executable, "-m", "dpbench", "run", str(config), "--no-progress", "-j", n_jobs]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PLUGIN_ROOT), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env={**env, "DPBENCH_PACE_SECONDS": "0.005"})
     shard_dir = Path(study["output_dir"]) / "study" / SHARD_DIR
     deadline = time.time() + 120
     while time.time() < deadline and not (shard_dir.is_dir() and len(list(shard_dir.glob("*.csv"))) >= 2):
@@ -340,7 +346,7 @@ def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(stu
     assert line.startswith("interrupted: ") and "of 4000 trials of this config are kept in" in line
     assert line.endswith("run the same command to resume")
     kept = int(line.split()[1])
-    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     assert again.returncode == 0, again.stderr
     assert f"reusing {kept} of 4000 trials" in again.stderr
     assert len(pd.read_csv(Path(study["output_dir"]) / "study" / "trials.csv")) == 4000
