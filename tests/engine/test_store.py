@@ -333,8 +333,11 @@ def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(stu
     config.write_text(json.dumps(study))
     command = [sys.executable, "-m", "dpbench", "run", str(config), "--no-progress", "-j", n_jobs]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PLUGIN_ROOT), os.environ.get("PYTHONPATH")]))}
+    # a terminal's SIGINT disposition (default) whatever this process inherited (a background job's is "ignored",
+    # and an ignored SIGINT stays ignored in the child: Python then never raises KeyboardInterrupt)
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**env, "DPBENCH_PACE_SECONDS": "0.005"})
+                            start_new_session=True, env={**env, "DPBENCH_PACE_SECONDS": "0.005"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     shard_dir = Path(study["output_dir"]) / "study" / SHARD_DIR
     deadline = time.time() + 120
     while time.time() < deadline and not (shard_dir.is_dir() and len(list(shard_dir.glob("*.csv"))) >= 2):
