@@ -17,6 +17,7 @@ test-all:
 
 lint:
 	ruff check dpbench tests scripts
+	ruff format --check dpbench tests scripts
 
 reproduce-figure1:
 	$(DPBENCH) run configs/ihm_vs_adassp.yaml --n-jobs $(N_JOBS) --no-progress

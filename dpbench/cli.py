@@ -64,12 +64,8 @@ def user_errors(func):
 def run(
     config: Annotated[Path, typer.Argument(help="experiment YAML (see configs/)")],
     trials: Annotated[int | None, typer.Option(help="override the config's number of trials")] = None,
-    n_jobs: Annotated[
-        int | None, typer.Option("--n-jobs", "-j", help="parallel workers (-1 = all cores)")
-    ] = None,
-    output_dir: Annotated[
-        str | None, typer.Option(help="parent folder of the run (default: config's)")
-    ] = None,
+    n_jobs: Annotated[int | None, typer.Option("--n-jobs", "-j", help="parallel workers (-1 = all cores)")] = None,
+    output_dir: Annotated[str | None, typer.Option(help="parent folder of the run (default: config's)")] = None,
     fresh: Annotated[
         bool, typer.Option(help="empty the run's trial store first (every trial is computed again)")
     ] = False,
@@ -106,8 +102,16 @@ def run(
         cfg.large_trials = min(cfg.large_trials, trials)
     selection = Selection(tuple(dataset or ()), tuple(mechanism or ()), tuple(epsilon or ()))
     try:
-        run_dir = run_experiment(cfg, n_jobs=n_jobs, fresh=fresh, progress=progress and not dry_run, log=_log,
-                                 selection=selection, dry_run=dry_run, show=typer.echo)
+        run_dir = run_experiment(
+            cfg,
+            n_jobs=n_jobs,
+            fresh=fresh,
+            progress=progress and not dry_run,
+            log=_log,
+            selection=selection,
+            dry_run=dry_run,
+            show=typer.echo,
+        )
     except (RunInterrupted, KeyboardInterrupt) as err:  # a RunInterrupted's line was logged when Ctrl-C arrived
         if isinstance(err, KeyboardInterrupt):  # before or after the trials ran (planning, assembly)
             _log("interrupted: every finished trial is kept in the run's store; run the same command to resume")
@@ -143,8 +147,10 @@ def _plot_paths(path: Path, only: str | None = None, **overrides: Any) -> list[P
             for file in drawing.files:
                 typer.echo(f"wrote {file}")
             if len(drawing.slopes):
-                typer.echo(f"log–log slopes of the {drawing.options['stat']} {drawing.options['metric']} vs "
-                           f"{drawing.options['x']} ({drawing.options['out']}):")
+                typer.echo(
+                    f"log–log slopes of the {drawing.options['stat']} {drawing.options['metric']} vs "
+                    f"{drawing.options['x']} ({drawing.options['out']}):"
+                )
                 typer.echo(slope_table_text(drawing.slopes))
     return written
 
@@ -179,9 +185,7 @@ def plot(
     interval: Annotated[str | None, typer.Option(help="normal | bootstrap | none (95% band)")] = None,
     logx: Annotated[bool | None, typer.Option("--logx/--linearx", help="log-scale x axis")] = None,
     logy: Annotated[bool | None, typer.Option("--logy/--lineary", help="log-scale y axis")] = None,
-    refs: Annotated[
-        bool | None, typer.Option("--refs/--no-refs", help="draw OLS and θ=0 reference lines")
-    ] = None,
+    refs: Annotated[bool | None, typer.Option("--refs/--no-refs", help="draw OLS and θ=0 reference lines")] = None,
     where: Annotated[list[str] | None, typer.Option(help="keep rows COLUMN=VALUE (repeatable)")] = None,
     pool: Annotated[list[str] | None, typer.Option(help="pool this column instead of splitting curves")] = None,
     baseline: Annotated[
@@ -193,16 +197,31 @@ def plot(
     fit_min: Annotated[float | None, typer.Option(help="fit on x ≥ this value")] = None,
     fit_max: Annotated[float | None, typer.Option(help="fit on x ≤ this value")] = None,
     fit_draw: Annotated[bool | None, typer.Option("--fit-draw", help="also draw the fitted lines")] = None,
-    out: Annotated[str | None, typer.Option(help="file stem of the figure (default figure_<metric>[_vs_<x>])")]
-    = None,
+    out: Annotated[str | None, typer.Option(help="file stem of the figure (default figure_<metric>[_vs_<x>])")] = None,
 ) -> None:
     """Draw every figure preset of the config (plot: / plots:) for each run under PATH (PNG + PDF).
 
     With options, draw one figure: the config's plot: block with the options on top (or the --preset figure)."""
     flags = dict(
-        metric=metric, x=x, hue=hue, panel=panel, row=row, style=style, stat=stat, interval=interval, logx=logx,
-        logy=logy, refs=refs, where=_pairs(where, "where"), pool=pool or None, baseline=_pairs(baseline, "baseline"),
-        fit=True if fit_draw else fit, fit_min=fit_min, fit_max=fit_max, fit_draw=fit_draw, out=out,
+        metric=metric,
+        x=x,
+        hue=hue,
+        panel=panel,
+        row=row,
+        style=style,
+        stat=stat,
+        interval=interval,
+        logx=logx,
+        logy=logy,
+        refs=refs,
+        where=_pairs(where, "where"),
+        pool=pool or None,
+        baseline=_pairs(baseline, "baseline"),
+        fit=True if fit_draw else fit,
+        fit_min=fit_min,
+        fit_max=fit_max,
+        fit_draw=fit_draw,
+        out=out,
     )
     check_plot_flags(flags)
     _plot_paths(path, only=preset, **flags)
@@ -246,9 +265,7 @@ def list_components(
         typer.echo("Mechanisms")
         typer.echo(f"  {'name':<22} {'privacy':<8} {'neighbour':<12} {'spec':<12} summary")
         for info in sorted(registry.MECHANISMS.values(), key=lambda m: m.name):
-            typer.echo(
-                f"  {info.name:<22} {info.privacy_model:<8} {info.neighbour:<12} {info.spec:<12} {info.summary}"
-            )
+            typer.echo(f"  {info.name:<22} {info.privacy_model:<8} {info.neighbour:<12} {info.spec:<12} {info.summary}")
     if what in (None, "datasets") and name is None:
         typer.echo("\nDatasets" if what is None else "Datasets")
         typer.echo(f"  {'name':<22} {'kind':<10} summary")

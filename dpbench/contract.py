@@ -211,7 +211,6 @@ class Privacy(NamedTuple):
     neighbour: str
 
 
-
 @dataclass(frozen=True)
 class Bounds:
     """The data bounds a mechanism's calibration relies on (declared, never read off the private data).
@@ -324,9 +323,11 @@ def takes_hyper_mapping(fit: Callable[..., Any]) -> bool:
 
 
 #: how a mechanism with a ``hyper=`` table writes its fit (the message of a refused registration)
-DECLARE_ONCE = ("declare each hyperparameter once: its default in the table (Hyper(..., default=...)) and "
-                "def fit(X, y, epsilon, delta, rng, *, <inputs>, **hyper) reading hyper['<name>']; or, for a quick "
-                "plug-in, keyword parameters with defaults and no hyper= table (types inferred from the defaults)")
+DECLARE_ONCE = (
+    "declare each hyperparameter once: its default in the table (Hyper(..., default=...)) and "
+    "def fit(X, y, epsilon, delta, rng, *, <inputs>, **hyper) reading hyper['<name>']; or, for a quick "
+    "plug-in, keyword parameters with defaults and no hyper= table (types inferred from the defaults)"
+)
 
 
 def declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper]) -> dict[str, Hyper]:
@@ -337,20 +338,25 @@ def declarations(name: str, fit: Callable[..., Any], hyper: Mapping[str, Hyper])
     same fact written twice — or declares hyperparameters it cannot receive (no ``**hyper``)."""
     keywords = signature_hyperparameters(fit)
     if keywords:
-        raise TypeError(f"mechanism {name!r}: fit takes the keyword hyperparameters {sorted(keywords)} and declares "
-                        f"a hyper= table; {DECLARE_ONCE}")
+        raise TypeError(
+            f"mechanism {name!r}: fit takes the keyword hyperparameters {sorted(keywords)} and declares "
+            f"a hyper= table; {DECLARE_ONCE}"
+        )
     if hyper and not takes_hyper_mapping(fit):
-        raise TypeError(f"mechanism {name!r}: hyperparameters {sorted(hyper)} are declared but fit does not take "
-                        f"**hyper; {DECLARE_ONCE}")
+        raise TypeError(
+            f"mechanism {name!r}: hyperparameters {sorted(hyper)} are declared but fit does not take "
+            f"**hyper; {DECLARE_ONCE}"
+        )
     for key, spec in hyper.items():
         if spec.default is MISSING:
-            raise TypeError(f"mechanism {name!r}: hyperparameter {key!r} needs a default in its declaration "
-                            f"(Hyper(..., default=...))")
+            raise TypeError(
+                f"mechanism {name!r}: hyperparameter {key!r} needs a default in its declaration "
+                f"(Hyper(..., default=...))"
+            )
         try:
             spec.check(spec.default)
         except ValueError as err:
-            raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: "
-                            f"{err}") from None
+            raise TypeError(f"mechanism {name!r}: default of {key} is not allowed by its declaration: {err}") from None
     return dict(hyper)
 
 

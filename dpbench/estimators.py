@@ -22,9 +22,7 @@ try:
     from sklearn.base import BaseEstimator, RegressorMixin
     from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError as err:  # pragma: no cover - exercised only without scikit-learn
-    raise ImportError(
-        "dpbench.estimators needs scikit-learn >= 1.6: pip install 'dpbench[sklearn]'"
-    ) from err
+    raise ImportError("dpbench.estimators needs scikit-learn >= 1.6: pip install 'dpbench[sklearn]'") from err
 
 from dpbench import registry
 from dpbench.contract import HyperError
@@ -32,8 +30,17 @@ from dpbench.mechanisms._base import as_fit_result
 from dpbench.privacy.validate import check_delta, check_epsilon
 
 #: constructor parameters of :class:`DPLinearRegression`; every other keyword is a mechanism hyperparameter
-ESTIMATOR_PARAMS = ("mechanism", "epsilon", "delta", "x_bound", "y_bound", "fit_intercept", "clip", "random_state",
-                    "privacy")
+ESTIMATOR_PARAMS = (
+    "mechanism",
+    "epsilon",
+    "delta",
+    "x_bound",
+    "y_bound",
+    "fit_intercept",
+    "clip",
+    "random_state",
+    "privacy",
+)
 #: what ``fit`` does when rows lie beyond the bounds: warn with the fraction clipped, refuse, or clip silently
 CLIP_POLICIES = ("warn", "error", "ignore")
 #: with ``fit_intercept`` the mechanism sees z_i = (a·x_i/x_bound, b) with a = b = 1/√2, so ‖z_i‖ ≤ 1 still holds
@@ -42,6 +49,8 @@ INTERCEPT_SHARE = 1.0 / np.sqrt(2.0)
 
 class ClippingWarning(UserWarning):
     """Rows of X (or labels) lay beyond ``x_bound`` (``y_bound``) and were clipped: the fit is biased towards 0."""
+
+
 #: mechanism inputs the estimator can supply (the others need data a plain fit(X, y) does not have)
 SUPPORTED_INPUTS = ("stats",)
 
@@ -79,9 +88,11 @@ def check_clipping(X: np.ndarray, y: np.ndarray, x_bound: float, y_bound: float 
         return
     parts = [f"{x_out:.1%} of the rows have ‖x‖ > x_bound = {x_bound:g}"] if x_out else []
     parts += [f"{y_out:.1%} of the labels have |y| > y_bound = {y_bound:g}"] if y_out else []
-    message = (" and ".join(parts) + "; they are clipped to the bounds, which biases the fit towards 0. Choose the "
-               "bounds from what you know of the data (not from the data: that is not private), e.g. "
-               "x_bound ≥ the largest possible row norm")
+    message = (
+        " and ".join(parts) + "; they are clipped to the bounds, which biases the fit towards 0. Choose the "
+        "bounds from what you know of the data (not from the data: that is not private), e.g. "
+        "x_bound ≥ the largest possible row norm"
+    )
     if policy == "error":
         raise ValueError(f"clip='error': {message}")
     warnings.warn(f"{message} (clip='error' refuses, clip='ignore' silences this)", ClippingWarning, stacklevel=3)

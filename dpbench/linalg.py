@@ -246,8 +246,10 @@ class SumStats(GramStats):
     def __post_init__(self) -> None:
         gram = np.array(self.gram, dtype=float)
         if gram.ndim != 2 or gram.shape[0] != gram.shape[1] or gram.shape[0] < 2 or self.rows < 1:
-            raise ValueError(f"SumStats needs rows ≥ 1 and a square (d+1)×(d+1) Gram, d ≥ 1; got rows = {self.rows}, "
-                             f"gram shape {gram.shape}")
+            raise ValueError(
+                f"SumStats needs rows ≥ 1 and a square (d+1)×(d+1) Gram, d ≥ 1; got rows = {self.rows}, "
+                f"gram shape {gram.shape}"
+            )
         gram.setflags(write=False)
         object.__setattr__(self, "gram", gram)
 
@@ -315,9 +317,13 @@ def _read_only(array: np.ndarray, order: str | None, copy: bool) -> np.ndarray:
     """A read-only float array with no writeable memory behind it: ``array`` itself, frozen, if ``copy`` is False
     and it already owns float memory (or is a view of read-only memory, e.g. a ``nested`` cut) in the right
     order; otherwise a frozen copy."""
-    reuse = (not copy and isinstance(array, np.ndarray) and array.dtype == np.float64
-             and (array.base is None or immutable(array))
-             and (order is None or array.flags.c_contiguous))
+    reuse = (
+        not copy
+        and isinstance(array, np.ndarray)
+        and array.dtype == np.float64
+        and (array.base is None or immutable(array))
+        and (order is None or array.flags.c_contiguous)
+    )
     out = array if reuse else np.array(array, dtype=float, order=order or "K", copy=True)
     out.setflags(write=False)
     return out

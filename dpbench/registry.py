@@ -130,8 +130,16 @@ class MechanismInfo:
         clean = {}
         for name, value in hyper.items():
             if name not in specs:
-                raise HyperError(name, unknown_name("hyperparameter", name, specs, of=f" of {self.name!r}",
-                                                    see=f"dpbench list mechanisms {self.name}"))
+                raise HyperError(
+                    name,
+                    unknown_name(
+                        "hyperparameter",
+                        name,
+                        specs,
+                        of=f" of {self.name!r}",
+                        see=f"dpbench list mechanisms {self.name}",
+                    ),
+                )
             try:
                 clean[name] = specs[name].check(value)
             except ValueError as err:
@@ -332,9 +340,25 @@ def register_mechanism(
         if callable(privacy_model) or callable(neighbour):
             rule = functools.partial(_privacy_of, name, privacy_model, neighbour)
         info = MechanismInfo(
-            name, fit, summary, "", "", tuple(needs), spec, dict(style or {}), declared, rule, epsilon_range,
-            bounds or Bounds(), audit or AuditSetup(), dict(variants or {}), uses_delta, check, bool(rows_free),
-            dict(strict or {}), certify,
+            name,
+            fit,
+            summary,
+            "",
+            "",
+            tuple(needs),
+            spec,
+            dict(style or {}),
+            declared,
+            rule,
+            epsilon_range,
+            bounds or Bounds(),
+            audit or AuditSetup(),
+            dict(variants or {}),
+            uses_delta,
+            check,
+            bool(rows_free),
+            dict(strict or {}),
+            certify,
         )
         defaults = _privacy_of(name, privacy_model, neighbour, info.resolve())
         info = replace(info, privacy_model=defaults.model, neighbour=defaults.neighbour)
@@ -677,8 +701,9 @@ def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str,
                     raise ValueError(value)
                 out[key] = str(value).lower() in ("true", "1", "yes")
             elif isinstance(default, (list, tuple)):
-                out[key] = [v.strip() for v in str(value).split(",") if v.strip()] if isinstance(value, str) \
-                    else list(value)
+                out[key] = (
+                    [v.strip() for v in str(value).split(",") if v.strip()] if isinstance(value, str) else list(value)
+                )
             elif isinstance(default, int):
                 out[key] = int(value)
             elif isinstance(default, float) or default is None and _is_number(value):
@@ -686,8 +711,9 @@ def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str,
             else:
                 out[key] = str(value)
         except (TypeError, ValueError):
-            raise ValueError(f"analysis {name!r}: option {key}={value!r} is not a valid "
-                             f"{type(default).__name__}") from None
+            raise ValueError(
+                f"analysis {name!r}: option {key}={value!r} is not a valid {type(default).__name__}"
+            ) from None
     return out
 
 

@@ -42,8 +42,9 @@ def load(results: Path, name: str) -> pd.DataFrame:
     return trials
 
 
-def ratios(trials: pd.DataFrame, num: str, den: str, by: Sequence[str], metric: str, *,
-           stat: Stat = np.median) -> pd.DataFrame:
+def ratios(
+    trials: pd.DataFrame, num: str, den: str, by: Sequence[str], metric: str, *, stat: Stat = np.median
+) -> pd.DataFrame:
     """stat(metric | num) / stat(metric | den) per ``by`` cell, paired by (data_draw, trial), with a bootstrap CI."""
     rows = []
     for cell, part in trials.groupby(list(by), sort=True):
@@ -61,8 +62,9 @@ def medians(trials: pd.DataFrame, labels: Sequence[str], by: Sequence[str], metr
     part = trials[trials["label"].isin(labels)]
     for cell, group in part.groupby([*by, "label"], sort=True):
         med, lo, hi = median_ci(group[metric], np.random.default_rng(SEED))
-        rows.append({**dict(zip([*by, "label"], cell, strict=True)), "median": fmt_ci(med, lo, hi, 3),
-                     "fits": len(group)})
+        rows.append(
+            {**dict(zip([*by, "label"], cell, strict=True)), "median": fmt_ci(med, lo, hi, 3), "fits": len(group)}
+        )
     return pd.DataFrame(rows)
 
 
@@ -79,8 +81,9 @@ def cluster_slope(trials: pd.DataFrame, label: str, metric: str, by: Sequence[st
     rows = []
     part = trials[trials["label"] == label]
     for cell, group in part.groupby(list(by), sort=True):
-        per_n = {float(n): [g[metric].to_numpy() for _, g in gn.groupby("data_draw")]
-                 for n, gn in group.groupby("data.n")}
+        per_n = {
+            float(n): [g[metric].to_numpy() for _, g in gn.groupby("data_draw")] for n, gn in group.groupby("data.n")
+        }
         xs = sorted(per_n)
         slope = loglog_slope(xs, [np.median(np.concatenate(per_n[x])) for x in xs])
         rng = np.random.default_rng(SEED)
@@ -93,8 +96,14 @@ def cluster_slope(trials: pd.DataFrame, label: str, metric: str, by: Sequence[st
                 ys.append(np.median(np.concatenate([draws[i] for i in pick])))
             boot[r] = loglog_slope(xs, ys)
         lo, hi = np.quantile(boot, [0.025, 0.975])
-        rows.append({**dict(zip(by, cell, strict=True)), "label": label, "slope (draws resampled)":
-                     fmt_ci(slope, lo, hi, 3), "n values": len(xs)})
+        rows.append(
+            {
+                **dict(zip(by, cell, strict=True)),
+                "label": label,
+                "slope (draws resampled)": fmt_ci(slope, lo, hi, 3),
+                "n values": len(xs),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -113,8 +122,10 @@ def e2(results: Path) -> None:
     for num in ("IWR-DP-ERM (Alg 13+14)", "DP-SGD improper (Alg 16)", "oracle: p known (Alg 10)"):
         r = ratios(t, num, iwr, cell, "param_error_sigma")
         show(f"E2 {num} / {iwr}", r.pivot(index=["dataset", "data.n"], columns="epsilon", values="ratio").reset_index())
-    show("E2 medians", medians(t, [iwr, "SSP-ball", "AdaSSP [Wang '18]", "θ = 0", "OLS (non-private)"], cell,
-                               "param_error_sigma"))
+    show(
+        "E2 medians",
+        medians(t, [iwr, "SSP-ball", "AdaSSP [Wang '18]", "θ = 0", "OLS (non-private)"], cell, "param_error_sigma"),
+    )
 
 
 def e3(results: Path) -> None:
@@ -123,8 +134,9 @@ def e3(results: Path) -> None:
         show(f"E3 slope {label}", cluster_slope(t, label, "param_error_sigma", ["dataset", "epsilon"]))
     cell = ["dataset", "epsilon", "data.n"]
     show("E3 IWR-DP / AdaSSP", ratios(t, "IWR-DP", "AdaSSP", cell, "param_error_sigma"))
-    show("E3 medians of ‖θ̂−θ*‖²_Σ·n/d", medians(t[t["epsilon"] == 0.1], ["IWR-DP", "AdaSSP"], cell,
-                                                 "scaled_excess_risk"))
+    show(
+        "E3 medians of ‖θ̂−θ*‖²_Σ·n/d", medians(t[t["epsilon"] == 0.1], ["IWR-DP", "AdaSSP"], cell, "scaled_excess_risk")
+    )
 
 
 def e4(results: Path) -> None:
@@ -150,8 +162,10 @@ def e4(results: Path) -> None:
 
 def e4b(results: Path) -> None:
     t = load(results, "iw_e4b_ldp_sgd")
-    show("E4b IWR-GLM-LDP / IWR-LDP", ratios(t, "IWR-GLM-LDP (Alg 2+11)", "IWR-LDP (Alg 2+3)",
-                                             ["dataset", "epsilon"], "l1_error"))
+    show(
+        "E4b IWR-GLM-LDP / IWR-LDP",
+        ratios(t, "IWR-GLM-LDP (Alg 2+11)", "IWR-LDP (Alg 2+3)", ["dataset", "epsilon"], "l1_error"),
+    )
 
 
 def e5(results: Path) -> None:
@@ -163,8 +177,9 @@ def e5(results: Path) -> None:
     table = med.rename(columns={"ratio": "SSP/Alg1 medians"}).assign(**{"SSP/Alg1 means": mean["ratio"]})
     e_abs = t["data.rho"] + (1 - t["data.rho"]) * t["data.s"]
     e_sq = t["data.rho"] + (1 - t["data.rho"]) * t["data.s"] ** 2
-    t = t.assign(E_abs=e_abs, ratio_pred=e_abs / e_sq,
-                 normalised=t["abs_error_1d"] * e_abs * t["epsilon"] * np.sqrt(t["data.n"]))
+    t = t.assign(
+        E_abs=e_abs, ratio_pred=e_abs / e_sq, normalised=t["abs_error_1d"] * e_abs * t["epsilon"] * np.sqrt(t["data.n"])
+    )
     g = t[t["label"] == alg1].groupby(cell)
     table["E|φ|/Eφ²"] = g["ratio_pred"].first().round(3).to_numpy()
     table["Alg1 mean err"] = g["abs_error_1d"].apply(mean_ci).to_numpy()
@@ -176,9 +191,11 @@ def e5(results: Path) -> None:
     table["saturated"] = ((means[alg1] > SATURATION) | (means[ssp] > SATURATION)).to_numpy()
     show("E5 (SSP/Alg 1 paired ratios; Alg 1 error)", table)
     ok = table[~table["saturated"]]
-    print(f"unsaturated cells (both mean errors ≤ {SATURATION:g}, as in iw_e5_ratio.png): {len(ok)} of {len(table)}; "
-          f"Alg 1 normalised error {ok['Alg1 normalised (mean)'].min():.2f}–{ok['Alg1 normalised (mean)'].max():.2f}, "
-          f"mean / theory {ok['Alg1 mean / theory'].min():.3f}–{ok['Alg1 mean / theory'].max():.3f}")
+    print(
+        f"unsaturated cells (both mean errors ≤ {SATURATION:g}, as in iw_e5_ratio.png): {len(ok)} of {len(table)}; "
+        f"Alg 1 normalised error {ok['Alg1 normalised (mean)'].min():.2f}–{ok['Alg1 normalised (mean)'].max():.2f}, "
+        f"mean / theory {ok['Alg1 mean / theory'].min():.3f}–{ok['Alg1 mean / theory'].max():.3f}"
+    )
 
 
 def e7(results: Path) -> None:

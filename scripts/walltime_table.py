@@ -27,8 +27,15 @@ def table(results: Path) -> pd.DataFrame:
     for meta_path in sorted(results.glob("*/meta.json")):
         meta = json.loads(meta_path.read_text())
         name = meta_path.parent.name
-        rows.append({"paper": owner.get(name, "-"), "figure": name, "n_jobs": meta.get("n_jobs"),
-                     "rows": meta.get("rows"), "wall_s": round(float(meta.get("wall_seconds_last_invocation", 0)), 1)})
+        rows.append(
+            {
+                "paper": owner.get(name, "-"),
+                "figure": name,
+                "n_jobs": meta.get("n_jobs"),
+                "rows": meta.get("rows"),
+                "wall_s": round(float(meta.get("wall_seconds_last_invocation", 0)), 1),
+            }
+        )
     return pd.DataFrame(rows, columns=["paper", "figure", "n_jobs", "rows", "wall_s"]).sort_values(["paper", "figure"])
 
 
@@ -36,8 +43,11 @@ def trial_costs(results: Path) -> pd.DataFrame:
     """Per-trial seconds of every finished run (paper, figure, mechanism, family, n, seconds)."""
     owner = figure_paper()
     registry.discover()
-    frames = [per_trial_costs(pd.read_csv(path)).assign(paper=owner.get(path.parent.name, "-"), figure=path.parent.name)
-              for path in sorted(results.glob("*/trials.csv")) if (path.parent / "meta.json").is_file()]
+    frames = [
+        per_trial_costs(pd.read_csv(path)).assign(paper=owner.get(path.parent.name, "-"), figure=path.parent.name)
+        for path in sorted(results.glob("*/trials.csv"))
+        if (path.parent / "meta.json").is_file()
+    ]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 

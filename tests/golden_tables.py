@@ -37,8 +37,10 @@ class Mismatch:
     relative: float
 
     def __str__(self) -> str:
-        return (f"worst cell: column {self.column!r} at {self.where}: ours {self.ours!r} vs golden {self.golden!r} "
-                f"(relative difference {self.relative:.3g})")
+        return (
+            f"worst cell: column {self.column!r} at {self.where}: ours {self.ours!r} vs golden {self.golden!r} "
+            f"(relative difference {self.relative:.3g})"
+        )
 
 
 def comparable(table: pd.DataFrame) -> pd.DataFrame:
@@ -67,8 +69,9 @@ def _row_label(table: pd.DataFrame, row: int) -> str:
 def _relative_gap(ours: np.ndarray, golden: np.ndarray) -> np.ndarray:
     """|a − b| / max(|a|, |b|, 1e-3 · max|column|); 0 where both are equal (including both infinite)."""
     finite = np.isfinite(ours) & np.isfinite(golden)
-    scale_floor = SCALE_FLOOR * max(np.max(np.abs(golden[finite]), initial=0.0),
-                                    np.max(np.abs(ours[finite]), initial=0.0))
+    scale_floor = SCALE_FLOOR * max(
+        np.max(np.abs(golden[finite]), initial=0.0), np.max(np.abs(ours[finite]), initial=0.0)
+    )
     denominator = np.maximum(np.maximum(np.abs(ours), np.abs(golden)), scale_floor)
     with np.errstate(invalid="ignore", divide="ignore"):
         gap = np.where(ours == golden, 0.0, np.abs(ours - golden) / denominator)

@@ -144,6 +144,11 @@ def test_the_package_root_holds_the_face_only():
     assert {p.stem for p in PACKAGE.glob("*.py")} <= face
 
 
-def test_no_module_over_700_lines():
+#: the cap on a module's length, counted on the ``ruff format``-ed tree (the formatter puts one argument per line
+#: where a call does not fit, ≈ 10% more lines than the hand layout the old 700 was set on)
+MAX_MODULE_LINES = 800
+
+
+def test_no_module_over_the_line_cap():
     lines = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
-    assert {name: n for name, n in lines.items() if n > 700} == {}
+    assert {name: n for name, n in lines.items() if n > MAX_MODULE_LINES} == {}

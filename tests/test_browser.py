@@ -22,8 +22,14 @@ from dpbench.engine import run
 
 #: flags for a closed network and a root user: no sandbox, no GPU, no background connections (each would be refused)
 CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
 ]
 
 
@@ -51,8 +57,7 @@ def open_page(browser, path: Path) -> dict:
     page.on("pageerror", lambda error: errors.append(str(error)))
     response = page.goto(path.resolve().as_uri(), wait_until="load")
     images = page.evaluate(
-        "Array.from(document.images).map(i => ({src: i.src.slice(0, 40), complete: i.complete,"
-        " width: i.naturalWidth}))"
+        "Array.from(document.images).map(i => ({src: i.src.slice(0, 40), complete: i.complete, width: i.naturalWidth}))"
     )
     seen = {
         "ok": response is None or response.ok,
@@ -82,16 +87,30 @@ def assert_page_is_sound(seen: dict, *, min_images: int, min_tables: int) -> Non
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     base = {
-        "output_dir": str(tmp_path_factory.mktemp("browser") / "results"), "seed": 3, "trials": 4,
-        "trial_block": 4, "epsilons": [0.5, 4.0],
+        "output_dir": str(tmp_path_factory.mktemp("browser") / "results"),
+        "seed": 3,
+        "trials": 4,
+        "trial_block": 4,
+        "epsilons": [0.5, 4.0],
         "datasets": [{"loader": "sphere_linear", "label": f"n={n}", "options": {"n": n, "d": 3}} for n in (300, 3000)],
         "plots": {"train_mse": {"metric": "train_mse"}, "excess": {"metric": "excess", "logy": True}},
     }
-    first = run(parse_config({**base, "name": "main", "title": "Browser check",
-                              "mechanisms": ["ols", "adassp", {"mechanism": "ihm", "hyper": {"T": 2}}]}),
-                n_jobs=1, progress=False, log=lambda m: None)
-    second = run(parse_config({**base, "name": "extra", "mechanisms": ["linmix"]}), n_jobs=1, progress=False,
-                 log=lambda m: None)
+    first = run(
+        parse_config(
+            {
+                **base,
+                "name": "main",
+                "title": "Browser check",
+                "mechanisms": ["ols", "adassp", {"mechanism": "ihm", "hyper": {"T": 2}}],
+            }
+        ),
+        n_jobs=1,
+        progress=False,
+        log=lambda m: None,
+    )
+    second = run(
+        parse_config({**base, "name": "extra", "mechanisms": ["linmix"]}), n_jobs=1, progress=False, log=lambda m: None
+    )
     return first, second
 
 

@@ -150,8 +150,11 @@ def test_datasets_listing_says_what_is_missing_in_words(monkeypatch):
 
 def test_plot_columns_and_metrics_get_suggestions(small_config, tmp_path):
     runner.invoke(app, ["run", write_config(tmp_path, small_config), "--no-progress", "-j", "1"])
-    for flag, wrong, right in (("--x", "epsilom", "'epsilon'"), ("--metric", "trian_mse", "'train_mse'"),
-                               ("--hue", "lable", "'label'")):
+    for flag, wrong, right in (
+        ("--x", "epsilom", "'epsilon'"),
+        ("--metric", "trian_mse", "'train_mse'"),
+        ("--hue", "lable", "'label'"),
+    ):
         result = runner.invoke(app, ["plot", str(tmp_path / "results"), flag, wrong])
         assert result.exit_code == 2 and f"did you mean {right}" in result.output, result.output
         assert len(result.output.strip()) < 250

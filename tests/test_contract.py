@@ -80,8 +80,9 @@ SKETCH = Choice("gram", "explicit", default="gram")
 
 
 def toy_register(fit, **contract):
-    return registry.register_mechanism("_toy", summary="toy", privacy_model="central", neighbour="zero_out",
-                                       **contract)(fit)
+    return registry.register_mechanism(
+        "_toy", summary="toy", privacy_model="central", neighbour="zero_out", **contract
+    )(fit)
 
 
 def test_registration_checks_the_table_where_each_hyperparameter_is_declared_once(monkeypatch):
@@ -121,8 +122,11 @@ def test_keyword_hyperparameters_beside_a_table_are_refused_saying_how_to_declar
     def twice(X, y, epsilon, delta, rng, *, T: int = 3, sketch: str = "gram"):
         return np.zeros(X.shape[1])
 
-    with pytest.raises(TypeError, match="keyword hyperparameters \\['T', 'sketch'\\] and declares a hyper= table; "
-                                        "declare each hyperparameter once: its default in the table") as err:
+    with pytest.raises(
+        TypeError,
+        match="keyword hyperparameters \\['T', 'sketch'\\] and declares a hyper= table; "
+        "declare each hyperparameter once: its default in the table",
+    ) as err:
         toy_register(twice, hyper={"T": T, "sketch": SKETCH})
     assert "**hyper" in str(err.value) and "no hyper= table" in str(err.value)
 
@@ -154,10 +158,26 @@ def test_the_registered_fit_shows_its_declared_hyperparameters_as_keyword_parame
     from dpbench.mechanisms.ssp import adassp
 
     params = inspect.signature(adassp.fit).parameters
-    assert list(params) == ["X", "y", "epsilon", "delta", "rng", "rho", "shift", "accounting", "x_bound", "y_bound",
-                            "stats"]
+    assert list(params) == [
+        "X",
+        "y",
+        "epsilon",
+        "delta",
+        "rng",
+        "rho",
+        "shift",
+        "accounting",
+        "x_bound",
+        "y_bound",
+        "stats",
+    ]
     assert {k: params[k].default for k in list(params)[5:10]} == {
-        "rho": None, "shift": "code", "accounting": "paper", "x_bound": 1.0, "y_bound": 1.0}
+        "rho": None,
+        "shift": "code",
+        "accounting": "paper",
+        "x_bound": 1.0,
+        "y_bound": 1.0,
+    }
     assert all(params[k].kind is inspect.Parameter.KEYWORD_ONLY for k in list(params)[5:])
     assert params["rho"].annotation == "float | None" and params["shift"].annotation == "str"
     shown = pydoc.render_doc(adassp.fit, renderer=pydoc.plaintext)
@@ -165,8 +185,11 @@ def test_the_registered_fit_shows_its_declared_hyperparameters_as_keyword_parame
     assert "shift : one of 'code', 'paper' (default 'code') — λ_min shift" in shown
     for name in BUILTIN:  # every built-in: the signature is the table
         info = registry.get_mechanism(name)
-        shown = {p.name: p.default for p in inspect.signature(info.fit).parameters.values()
-                 if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS}
+        shown = {
+            p.name: p.default
+            for p in inspect.signature(info.fit).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in INPUTS
+        }
         assert shown == info.hyperparameters(), name
 
 
@@ -343,8 +366,7 @@ def test_every_mechanism_runs_on_the_audit_data_or_declares_why_not(name):
 def test_only_mechanisms_that_cannot_run_on_a_neighbouring_pair_are_not_audited():
     skipped = {name for name in BUILTIN if registry.get_mechanism(name).audit.skip}
     unavailable = {name for name in BUILTIN if getattr(registry.get_mechanism(name).fit, "unavailable", "")}
-    assert skipped - unavailable == {"iwr_dp_oracle", "iwr_ldp_oracle", "stein_sklearn_logreg",
-                                     "stein_xty_oracle_cov"}
+    assert skipped - unavailable == {"iwr_dp_oracle", "iwr_ldp_oracle", "stein_sklearn_logreg", "stein_xty_oracle_cov"}
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -360,7 +382,7 @@ def test_bandit_configs_take_the_backend_settings():
         load_config(path, scheduler="tcp://127.0.0.1:8786")
 
 
-NEW_ALGORITHM = '''
+NEW_ALGORITHM = """
 from dpbench.bandits.linucb import LinUCBPolicy
 from dpbench.bandits.simulator import register_algorithm
 
@@ -368,7 +390,7 @@ from dpbench.bandits.simulator import register_algorithm
 @register_algorithm("contract_test_algo", summary="a new algorithm file", privacy_model="none")
 def make(env, T, epsilon, delta, rng):
     return LinUCBPolicy(env, 1.0, 1.0 / T, 1.0 / 16)
-'''
+"""
 
 
 def test_a_new_bandit_algorithm_file_registers_itself(tmp_path, monkeypatch):

@@ -69,7 +69,7 @@ def test_the_readmes_wall_times_are_the_measured_ones():
     """Every wall time in the README's paper table and the reproduce-all total appear in docs/performance.md."""
     readme = (ROOT / "README.md").read_text()
     performance = (ROOT / "docs" / "performance.md").read_text()
-    table = readme[readme.index("## What the five papers reproduce"):readme.index("## The privacy audit")]
+    table = readme[readme.index("## What the five papers reproduce") : readme.index("## The privacy audit")]
     times = re.findall(r"\| (\d+\.\d) min \|", table)
     assert len(times) == 5
     for minutes in [*times, re.search(r"(\d+\.\d) min measured", readme).group(1)]:
@@ -80,8 +80,12 @@ def test_every_repository_path_the_readme_and_docs_name_exists():
     """`dpbench/…`, `tests/…`, `configs/…` paths in code spans: a module that moved leaves no old path behind."""
     named = re.compile(r"`((?:dpbench|tests|configs|mk|docs|datasets)/[A-Za-z0-9_./-]+)`")
     pages = [ROOT / "README.md", *(ROOT / "docs" / f"{name}.md" for name in NEWCOMER_PAGES)]
-    missing = [f"{page.relative_to(ROOT)}: {path}" for page in pages for path in named.findall(page.read_text())
-               if not (ROOT / path.rstrip("/.")).exists()]
+    missing = [
+        f"{page.relative_to(ROOT)}: {path}"
+        for page in pages
+        for path in named.findall(page.read_text())
+        if not (ROOT / path.rstrip("/.")).exists()
+    ]
     assert missing == []
 
 

@@ -26,8 +26,11 @@ from dpbench.mechanisms import FitResult  # noqa: E402
 
 
 @parametrize_with_checks(  # scikit-learn's test rows lie beyond the unit bounds: clipped without a warning each time
-    [DPLinearRegression("ihm", clip="ignore"), DPLinearRegression("adassp", clip="ignore"),
-     DPLinearRegression("linmix", epsilon=2.0, clip="ignore")]
+    [
+        DPLinearRegression("ihm", clip="ignore"),
+        DPLinearRegression("adassp", clip="ignore"),
+        DPLinearRegression("linmix", epsilon=2.0, clip="ignore"),
+    ]
 )
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
@@ -69,8 +72,9 @@ def test_fit_clips_to_given_bounds_and_never_rescales_by_the_data(recorder):
     # that the largest row has norm 1 — that would be a data-dependent map and void the privacy guarantee.
     X = np.array([[0.1, 0.0], [0.0, 0.2], [6.0, 8.0]])
     y = np.array([0.5, -0.25, 9.0])
-    model = DPLinearRegression("_recorder", epsilon=1.0, delta=1e-3, x_bound=2.0, y_bound=1.0, fit_intercept=False,
-                               clip="ignore").fit(X, y)
+    model = DPLinearRegression(
+        "_recorder", epsilon=1.0, delta=1e-3, x_bound=2.0, y_bound=1.0, fit_intercept=False, clip="ignore"
+    ).fit(X, y)
     np.testing.assert_allclose(recorder["X"], [[0.05, 0.0], [0.0, 0.1], [0.6, 0.8]])
     np.testing.assert_allclose(recorder["y"], [0.5, -0.25, 1.0])
     assert recorder["delta"] == 1e-3
@@ -109,8 +113,9 @@ def test_privacy_profile_is_strict_by_default():
     linmix = registry.get_mechanism("linmix")
     assert linmix.strict == {"strict": True}
     default = DPLinearRegression("linmix", epsilon=2.0, delta=1e-5, random_state=3, fit_intercept=False).fit(X, y)
-    paper = DPLinearRegression("linmix", epsilon=2.0, delta=1e-5, random_state=3, fit_intercept=False,
-                               privacy="paper").fit(X, y)
+    paper = DPLinearRegression(
+        "linmix", epsilon=2.0, delta=1e-5, random_state=3, fit_intercept=False, privacy="paper"
+    ).fit(X, y)
     strict_fit = linmix.fit(X, y, 2.0, 1e-5, np.random.default_rng(3), strict=True)
     code_fit = linmix.fit(X, y, 2.0, 1e-5, np.random.default_rng(3))
     np.testing.assert_allclose(default.coef_, strict_fit.theta)
@@ -182,8 +187,9 @@ def test_bad_parameters_raise_value_error_naming_the_field(kwargs, message):
 def test_bound_hyperparameters_follow_the_scaled_data():
     """A mechanism whose contract holds its bounds in hyperparameters gets them at the scale the data were put to."""
     X, y, _ = sphere_problem(n=400)
-    model = DPLinearRegression("adassp", epsilon=2.0, x_bound=3.0, y_bound=2.0, random_state=1,
-                               fit_intercept=False).fit(3 * X, 2 * y)
+    model = DPLinearRegression(
+        "adassp", epsilon=2.0, x_bound=3.0, y_bound=2.0, random_state=1, fit_intercept=False
+    ).fit(3 * X, 2 * y)
     direct = registry.get_mechanism("adassp").fit(X, y, 2.0, 1 / 400**2, np.random.default_rng(1))
     np.testing.assert_allclose(model.coef_, direct.theta * 2.0 / 3.0)
 

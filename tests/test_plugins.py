@@ -80,8 +80,9 @@ def test_estimator_accepts_an_external_mechanism(plugin_on_path):
     rng = np.random.default_rng(0)
     X = rng.uniform(-0.5, 0.5, (500, 3))
     y = np.clip(X @ [0.5, -0.5, 0.2], -1, 1)
-    model = from_sklearn.DPLinearRegression(REFERENCE, epsilon=5.0, random_state=0, ridge=2.0,
-                                            fit_intercept=False).fit(X, y)
+    model = from_sklearn.DPLinearRegression(REFERENCE, epsilon=5.0, random_state=0, ridge=2.0, fit_intercept=False).fit(
+        X, y
+    )
     direct = registry.get_mechanism(REFERENCE).fit(X, y, 5.0, 1 / 500**2, np.random.default_rng(0), ridge=2.0)
     np.testing.assert_allclose(model.coef_, direct.theta)
 

@@ -40,8 +40,13 @@ def text_io_without_encoding(source: str) -> list[int]:
             continue
         if name in {"read_text", "write_text"} and not isinstance(node.func, ast.Attribute):
             continue  # a project function of that name (e.g. an atomic writer), not pathlib's method
-        if name == "open" and isinstance(node.func, ast.Attribute) and node.func.attr == "open" \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id in {"os", "gzip_module"}:
+        if (
+            name == "open"
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "open"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in {"os", "gzip_module"}
+        ):
             continue  # os.open returns a descriptor (bytes)
         if name == "TextIOWrapper" or not _binary_mode(node, name):
             lines.append(node.lineno)
@@ -55,7 +60,9 @@ def test_the_checker_sees_a_missing_encoding_and_accepts_binary_and_explicit_one
 
 
 def test_every_text_file_the_package_opens_names_its_encoding():
-    offenders = [f"{path.relative_to(PACKAGE.parent)}:{line}"
-                 for path in sorted(PACKAGE.rglob("*.py"))
-                 for line in text_io_without_encoding(path.read_text(encoding="utf-8"))]
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line in text_io_without_encoding(path.read_text(encoding="utf-8"))
+    ]
     assert not offenders, "text I/O without encoding=… (locale-dependent): " + ", ".join(offenders)

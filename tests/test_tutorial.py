@@ -38,8 +38,12 @@ def build_script(tmp_path: Path) -> str:
     lines = ["set -euo pipefail"]
     for lang, file, body in blocks():
         if file is not None:
-            lines += [f"mkdir -p \"$(dirname '{file}')\"", f"cat > '{file}' <<'DPBENCH_TUTORIAL_EOF'",
-                      body.rstrip("\n"), "DPBENCH_TUTORIAL_EOF"]
+            lines += [
+                f"mkdir -p \"$(dirname '{file}')\"",
+                f"cat > '{file}' <<'DPBENCH_TUTORIAL_EOF'",
+                body.rstrip("\n"),
+                "DPBENCH_TUTORIAL_EOF",
+            ]
         elif lang == "bash":
             lines.append(body)
     return "\n".join(lines) + "\n"
@@ -55,9 +59,12 @@ def shim(tmp_path: Path) -> dict[str, str]:
     python = bin_dir / "python"  # the tutorial's `python` is this interpreter (its packages, its venv)
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     python.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-           "MPLBACKEND": "Agg"}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "MPLBACKEND": "Agg",
+    }
     return env
 
 
@@ -71,8 +78,12 @@ def test_tutorial_runs_end_to_end(tmp_path, shim):
     trials = pd.read_csv(study / "trials.csv")
     assert set(trials["data.bounds"]) == {"declared", "benchmark"}
     assert "my ridge SSP" in set(trials["label"]) and "tukey_em" in set(trials["mechanism"])
-    for name in ("figure_excess_train_mse.png", "leaderboard/leaderboard.md", "leaderboard/performance_profile.png",
-                 "report.html"):
+    for name in (
+        "figure_excess_train_mse.png",
+        "leaderboard/leaderboard.md",
+        "leaderboard/performance_profile.png",
+        "report.html",
+    ):
         assert (study / name).is_file(), name
     assert "| my ridge SSP |" in result.stdout  # the leaderboard ranked the plug-in
     assert re.search(r"ridge_ssp.*\bpass\b", result.stdout), result.stdout[-2000:]  # and the audit passed it

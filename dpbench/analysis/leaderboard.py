@@ -95,11 +95,18 @@ def normalised_trials(runs: Sequence[Run]) -> tuple[pd.DataFrame, list[str], lis
         span = part[key].map({k: v[1] for k, v in floors.items()})
         private = part["privacy_model"].astype(str) != "none" if "privacy_model" in part else True
         fallback = pd.to_numeric(part[FALLBACK_COLUMN], errors="coerce").fillna(0) if FALLBACK_COLUMN in part else 0
-        frames.append(pd.DataFrame({
-            "epsilon": part["epsilon"].astype(float).round(12), "dataset": part[key].astype(str),
-            "label": part["label"].astype(str), "private": private, "r": (part["train_mse"] - ols) / span,
-            FALLBACK_COLUMN: fallback,
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "epsilon": part["epsilon"].astype(float).round(12),
+                    "dataset": part[key].astype(str),
+                    "label": part["label"].astype(str),
+                    "private": private,
+                    "r": (part["train_mse"] - ols) / span,
+                    FALLBACK_COLUMN: fallback,
+                }
+            )
+        )
         labels += [lab for lab in run.label_order() if lab not in labels]
         datasets += [str(d) for d in pd.unique(part[key]) if str(d) not in datasets]
         notes += [f"{ident} ({run.name}): skipped, {reason}" for ident, reason in run.skipped.items()]
@@ -108,8 +115,10 @@ def normalised_trials(runs: Sequence[Run]) -> tuple[pd.DataFrame, list[str], lis
         pairs = set(zip(part["epsilon"], part["dataset"], part["label"], strict=True))
         clash = sorted(pairs & seen)
         if clash:
-            raise ValueError(f"label {clash[0][2]!r} on dataset {clash[0][1]!r} at ε = {clash[0][0]:g} appears in "
-                             f"more than one run (again in {run.path}); relabel one of them")
+            raise ValueError(
+                f"label {clash[0][2]!r} on dataset {clash[0][1]!r} at ε = {clash[0][0]:g} appears in "
+                f"more than one run (again in {run.path}); relabel one of them"
+            )
         seen |= pairs
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["epsilon", "dataset", "label"])
     return frame[frame["r"].notna()], labels, datasets, notes
@@ -171,9 +180,7 @@ def bootstrap_ranks(
     return mean_ranks, medians
 
 
-def build_leaderboard(
-    runs: Sequence[Run | str | Path], replicates: int = 1000, seed: int = 0
-) -> Leaderboard:
+def build_leaderboard(runs: Sequence[Run | str | Path], replicates: int = 1000, seed: int = 0) -> Leaderboard:
     """Leaderboard over every dataset of ``runs`` (run folders, or folders holding runs)."""
     loaded: list[Run] = []
     for item in runs:
@@ -208,22 +215,35 @@ def build_leaderboard(
         fell_back = sub.groupby(["label", "dataset"])[FALLBACK_COLUMN].agg(lambda v: bool((v > 0).all()))
         for j, lab in enumerate(labels):
             column = mean[:, j]
-            summary_rows.append({
-                "epsilon": eps, "label": lab,
-                "median": float(np.nanmedian(np.where(np.isnan(column), np.inf, column))),
-                "median_lo": float(np.quantile(boot_medians[:, j], 0.025)),
-                "median_hi": float(np.quantile(boot_medians[:, j], 0.975)),
-                "mean_rank": float(rank[j]),
-                "rank_lo": float(np.quantile(boot_ranks[:, j], 0.025)),
-                "rank_hi": float(np.quantile(boot_ranks[:, j], 0.975)),
-                "wins": int(wtl[j, :, 0].sum()), "ties": int(wtl[j, :, 1].sum()), "losses": int(wtl[j, :, 2].sum()),
-                "datasets": int((~np.isnan(column)).sum()),
-                "fallback_datasets": int(fell_back.get(lab, pd.Series(dtype=bool)).sum()),
-            })
+            summary_rows.append(
+                {
+                    "epsilon": eps,
+                    "label": lab,
+                    "median": float(np.nanmedian(np.where(np.isnan(column), np.inf, column))),
+                    "median_lo": float(np.quantile(boot_medians[:, j], 0.025)),
+                    "median_hi": float(np.quantile(boot_medians[:, j], 0.975)),
+                    "mean_rank": float(rank[j]),
+                    "rank_lo": float(np.quantile(boot_ranks[:, j], 0.025)),
+                    "rank_hi": float(np.quantile(boot_ranks[:, j], 0.975)),
+                    "wins": int(wtl[j, :, 0].sum()),
+                    "ties": int(wtl[j, :, 1].sum()),
+                    "losses": int(wtl[j, :, 2].sum()),
+                    "datasets": int((~np.isnan(column)).sum()),
+                    "fallback_datasets": int(fell_back.get(lab, pd.Series(dtype=bool)).sum()),
+                }
+            )
             for o, other in enumerate(labels):
                 if o != j:
-                    matrix_rows.append({"epsilon": eps, "label": lab, "other": other, "wins": int(wtl[j, o, 0]),
-                                        "ties": int(wtl[j, o, 1]), "losses": int(wtl[j, o, 2])})
+                    matrix_rows.append(
+                        {
+                            "epsilon": eps,
+                            "label": lab,
+                            "other": other,
+                            "wins": int(wtl[j, o, 0]),
+                            "ties": int(wtl[j, o, 1]),
+                            "losses": int(wtl[j, o, 2]),
+                        }
+                    )
     summary = pd.DataFrame(summary_rows).sort_values(["epsilon", "mean_rank"], kind="stable").reset_index(drop=True)
     matrix = pd.DataFrame(matrix_rows, columns=MATRIX_COLUMNS)
     notes += fallback_sentences(fallback_counts(frame[frame["label"].isin(labels)]))
@@ -242,8 +262,9 @@ def privacy_profile(runs: Sequence[Run]) -> str:
 def performance_profile(board: Leaderboard, epsilon: float, taus: np.ndarray) -> pd.DataFrame:
     """ρ_label(τ) at ``epsilon``: fraction of datasets with mean r ≤ τ · best mean r (columns: tau, one per label)."""
     at = board.cells[(board.cells["epsilon"] == epsilon) & board.cells["label"].isin(board.labels)]
-    means = at.pivot(index="dataset", columns="label", values="mean").reindex(index=board.datasets,
-                                                                             columns=board.labels)
+    means = at.pivot(index="dataset", columns="label", values="mean").reindex(
+        index=board.datasets, columns=board.labels
+    )
     values = np.maximum(means.to_numpy(dtype=float), PROFILE_FLOOR)
     ratio = values / np.nanmin(values, axis=1, keepdims=True)
     ratio = np.where(np.isnan(ratio), np.inf, ratio)
@@ -291,8 +312,10 @@ def matrix_markdown(board: Leaderboard, epsilon: float) -> str:
     at = board.matrix[board.matrix["epsilon"] == epsilon].set_index(["label", "other"])
     out = ["| row vs column | " + " | ".join(board.labels) + " |", "|---" * (len(board.labels) + 1) + "|"]
     for lab in board.labels:
-        cells = ["—" if lab == other else "{}/{}/{}".format(*at.loc[(lab, other), ["wins", "ties", "losses"]])
-                 for other in board.labels]
+        cells = [
+            "—" if lab == other else "{}/{}/{}".format(*at.loc[(lab, other), ["wins", "ties", "losses"]])
+            for other in board.labels
+        ]
         out.append(f"| {lab} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
@@ -310,18 +333,35 @@ def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
     """leaderboard.md (per-ε tables + matrices), leaderboard_cells.csv, leaderboard_summary.csv, profile PNG/PDF."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = plot_profiles(board, out_dir / "performance_profile")
-    lines = [f"# Leaderboard over {len(board.datasets)} datasets", "",
-             "Normalised excess risk r = (train MSE − OLS) / (‖Y‖²/n − OLS): 0 = non-private OLS, 1 = θ = 0.", "",
-             f"Privacy profile: {board.privacy} (strict: every mechanism at the accounting its theorem proves; "
-             "paper: each mechanism's defaults, the papers' choices).", ""]
+    lines = [
+        f"# Leaderboard over {len(board.datasets)} datasets",
+        "",
+        "Normalised excess risk r = (train MSE − OLS) / (‖Y‖²/n − OLS): 0 = non-private OLS, 1 = θ = 0.",
+        "",
+        f"Privacy profile: {board.privacy} (strict: every mechanism at the accounting its theorem proves; "
+        "paper: each mechanism's defaults, the papers' choices).",
+        "",
+    ]
     for eps in board.epsilons:
-        lines += [f"## ε = {_fmt(eps)}", "", summary_markdown(board, eps), "", "Win/tie/loss (rows vs columns):", "",
-                  matrix_markdown(board, eps), ""]
+        lines += [
+            f"## ε = {_fmt(eps)}",
+            "",
+            summary_markdown(board, eps),
+            "",
+            "Win/tie/loss (rows vs columns):",
+            "",
+            matrix_markdown(board, eps),
+            "",
+        ]
     if board.reference:
         lines += [f"Reference (not ranked): {', '.join(board.reference)}.", ""]
     lines += [f"- {note}" for note in board.notes]
     (out_dir / "leaderboard.md").write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     board.cells.to_csv(out_dir / "leaderboard_cells.csv", index=False)
     board.summary.to_csv(out_dir / "leaderboard_summary.csv", index=False)
-    return [out_dir / "leaderboard.md", out_dir / "leaderboard_cells.csv", out_dir / "leaderboard_summary.csv",
-            *written]
+    return [
+        out_dir / "leaderboard.md",
+        out_dir / "leaderboard_cells.csv",
+        out_dir / "leaderboard_summary.csv",
+        *written,
+    ]

@@ -111,6 +111,7 @@ def to_markdown(report: Report, base: Path) -> str:
         elif isinstance(block, Image):
             out += [f"![{block.alt}]({block.path.relative_to(base).as_posix()})", ""]
         elif isinstance(block, Table):
+
             def row(cells: Sequence[Any]) -> str:
                 texts = []
                 for cell in cells:
@@ -208,8 +209,12 @@ def environment_table(run: Run) -> Table:
     """What the run recorded (meta.json) next to what made the report."""
     rows = [[f"run: {key}", fmt(value, 4)] for key, value in run.meta.items()]
     rows += [[f"report: {name}", version] for name, version in package_versions()]
-    return Table(["item", "value"], rows, note="`run:` rows come from the run's meta.json; `report:` rows are the "
-                 "versions installed when this report was written.")
+    return Table(
+        ["item", "value"],
+        rows,
+        note="`run:` rows come from the run's meta.json; `report:` rows are the "
+        "versions installed when this report was written.",
+    )
 
 
 def dataset_key(trials: pd.DataFrame) -> str:
@@ -217,21 +222,36 @@ def dataset_key(trials: pd.DataFrame) -> str:
 
 
 #: datasets.json fields shown first (in this order, with these headers); other scalar fields follow
-DATASET_FIELDS = {"n": "n", "d": "d", "delta": "δ", "trials": "trials", "ols_train_mse": "OLS floor (train MSE)",
-                  "zero_train_mse": "‖Y‖²/n (θ = 0)"}
+DATASET_FIELDS = {
+    "n": "n",
+    "d": "d",
+    "delta": "δ",
+    "trials": "trials",
+    "ols_train_mse": "OLS floor (train MSE)",
+    "zero_train_mse": "‖Y‖²/n (θ = 0)",
+}
 
 
 def datasets_table(run: Run) -> Table:
     """One row per datasets.json entry (datasets, environments, ...): its scalar fields."""
     entries = {ident: info for ident, info in run.datasets.items() if isinstance(info, dict)}
-    scalar = list(dict.fromkeys(k for info in entries.values() for k, v in info.items()
-                                if isinstance(v, (int, float, str, bool)) and k != "label"))
+    scalar = list(
+        dict.fromkeys(
+            k
+            for info in entries.values()
+            for k, v in info.items()
+            if isinstance(v, (int, float, str, bool)) and k != "label"
+        )
+    )
     fields = [k for k in DATASET_FIELDS if k in scalar]
     if "ols_train_mse" not in fields:  # not a regression run (e.g. bandit environments): show what there is
         fields += [k for k in scalar if k not in DATASET_FIELDS]
     rows = [[ident, *[fmt(info.get(k, ""), 4) for k in fields]] for ident, info in entries.items()]
-    note = ("OLS floor: train MSE of the non-private least-squares fit, the lowest any method can reach."
-            if "ols_train_mse" in fields else "")
+    note = (
+        "OLS floor: train MSE of the non-private least-squares fit, the lowest any method can reach."
+        if "ols_train_mse" in fields
+        else ""
+    )
     if run.skipped:
         note += " Skipped: " + "; ".join(f"**{ident}** ({reason})" for ident, reason in run.skipped.items()) + "."
     return Table(["dataset", *[DATASET_FIELDS.get(k, k) for k in fields]], rows, note=note.strip())
@@ -256,8 +276,15 @@ def _cell_text(centre: float, lo: float, hi: float, interval: str) -> str:
 
 
 def points_table(
-    points: pd.DataFrame, curves: Sequence[str], candidates: set[str], metric: str, x: str = "epsilon",
-    stat: str = "mean", interval: str = "normal", floor: float | None = None, max_columns: int = 10,
+    points: pd.DataFrame,
+    curves: Sequence[str],
+    candidates: set[str],
+    metric: str,
+    x: str = "epsilon",
+    stat: str = "mean",
+    interval: str = "normal",
+    floor: float | None = None,
+    max_columns: int = 10,
 ) -> Table:
     """Rows = curves, columns = x values (at most ``max_columns``, evenly spread), cells "centre ± half-width"
     (normal) or "centre [lo, hi]" (bootstrap); the best ``candidates`` value per column is marked."""
@@ -282,12 +309,17 @@ def points_table(
         rows.append(["OLS floor (non-private)", *[fmt(floor, 4)] * len(shown)])
     counts = sorted({int(c) for c in points["count"]})
     counted = ", ".join(map(str, counts)) if len(counts) <= 4 else f"{counts[0]}–{counts[-1]}"
-    band = {"normal": "± 1.96·se" if stat == "median" else "± 1.96·std/√R", "bootstrap": "[95% bootstrap CI]",
-            "none": ""}[interval]
+    band = {
+        "normal": "± 1.96·se" if stat == "median" else "± 1.96·std/√R",
+        "bootstrap": "[95% bootstrap CI]",
+        "none": "",
+    }[interval]
     name = axis_name(x).split(" (")[0]
-    note = (f"{stat} {band} over R = {counted} trials; **bold**: best private method per {name} "
-            f"({'lowest' if lower_is_better(metric) else 'highest'} {stat}; a method whose band overlaps the best "
-            "one's is not clearly worse).")
+    note = (
+        f"{stat} {band} over R = {counted} trials; **bold**: best private method per {name} "
+        f"({'lowest' if lower_is_better(metric) else 'highest'} {stat}; a method whose band overlaps the best "
+        "one's is not clearly worse)."
+    )
     if len(shown) < len(xs):
         note += f" {len(shown)} of {len(xs)} {name} values shown."
     return Table(["method", *[f"{name} = {fmt(v)}" for v in shown]], rows, note=note)
@@ -340,9 +372,11 @@ def leaderboard_blocks(run: Run, files: Path) -> list[Any]:
 def board_blocks(board: Leaderboard, files: Path, level: int = 2) -> list[Any]:
     """A leaderboard's explanation, per-ε tables and win/tie/loss matrices, notes and the profiles figure."""
     blocks: list[Any] = [
-        Paragraph("Normalised excess risk (train MSE − OLS) / (‖Y‖²/n − OLS): median over datasets and mean rank, "
-                  "each with a bootstrap 95% interval (trials and datasets resampled); wins/ties/losses count "
-                  "datasets where the 95% intervals separate. `dpbench leaderboard` combines several runs."),
+        Paragraph(
+            "Normalised excess risk (train MSE − OLS) / (‖Y‖²/n − OLS): median over datasets and mean rank, "
+            "each with a bootstrap 95% interval (trials and datasets resampled); wins/ties/losses count "
+            "datasets where the 95% intervals separate. `dpbench leaderboard` combines several runs."
+        ),
     ]
     for eps in board.epsilons:
         blocks += [Heading(f"ε = {fmt(eps)}", level=level), _markdown_table(summary_markdown(board, eps))]
@@ -383,8 +417,16 @@ def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, hea
         part = points[cell_mask(points, panel, cell[-1], row, cell[0] if row else None)]
         blocks.append(Heading(name, level=3))
         if o["x"] == "epsilon" and not row:  # a figure of its own only along ε (other x axes span panels)
-            one = render(run, **{**options, "where": {**(o["where"] or {}), panel: [cell[-1]]}, "title": "",
-                                 "caption": "", "ncols": 1})
+            one = render(
+                run,
+                **{
+                    **options,
+                    "where": {**(o["where"] or {}), panel: [cell[-1]]},
+                    "title": "",
+                    "caption": "",
+                    "ncols": 1,
+                },
+            )
             path = files / f"{slug(name)}_{stem}.png"
             save_figure(one.figure, path)
             blocks.append(Image(path, f"{o['metric']} vs ε on {name}"))
@@ -398,13 +440,26 @@ def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, hea
         candidates = set(part.loc[part["private"].astype(bool), "curve"])
         blocks.append(points_table(part, curves, candidates, o["metric"], o["x"], o["stat"], o["interval"], floor))
     if len(drawing.slopes):
-        rows = [[*(str(r[c]) for c in grid), r["curve"], f"{r['slope']:+.3f}", f"[{r['lo']:+.3f}, {r['hi']:+.3f}]",
-                 fmt(r["points"]), f"{value_text(r['x_min'])}–{value_text(r['x_max'])}"]
-                for r in drawing.slopes.to_dict("records")]
-        blocks += [Heading("Fitted log–log slopes", level=3),
-                   Table([*grid, "curve", "slope b", "95% CI", "points", f"{axis_name(o['x'])} range"], rows,
-                         note=f"log({o['stat']}) = a + b·log({o['x']}) by least squares; the CI covers the noise of "
-                              "the points, not a misfit of the power law.")]
+        rows = [
+            [
+                *(str(r[c]) for c in grid),
+                r["curve"],
+                f"{r['slope']:+.3f}",
+                f"[{r['lo']:+.3f}, {r['hi']:+.3f}]",
+                fmt(r["points"]),
+                f"{value_text(r['x_min'])}–{value_text(r['x_max'])}",
+            ]
+            for r in drawing.slopes.to_dict("records")
+        ]
+        blocks += [
+            Heading("Fitted log–log slopes", level=3),
+            Table(
+                [*grid, "curve", "slope b", "95% CI", "points", f"{axis_name(o['x'])} range"],
+                rows,
+                note=f"log({o['stat']}) = a + b·log({o['x']}) by least squares; the CI covers the noise of "
+                "the points, not a misfit of the power law.",
+            ),
+        ]
     return blocks
 
 
@@ -443,16 +498,23 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, anal
     if run.caption:
         blocks.append(Paragraph(run.caption))
     if run.meta.get("partial"):  # a run of -d/-m/-e: say how much of the config the table holds
-        blocks.append(Paragraph(f"**Partial run**: {run.meta['partial']} of the config; `dpbench run` without "
-                                "-d/-m/-e runs the rest into this folder."))
+        blocks.append(
+            Paragraph(
+                f"**Partial run**: {run.meta['partial']} of the config; `dpbench run` without "
+                "-d/-m/-e runs the rest into this folder."
+            )
+        )
     blocks += [Heading("Datasets"), datasets_table(run)]
-    blocks += [Paragraph(f"**Fallback**: {line}.") for line in
-               fallback_sentences(fallback_counts(run.trials, dataset_key(run.trials)))]
+    blocks += [
+        Paragraph(f"**Fallback**: {line}.")
+        for line in fallback_sentences(fallback_counts(run.trials, dataset_key(run.trials)))
+    ]
     figures = [f for m in metrics for f in presets(run, {"metric": m})] if metrics else presets(run)
     named = bool(run.config.get("plots")) and not metrics
     for stem, options in figures:
-        heading = f"Figure {stem.removeprefix('figure_')}: {options['metric']}" if named else \
-            f"Metric: {options['metric']}"
+        heading = (
+            f"Figure {stem.removeprefix('figure_')}: {options['metric']}" if named else f"Metric: {options['metric']}"
+        )
         blocks += figure_blocks(run, stem, options, files, heading)
     if analyses:
         blocks += analysis_blocks(run)
@@ -464,8 +526,9 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, anal
     return report
 
 
-def write_report(run_dir: str | Path, metrics: Sequence[str] | None = None, html_page: bool = True,
-                 analyses: bool = True) -> list[Path]:
+def write_report(
+    run_dir: str | Path, metrics: Sequence[str] | None = None, html_page: bool = True, analyses: bool = True
+) -> list[Path]:
     """Write ``report.md`` (and ``report.html``) into the run folder; return the written paths."""
     report = build_report(run_dir, metrics, analyses)
     written = [report.path / "report.md"]

@@ -31,8 +31,19 @@ import yaml
 TRIALS = "trials.csv"
 #: columns of trials.csv that identify a trial rather than measure it
 ID_COLUMNS = (
-    "dataset", "dataset_id", "loader", "n", "d", "mechanism", "label", "privacy_model", "neighbour",
-    "epsilon_index", "epsilon", "delta", "trial",
+    "dataset",
+    "dataset_id",
+    "loader",
+    "n",
+    "d",
+    "mechanism",
+    "label",
+    "privacy_model",
+    "neighbour",
+    "epsilon_index",
+    "epsilon",
+    "delta",
+    "trial",
 )
 ID_PREFIXES = ("data.", "hp.")
 #: metric names computed on the fly from train_mse and datasets.json when their column is absent
@@ -200,15 +211,11 @@ def _ols_floor(trials: pd.DataFrame, datasets: Mapping[str, Any]) -> pd.Series:
         series = series.fillna(trials["dataset"].map(by_label))
     missing = sorted(set(trials.loc[series.isna(), key]))
     if missing:
-        raise ValueError(
-            f"no ols_train_mse in datasets.json for {missing}; cannot compute the excess metric"
-        )
+        raise ValueError(f"no ols_train_mse in datasets.json for {missing}; cannot compute the excess metric")
     return series.astype(float)
 
 
-def metric_values(
-    trials: pd.DataFrame, metric: str, datasets: Mapping[str, Any] | None = None
-) -> pd.Series:
+def metric_values(trials: pd.DataFrame, metric: str, datasets: Mapping[str, Any] | None = None) -> pd.Series:
     """The per-trial values of ``metric``: a column, or ``excess`` = train_mse − the dataset's OLS train MSE."""
     if metric in EXCESS_NAMES:
         if "excess_train_mse" in trials:
@@ -222,8 +229,11 @@ def metric_values(
         return values.astype(float)
     from dpbench.registry import unknown_name
 
-    raise ValueError(unknown_name("metric", metric, metric_columns(trials, datasets), of=" in this run",
-                                  see="the header of trials.csv"))
+    raise ValueError(
+        unknown_name(
+            "metric", metric, metric_columns(trials, datasets), of=" in this run", see="the header of trials.csv"
+        )
+    )
 
 
 def reference_lines(run: Run, dataset: str, metric: str = "train_mse") -> dict[str, float]:

@@ -131,8 +131,9 @@ def _finite(values: Sequence[float] | np.ndarray) -> np.ndarray:
     return v[np.isfinite(v)]
 
 
-def median_ci(values: Sequence[float] | np.ndarray, rng: np.random.Generator, resamples: int = RESAMPLES
-              ) -> tuple[float, float, float]:
+def median_ci(
+    values: Sequence[float] | np.ndarray, rng: np.random.Generator, resamples: int = RESAMPLES
+) -> tuple[float, float, float]:
     """(median, lo, hi): the median of the finite values and its percentile-bootstrap 95% CI (NaN CI if < 2)."""
     v = _finite(values)
     if v.size == 0:
@@ -142,8 +143,14 @@ def median_ci(values: Sequence[float] | np.ndarray, rng: np.random.Generator, re
     return (float(np.median(v)), *percentile_interval(bootstrap(v, "median", rng, resamples)))
 
 
-def paired_ratio_ci(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, rng: np.random.Generator, *,
-                    stat: Stat = np.median, resamples: int = RESAMPLES) -> tuple[float, float, float]:
+def paired_ratio_ci(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    rng: np.random.Generator,
+    *,
+    stat: Stat = np.median,
+    resamples: int = RESAMPLES,
+) -> tuple[float, float, float]:
     """(ratio, lo, hi) of stat(a)/stat(b) for paired samples a_i, b_i (same data draw and noise seed: common
     random numbers), the pairs resampled jointly; pairs with a non-finite member are dropped."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
@@ -203,14 +210,24 @@ def summarise(
             lo, hi = centre - Z95 * se, centre + Z95 * se
         else:
             lo = hi = centre
-        rows.append({**dict(zip(keys, key, strict=True)), "centre": centre, "lo": lo, "hi": hi, "se": se,
-                     "count": int(values.size), "boot": boot})
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "centre": centre,
+                "lo": lo,
+                "hi": hi,
+                "se": se,
+                "count": int(values.size),
+                "boot": boot,
+            }
+        )
     columns = [*keys, "centre", "lo", "hi", "se", "count", "boot"]
     return pd.DataFrame(rows, columns=columns)
 
 
-def summarise_metric(run: Run | pd.DataFrame, metric: str, keys: Sequence[str],
-                     datasets: Mapping[str, Any] | None = None, **options: Any) -> pd.DataFrame:
+def summarise_metric(
+    run: Run | pd.DataFrame, metric: str, keys: Sequence[str], datasets: Mapping[str, Any] | None = None, **options: Any
+) -> pd.DataFrame:
     """:func:`summarise` (``options``: stat, interval, ...) of a metric of a run's trials (``excess`` computed
     from ``datasets``, by default the run's datasets.json, see :func:`dpbench.analysis.runs.metric_values`);
     ``attrs["nan_dropped"]`` counts the trials with a NaN metric."""
@@ -227,18 +244,20 @@ def summarise_metric(run: Run | pd.DataFrame, metric: str, keys: Sequence[str],
     return points
 
 
-def summary_table(run: Run | pd.DataFrame, metric: str, x: str = "epsilon",
-                  by: Sequence[str] = ("dataset", "label"), digits: int = 3) -> pd.DataFrame:
+def summary_table(
+    run: Run | pd.DataFrame, metric: str, x: str = "epsilon", by: Sequence[str] = ("dataset", "label"), digits: int = 3
+) -> pd.DataFrame:
     """Wide table: one row per ``by`` key (dataset × label), one column per ``x`` value, cells "mean ± half-width"
     of the normal 95% interval."""
     by = list(by)
     points = summarise_metric(run, metric, [*by, x])
-    points["cell"] = [f"{fmt(m, digits)} ± {fmt(h - m, max(1, digits - 1))}"
-                      for m, h in zip(points["centre"], points["hi"], strict=True)]
+    points["cell"] = [
+        f"{fmt(m, digits)} ± {fmt(h - m, max(1, digits - 1))}"
+        for m, h in zip(points["centre"], points["hi"], strict=True)
+    ]
     wide = points.pivot(index=by, columns=x, values="cell")
     wide = wide.reindex(points.drop_duplicates(by).set_index(by).index)
-    wide.columns = [f"{x}={fmt(v, 4)}" if isinstance(v, (int, float, np.number)) else f"{x}={v}"
-                    for v in wide.columns]
+    wide.columns = [f"{x}={fmt(v, 4)}" if isinstance(v, (int, float, np.number)) else f"{x}={v}" for v in wide.columns]
     wide.columns.name = None
     return wide.fillna("")
 
@@ -272,8 +291,9 @@ def loglog_slope(xs: Sequence[float] | np.ndarray, ys: Sequence[float] | np.ndar
     return loglog_fit(xs, ys)[0]
 
 
-def loglog_slope_ci(groups: dict[float, Sequence[float]], rng: np.random.Generator, *, stat: Stat = np.mean,
-                    resamples: int = RESAMPLES) -> tuple[float, float, float]:
+def loglog_slope_ci(
+    groups: dict[float, Sequence[float]], rng: np.random.Generator, *, stat: Stat = np.mean, resamples: int = RESAMPLES
+) -> tuple[float, float, float]:
     """(slope, lo, hi): slope of log stat(values) vs log x over the keys x of ``groups``, with a stratified
     percentile bootstrap (each x's values resampled independently)."""
     xs = sorted(groups)
@@ -285,8 +305,9 @@ def loglog_slope_ci(groups: dict[float, Sequence[float]], rng: np.random.Generat
     return (slope, *percentile_interval(boot))
 
 
-def curve_slopes(trials: pd.DataFrame, by: Sequence[str], x: str, metric: str, rng: np.random.Generator, *,
-                 stat: Stat = np.median) -> Iterator[tuple[Any, dict[float, np.ndarray], tuple[float, float, float]]]:
+def curve_slopes(
+    trials: pd.DataFrame, by: Sequence[str], x: str, metric: str, rng: np.random.Generator, *, stat: Stat = np.median
+) -> Iterator[tuple[Any, dict[float, np.ndarray], tuple[float, float, float]]]:
     """Per curve of raw trials (the groups of ``by``, in order of appearance): (its key, its values of ``metric`` at
     each x = float(``x``), :func:`loglog_slope_ci` of stat(values) vs x). ``rng`` is drawn curve after curve."""
     for key, part in trials.groupby(list(by), sort=False):
@@ -322,8 +343,16 @@ def fit_slopes(
             keep &= xs <= xmax
         key = key if isinstance(key, tuple) else (key,)
         slope, intercept = loglog_fit(xs[keep], ys[keep])
-        row = {**dict(zip(by, key, strict=True)), "slope": slope, "lo": math.nan, "hi": math.nan,
-               "intercept": intercept, "points": int(keep.sum()), "x_min": math.nan, "x_max": math.nan}
+        row = {
+            **dict(zip(by, key, strict=True)),
+            "slope": slope,
+            "lo": math.nan,
+            "hi": math.nan,
+            "intercept": intercept,
+            "points": int(keep.sum()),
+            "x_min": math.nan,
+            "x_max": math.nan,
+        }
         if np.isfinite(slope):
             part, xs, ys = curve[keep], xs[keep], ys[keep]
             row.update(x_min=float(xs.min()), x_max=float(xs.max()))
@@ -356,7 +385,8 @@ def fallback_counts(trials: pd.DataFrame, dataset: str = "dataset") -> pd.DataFr
     flags = trials.assign(_fell=pd.to_numeric(trials[column], errors="coerce").fillna(0) > 0)
     per_dataset = flags.groupby(["label", "epsilon", dataset], sort=False)["_fell"].agg(["size", "sum", "all"])
     table = per_dataset.groupby(level=["label", "epsilon"], sort=False).agg(
-        trials=("size", "sum"), fallbacks=("sum", "sum"), datasets=("size", "size"), all_datasets=("all", "sum"))
+        trials=("size", "sum"), fallbacks=("sum", "sum"), datasets=("size", "size"), all_datasets=("all", "sum")
+    )
     table = table.reset_index()
     return table[table["fallbacks"] > 0][columns].reset_index(drop=True)
 
@@ -370,4 +400,3 @@ def fallback_sentences(counts: pd.DataFrame) -> list[str]:
         f"{int(row.all_datasets)} of {int(row.datasets)} datasets"
         for row in counts.itertuples(index=False)
     ]
-

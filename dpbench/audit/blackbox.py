@@ -58,6 +58,7 @@ from dpbench.registry import MechanismInfo
 
 BROKEN_VARIANTS = ("none", "eps_x10", "no_bound", "noise_div10")
 
+
 def default_shape(info: MechanismInfo, n: int | None = None, d: int | None = None) -> tuple[int, int]:
     """(n, d) of the audit dataset: explicit values, else the contract's ``AuditSetup`` (or ``fit.audit_data``),
     else (100, 2)."""
@@ -295,8 +296,7 @@ def run_mechanism(
 ) -> np.ndarray:
     """``runs`` outputs θ̂ of the mechanism on (X, y), stacked as a (runs, p) array."""
     outputs = [
-        np.ravel(as_fit_result(info.fit(X, y, epsilon, delta, rng, **inputs, **hyper)).theta)
-        for _ in range(runs)
+        np.ravel(as_fit_result(info.fit(X, y, epsilon, delta, rng, **inputs, **hyper)).theta) for _ in range(runs)
     ]
     return np.asarray(outputs, dtype=float)
 
@@ -445,8 +445,7 @@ def plot_histograms(result: AuditResult, path: Any) -> None:
     ax.set_ylabel("density (log scale)")
     control = "" if result.broken == "none" else f", control {result.broken}"
     ax.set_title(
-        f"{result.mechanism}{control}: ε = {result.epsilon:g}, ε̂_lower = {result.eps_lower:.2f} "
-        f"(N = {result.trials})",
+        f"{result.mechanism}{control}: ε = {result.epsilon:g}, ε̂_lower = {result.eps_lower:.2f} (N = {result.trials})",
         fontsize=9,
     )
     ax.legend(fontsize=8)

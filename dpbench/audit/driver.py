@@ -185,13 +185,18 @@ class WhiteboxResult:
         eps_hat, lower, upper = self.estimate
         if lower > self.epsilon and eps_hat > (1.0 + ESTIMATE_MARGIN) * self.epsilon:
             out.append(f"{self.method} ε̂ {eps_hat:.3f} [{lower:.3f}, {upper:.3f}] > claimed {self.epsilon:g}")
-        out += [f"release {c.name!r}: real noise {'variance' if c.law == 'normal' else 'mean |z|'} "
-                f"{c.statistic:.3f}× the declared law ({c.count} draws)" for c in self.noise if not c.ok]
+        out += [
+            f"release {c.name!r}: real noise {'variance' if c.law == 'normal' else 'mean |z|'} "
+            f"{c.statistic:.3f}× the declared law ({c.count} draws)"
+            for c in self.noise
+            if not c.ok
+        ]
         if self.model_p < MODEL_ALPHA:
             out.append(f"the real runs' statistic does not follow the declared laws (KS p = {self.model_p:.1e})")
         if self.eps_lower_real > self.epsilon:
-            out.append(f"certified ε̂_lower from the real runs alone {self.eps_lower_real:.3f} > claimed "
-                       f"{self.epsilon:g}")
+            out.append(
+                f"certified ε̂_lower from the real runs alone {self.eps_lower_real:.3f} > claimed {self.epsilon:g}"
+            )
         if self.witness is not None and self.witness.eps_lower > self.epsilon:
             out.append(f"θ̂ black-box ε̂_lower {self.witness.eps_lower:.3f} > claimed {self.epsilon:g}")
         if self.integrity is not None:
@@ -213,8 +218,14 @@ SKETCH_SEARCH = (20, 1_000_000)
 
 
 def sketch_noise_factor(
-    info: MechanismInfo, pair: Any, view: str, epsilon: float, delta: float, hyper: Mapping[str, Any],
-    target: float, seed: np.random.SeedSequence,
+    info: MechanismInfo,
+    pair: Any,
+    view: str,
+    epsilon: float,
+    delta: float,
+    hyper: Mapping[str, Any],
+    target: float,
+    seed: np.random.SeedSequence,
 ) -> float:
     """The noise factor c whose copy (every Gaussian scale and every mixing noise η × c) has exact ε = ``target``
     at the pair, when a release is a Gaussian-mixing sketch: ε(c) by :func:`sampled_epsilon` over a few histories
@@ -300,8 +311,12 @@ def audit_whitebox(
             real = [r.releases for r in at_worst if r.side == "D"] + [r.releases for r in at_worst if r.side != "D"]
             n_d = sum(r.side == "D" for r in at_worst)
             everything = [r.run.releases for r in runs_all]
-            witness = theta_witness(np.array([r.theta for r in at_worst if r.side == "D"]),
-                                    np.array([r.theta for r in at_worst if r.side != "D"]), delta, confidence)
+            witness = theta_witness(
+                np.array([r.theta for r in at_worst if r.side == "D"]),
+                np.array([r.theta for r in at_worst if r.side != "D"]),
+                delta,
+                confidence,
+            )
         else:
             run_seeds = seeds[0].spawn(2 * pilot)
             real = [

@@ -133,8 +133,15 @@ class IntegrityRun:
 
 
 def integrity_runs(
-    info: MechanismInfo, pairs: list[Pair], epsilon: float, delta: float, hyper: Mapping[str, Any], runs: int,
-    seed: int, max_seconds: float | None = None, minimum: int = 0,
+    info: MechanismInfo,
+    pairs: list[Pair],
+    epsilon: float,
+    delta: float,
+    hyper: Mapping[str, Any],
+    runs: int,
+    seed: int,
+    max_seconds: float | None = None,
+    minimum: int = 0,
 ) -> list[IntegrityRun]:
     """``runs`` real paired runs, each with an unrecorded fit of the observed side: every other run on the worst
     pair (``pairs[0]``), the others on the rest in turn, sides alternating (D, D′) per pair; stops early after
@@ -241,8 +248,14 @@ def check_declarations(runs: list[IntegrityRun], pairs: list[Pair]) -> tuple[lis
             r, name = rp.release, rp.release.name
             diffs = _declaration_differences(rp)
             if diffs:
-                first = mismatch.get(name, (f"release {name!r}: declared {', '.join(diffs)} at the same history "
-                                            f"(pair {item.pair + 1}): a data-dependent calibration", 0))[0]
+                first = mismatch.get(
+                    name,
+                    (
+                        f"release {name!r}: declared {', '.join(diffs)} at the same history "
+                        f"(pair {item.pair + 1}): a data-dependent calibration",
+                        0,
+                    ),
+                )[0]
                 mismatch[name] = (first, mismatch.get(name, ("", 0))[1] + 1)
             shift = observed_shift(rp)
             if shift is None:

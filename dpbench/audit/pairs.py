@@ -87,7 +87,7 @@ def background(spec: PairSpec) -> tuple[np.ndarray, np.ndarray]:
         z = rng.standard_normal((rows, spec.d))
         z /= np.linalg.norm(z, ord=spec.x_norm, axis=1, keepdims=True)
         radii = np.linspace(0.05, 1.0, rows)
-        radii[-max(1, rows // 8):] = 1.0  # rows on the bound
+        radii[-max(1, rows // 8) :] = 1.0  # rows on the bound
         X = spec.x_bound * radii[rng.permutation(rows), None] * z
         y = spec.y_bound * rng.permutation(np.linspace(-1.0, 1.0, rows))
         return X, y
@@ -117,9 +117,7 @@ def inputs_for(info: MechanismInfo, X: np.ndarray, y: np.ndarray, public_X: np.n
     return {name: gram_stats(X, y) if name == "stats" else available[name] for name in info.needs}
 
 
-def make_pair(
-    info: MechanismInfo, spec: PairSpec, canary: Record, other: Record | None, public_X: np.ndarray
-) -> Pair:
+def make_pair(info: MechanismInfo, spec: PairSpec, canary: Record, other: Record | None, public_X: np.ndarray) -> Pair:
     """D = background + canary (last row); D′ = background + ``other`` (None: the zero row)."""
     Xb, yb = background(spec)
     x_c = record_x(spec, canary[0], canary[1])
@@ -135,8 +133,11 @@ def make_pair(
     Xp, yp = np.insert(Xb, at, x_o, axis=0), np.insert(yb, at, y_o)
     for array in (X, y, Xp, yp):
         array.setflags(write=False)
-    where = "" if spec.background == "axis" and spec.canary_index is None else (
-        f" ({spec.background} background, canary row {at + 1} of {spec.n})")
+    where = (
+        ""
+        if spec.background == "axis" and spec.canary_index is None
+        else (f" ({spec.background} background, canary row {at + 1} of {spec.n})")
+    )
     description = f"n = {spec.n}, d = {spec.d}; canary x = {_fmt(x_c)}, y = {y_c:.3g} in D; {what} in D′{where}"
     return Pair(X, y, Xp, yp, inputs_for(info, X, y, public_X, spec), inputs_for(info, Xp, yp, public_X, spec),
                 description, canary, other)  # fmt: skip
@@ -171,7 +172,13 @@ def candidate_records(spec: PairSpec, labels_only: bool = False) -> list[Record]
 
 
 def pair_divergence(
-    info: MechanismInfo, pair: Pair, view: str, epsilon: float, delta: float, hyper: Mapping[str, Any], seed: int,
+    info: MechanismInfo,
+    pair: Pair,
+    view: str,
+    epsilon: float,
+    delta: float,
+    hyper: Mapping[str, Any],
+    seed: int,
     histories: int = 2,
 ) -> float:
     """2·KL divergence of the releases between the two datasets (μ² for Gaussian releases), the smallest over

@@ -181,9 +181,19 @@ def run_audit(request: AuditRequest, progress: Callable[[str], None] = lambda _:
         first = request.epsilons[0]
         tasks = [(info.name, eps, c) for info in private for eps in request.epsilons for c in controls]
         results = Parallel(n_jobs=request.n_jobs, return_as="generator")(
-            delayed(whitebox_task)(name, eps, request.delta, c, request.runs, request.pilot, request.seed,
-                                   request.confidence, hyper, request.replays if eps == first else 0,
-                                   request.replay_seconds)  # fmt: skip
+            delayed(whitebox_task)(
+                name,
+                eps,
+                request.delta,
+                c,
+                request.runs,
+                request.pilot,
+                request.seed,
+                request.confidence,
+                hyper,
+                request.replays if eps == first else 0,
+                request.replay_seconds,
+            )  # fmt: skip
             for name, eps, c in tasks
         )
         fallback = set()

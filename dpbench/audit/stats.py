@@ -25,6 +25,7 @@ THRESHOLD_LEVELS = (
 DEEP_LEVELS = tuple(sorted({*THRESHOLD_LEVELS, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 1 - 1e-4, 1 - 2e-4, 1 - 1e-5, 1 - 2e-5,
                             1 - 5e-5}))  # fmt: skip
 
+
 def clopper_pearson(successes: int, trials: int, alpha: float) -> tuple[float, float]:
     """One-sided exact binomial bounds (lo, hi): P(p ≥ lo) ≥ 1 − α and P(p ≤ hi) ≥ 1 − α separately.
 
@@ -80,9 +81,7 @@ def epsilon_lower_bound(
     samples = {"D": s1, "D'": s0}
     for t in thresholds:
         for event in ("s > t", "s <= t"):
-            counts = {
-                side: int(np.count_nonzero(s > t if event == "s > t" else s <= t)) for side, s in samples.items()
-            }
+            counts = {side: int(np.count_nonzero(s > t if event == "s > t" else s <= t)) for side, s in samples.items()}
             bounds = {side: clopper_pearson(counts[side], samples[side].size, alpha) for side in samples}
             for p_side, q_side in (("D", "D'"), ("D'", "D")):
                 value = _epsilon_from(bounds[p_side][0], bounds[q_side][1], delta)
@@ -214,7 +213,12 @@ def gdp_or_inf(mu: float, delta: float) -> float:
 
 
 def gdp_mixture_estimate(
-    s1: np.ndarray, i1: np.ndarray, s0: np.ndarray, i0: np.ndarray, histories: int, delta: float,
+    s1: np.ndarray,
+    i1: np.ndarray,
+    s0: np.ndarray,
+    i0: np.ndarray,
+    histories: int,
+    delta: float,
     confidence: float = 0.95,
 ) -> GdpEstimate:
     """GDP estimate when the statistic is Gaussian *given* a public history index i (pooled histories).

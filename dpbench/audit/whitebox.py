@@ -426,7 +426,7 @@ def _padded(rows: list[np.ndarray]) -> np.ndarray:
 
 
 def _l2ball_draws(V: np.ndarray, eps: float, rng: np.random.Generator, chunk: int = 200_000) -> np.ndarray:
-    return np.vstack([l2ball_sample(V[i:i + chunk], eps, rng) for i in range(0, V.shape[0], chunk)])
+    return np.vstack([l2ball_sample(V[i : i + chunk], eps, rng) for i in range(0, V.shape[0], chunk)])
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -511,7 +511,11 @@ def model_check(real: np.ndarray, batched: np.ndarray) -> float:
 
 
 def sampled_epsilon(
-    pool: list[list[Slot]], delta: float, rng: np.random.Generator, size: int = 4_000_000, chunk: int = 1_000_000,
+    pool: list[list[Slot]],
+    delta: float,
+    rng: np.random.Generator,
+    size: int = 4_000_000,
+    chunk: int = 1_000_000,
     confidence: float = 0.95,
 ) -> LossEpsilon:
     """Exact-in-law ε of the batched process (any release kinds, sketches included) by Monte Carlo: ``size`` draws

@@ -38,9 +38,18 @@ def privacy_gaps(trials: pd.DataFrame, at: list[int]) -> pd.DataFrame:
                 diff = (ge.set_index("trial")["regret"] - ref).dropna()
                 if diff.empty:
                     continue
-                rows.append({"dataset_id": ds, "label": label, "epsilon": float(eps), "inv_epsilon": 1.0 / eps,
-                             "T": T, "gap": float(diff.mean()),
-                             "ci95": float(halfwidth95(diff.std(ddof=0), len(diff))), "trials": len(diff)})
+                rows.append(
+                    {
+                        "dataset_id": ds,
+                        "label": label,
+                        "epsilon": float(eps),
+                        "inv_epsilon": 1.0 / eps,
+                        "T": T,
+                        "gap": float(diff.mean()),
+                        "ci95": float(halfwidth95(diff.std(ddof=0), len(diff))),
+                        "trials": len(diff),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -73,9 +82,16 @@ def gap_figure(gaps: pd.DataFrame, title: str, caption: str):
                 pts = sub[(sub["label"] == label) & (sub["T"] == T)].sort_values("inv_epsilon")
                 if pts.empty:
                     continue
-                ax.errorbar(pts["inv_epsilon"], pts["gap"], yerr=pts["ci95"], color=f"C{ci}",
-                            linestyle=styles[ti % 4], marker="o", capsize=3,
-                            label=f"{label}, T = 2^{int(round(math.log2(T)))}")
+                ax.errorbar(
+                    pts["inv_epsilon"],
+                    pts["gap"],
+                    yerr=pts["ci95"],
+                    color=f"C{ci}",
+                    linestyle=styles[ti % 4],
+                    marker="o",
+                    capsize=3,
+                    label=f"{label}, T = 2^{int(round(math.log2(T)))}",
+                )
         ax.set_xlabel("1/ε")
         ax.set_ylabel("Reg(T, ε) − Reg(T, ∞)")
         if (sub["gap"] > 0).all() and sub["gap"].max() > 20 * sub["gap"].min():
@@ -85,7 +101,7 @@ def gap_figure(gaps: pd.DataFrame, title: str, caption: str):
         ax.grid(True, alpha=0.4)
         ax.set_title(str(panel), fontsize=10)
         ax.legend(fontsize=7)
-    for extra in axes.flat[len(panels):]:
+    for extra in axes.flat[len(panels) :]:
         fig.delaxes(extra)
     if title:
         fig.suptitle(title, fontsize=11)
@@ -97,7 +113,8 @@ def gap_figure(gaps: pd.DataFrame, title: str, caption: str):
 
 
 @registry.register_analysis(
-    "bandit_gap", summary="bandit privacy gap Reg(T, ε) − Reg(T, ∞), paired by trial, vs 1/ε (spec 001 F6(b)); "
+    "bandit_gap",
+    summary="bandit privacy gap Reg(T, ε) − Reg(T, ∞), paired by trial, vs 1/ε (spec 001 F6(b)); "
     "-o at=T1,T2 (default T_max/16, T_max); -o caption=… (default: the run's caption)",
 )
 def bandit_gap(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
@@ -122,8 +139,9 @@ def bandit_gap(runs: list[Path], options: dict[str, str], echo: Callable[[str], 
         csv = run.path / "privacy_gap.csv"
         write_atomic(csv, gaps.to_csv(index=False))
         # a run caption describes the regret figure (its curves, e.g. LinUCB); a config can give the gap its own
-        caption = ("Paired by trial (same instance, contexts and reward coins); mean ± 1.96·sd/√R. "
-                   + (o["caption"] or run.caption))
+        caption = "Paired by trial (same instance, contexts and reward coins); mean ± 1.96·sd/√R. " + (
+            o["caption"] or run.caption
+        )
         fig = gap_figure(gaps, f"Privacy gap vs 1/ε — {run.name}", caption)
         written.append(csv)
         written += save_figures(fig, run.path / "figure_privacy_gap")

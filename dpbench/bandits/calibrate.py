@@ -41,8 +41,16 @@ TARGET = 0.95
 GLM_C_GAMMA = 4.0
 
 
-def fit_oracle(name: str, data: EpochData, epsilon: float, delta: float, rng: np.random.Generator,
-               fail_prob: float, d_A: int, link: str = "linear") -> LinearEstimate:
+def fit_oracle(
+    name: str,
+    data: EpochData,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    fail_prob: float,
+    d_A: int,
+    link: str = "linear",
+) -> LinearEstimate:
     if name == "iwr_glm_jdp":
         return iwr_glm_dp_fit(data, epsilon, delta, rng, link=link, fail_prob=fail_prob, c_gamma=GLM_C_GAMMA)
     if name == "iwr_glm_ldp":
@@ -58,9 +66,18 @@ def fit_oracle(name: str, data: EpochData, epsilon: float, delta: float, rng: np
     raise ValueError(f"oracle must be iwr_jdp, iwr_glm_jdp, iwr_glm_ldp, iwr_ldp, ssp_jdp or ssp_ldp, got {name!r}")
 
 
-def coverage_pilot(oracle: str, env_name: str, env_options: dict, sizes: list[int], epsilons: list[float], *,
-                   delta: float = 1e-5, fail_prob: float = 2.0**-20, seeds: int = 5,
-                   n_eval: int = 2000) -> pd.DataFrame:
+def coverage_pilot(
+    oracle: str,
+    env_name: str,
+    env_options: dict,
+    sizes: list[int],
+    epsilons: list[float],
+    *,
+    delta: float = 1e-5,
+    fail_prob: float = 2.0**-20,
+    seeds: int = 5,
+    n_eval: int = 2000,
+) -> pd.DataFrame:
     """Coverage of min(c·b̂₁, 2) for every c in :data:`C_B_GRID` (one row per seed, N, ε, c)."""
     rows = []
     info = get_env(env_name)
@@ -76,16 +93,26 @@ def coverage_pilot(oracle: str, env_name: str, env_options: dict, sizes: list[in
             truth = env.mean(Phi_eval)
             for eps_index, eps in enumerate(epsilons):
                 rng = np.random.default_rng([PILOT_ROOT, seed, 2, N, eps_index])
-                est = fit_oracle(oracle, EpochData(chosen, y, 0, DataLedger(N)), eps, delta, rng, fail_prob,
-                                 env.d_A, env.link)
+                est = fit_oracle(
+                    oracle, EpochData(chosen, y, 0, DataLedger(N)), eps, delta, rng, fail_prob, env.d_A, env.link
+                )
                 f, _ = est.predict(Phi_eval)
                 P = Phi_eval @ est.M
                 b1 = est.scale * np.sqrt(np.einsum("nak,nak->na", P, P))
                 err = np.abs(f - truth)
                 for c in C_B_GRID:
                     cover = np.all(err <= np.minimum(c * b1, est.cap), axis=1).mean()
-                    rows.append({"oracle": oracle, "env": env_name, "seed": seed, "N": N, "epsilon": eps,
-                                 "c_b": c, "coverage": float(cover)})
+                    rows.append(
+                        {
+                            "oracle": oracle,
+                            "env": env_name,
+                            "seed": seed,
+                            "N": N,
+                            "epsilon": eps,
+                            "c_b": c,
+                            "coverage": float(cover),
+                        }
+                    )
     return pd.DataFrame(rows)
 
 

@@ -112,8 +112,9 @@ class BanditConfig(BaseConfig):
             {"env": e.env, "label": e.label, "options": dict(e.options), "swept": list(e.swept)}
             for e in self.environments
         ]
-        data["algorithms"] = [{"algorithm": a.algorithm, "label": a.label, "hyper": dict(a.hyper)}
-                              for a in self.algorithms]
+        data["algorithms"] = [
+            {"algorithm": a.algorithm, "label": a.label, "hyper": dict(a.hyper)} for a in self.algorithms
+        ]
         # the generic results/plot code orders curves by config["mechanisms"][*]["label"]
         data["mechanisms"] = [{"mechanism": a.algorithm, "label": a.label} for a in self.algorithms]
         data["epsilons"] = [e if math.isfinite(e) else "inf" for e in self.epsilons]
@@ -139,15 +140,22 @@ def parse_env(raw: Any, index: int) -> list[EnvEntry]:
 
 def parse_algorithm(raw: Any, index: int) -> list[AlgoEntry]:
     info, raw, hyper, combos = parse_component(
-        raw, f"algorithms[{index}]", "algorithm", ALGO_KEYS, get_algorithm, "hyper", lambda i: i.hyperparameters(),
+        raw,
+        f"algorithms[{index}]",
+        "algorithm",
+        ALGO_KEYS,
+        get_algorithm,
+        "hyper",
+        lambda i: i.hyperparameters(),
         "hyperparameter",
     )
     base = str(raw.get("label") or info.name)
     entries = []
     for combo in combos:
         suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
-        entries.append(AlgoEntry(info.name, f"{base} ({suffix})" if suffix else base,
-                                 tuple(sorted({**hyper, **combo}.items()))))
+        entries.append(
+            AlgoEntry(info.name, f"{base} ({suffix})" if suffix else base, tuple(sorted({**hyper, **combo}.items())))
+        )
     return entries
 
 
@@ -155,8 +163,17 @@ def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> Ban
     """Validate a ``kind: bandit`` config mapping into a :class:`BanditConfig`."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
-    base = parse_base(raw, TOP_LEVEL_KEYS, kind="bandit", delta_rule=DELTA_RULE, delta_rules="'1/T', '1/T^2'",
-                      delta=1e-5, trials=10, trial_block=1, allow_inf=True)
+    base = parse_base(
+        raw,
+        TOP_LEVEL_KEYS,
+        kind="bandit",
+        delta_rule=DELTA_RULE,
+        delta_rules="'1/T', '1/T^2'",
+        delta=1e-5,
+        trials=10,
+        trial_block=1,
+        allow_inf=True,
+    )
     return BanditConfig(
         **base,
         environments=parse_entries(raw, "environments", parse_env, lambda entry: entry.key),

@@ -23,13 +23,25 @@ from dpbench.bandits.squarecb import SquareCBPolicy, _checked, rate_jdp, rate_ld
 SCHEDULES = {"jdp": rate_jdp, "ldp": rate_ldp}
 
 
-@register_algorithm("squarecb_perfect_oracle",
-                    summary="control: SquareCB with θ̂ = θ* and the γ schedule of squarecb_jdp/ldp at schedule_epsilon",
-                    privacy_model="none", spec="001 Alg 13 (issue 17 control)",
-                    style={"color": "black", "marker": "", "linestyle": "--"})
-def squarecb_perfect_oracle(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-                            schedule: str = "jdp", schedule_epsilon: float = 1.0, calibration: str = "paper",
-                            fail_prob: float | None = None) -> SquareCBPolicy:
+@register_algorithm(
+    "squarecb_perfect_oracle",
+    summary="control: SquareCB with θ̂ = θ* and the γ schedule of squarecb_jdp/ldp at schedule_epsilon",
+    privacy_model="none",
+    spec="001 Alg 13 (issue 17 control)",
+    style={"color": "black", "marker": "", "linestyle": "--"},
+)
+def squarecb_perfect_oracle(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    schedule: str = "jdp",
+    schedule_epsilon: float = 1.0,
+    calibration: str = "paper",
+    fail_prob: float | None = None,
+) -> SquareCBPolicy:
     """SquareCB with the perfect oracle; ε of the run is ignored (non-private), ``schedule_epsilon`` sets σ in γ^(j)."""
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
@@ -41,5 +53,4 @@ def squarecb_perfect_oracle(env: BanditEnv, T: int, epsilon: float, delta: float
     def oracle(data: EpochData, _rng: np.random.Generator, _fail_epoch: float) -> tuple[np.ndarray, dict[str, Any]]:
         return env.theta.copy(), {"K": 0}
 
-    return SquareCBPolicy(env, T, oracle, SCHEDULES[schedule], sigma_scale(schedule_epsilon, delta, calibration),
-                          fail)
+    return SquareCBPolicy(env, T, oracle, SCHEDULES[schedule], sigma_scale(schedule_epsilon, delta, calibration), fail)

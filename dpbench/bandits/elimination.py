@@ -138,8 +138,7 @@ def _intersect_in_order(keep: np.ndarray) -> tuple[np.ndarray, int]:
     return mask, emptied
 
 
-def spanner(Phi: np.ndarray, mask: np.ndarray, C: float = 2.0, tol: float = 1e-10,
-            max_swaps: int = 100) -> np.ndarray:
+def spanner(Phi: np.ndarray, mask: np.ndarray, C: float = 2.0, tol: float = 1e-10, max_swaps: int = 100) -> np.ndarray:
     """A C-approximate barycentric spanner of {φ(x_t, a): mask[t, a]} for every row t (spec 001 Def. 7, §3.8).
 
     Greedy volume maximisation (pivoted Gram–Schmidt: r = rank steps, each adds the survivor with the largest
@@ -185,8 +184,9 @@ def unpack(picked: np.ndarray, arms: np.ndarray, n_arms: int) -> np.ndarray:
     return out
 
 
-def _independent_spanner(Phi: np.ndarray, mask: np.ndarray, counts: np.ndarray, C: float, tol: float,
-                         max_swaps: int) -> np.ndarray:
+def _independent_spanner(
+    Phi: np.ndarray, mask: np.ndarray, counts: np.ndarray, C: float, tol: float, max_swaps: int
+) -> np.ndarray:
     """:func:`_greedy_spanner` of rows with 2 ≤ m ≤ d survivors, without its coefficient and swap stages where the
     greedy picks all m survivors (rank m, the generic case): the spanner is then every survivor — each survivor is
     a basis vector, coefficients e_i up to rounding of order ε_mach/tol = 10⁻⁶ ≤ C (C ≥ 1 + 10⁻³), no swap.
@@ -196,13 +196,15 @@ def _independent_spanner(Phi: np.ndarray, mask: np.ndarray, counts: np.ndarray, 
     out = mask.copy()
     short = rank < counts
     if short.any():
-        out[short] = unpack(_greedy_spanner(packed[short], packed_mask[short], C, tol, max_swaps), arms[short],
-                            Phi.shape[1])
+        out[short] = unpack(
+            _greedy_spanner(packed[short], packed_mask[short], C, tol, max_swaps), arms[short], Phi.shape[1]
+        )
     return out
 
 
-def _greedy_basis(Phi: np.ndarray, mask: np.ndarray, tol: float
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _greedy_basis(
+    Phi: np.ndarray, mask: np.ndarray, tol: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Greedy pivoted Gram–Schmidt over the survivors of every row: (picked mask, basis arms (n, d), rank (n,),
     orthonormal frame Q (n, d, d)); step i adds the survivor with the largest residual if it exceeds tol·scale.
 
@@ -266,12 +268,14 @@ def planes_match_einsum(d: int) -> bool:
     A = rng.standard_normal((256, 4, d))
     q = rng.standard_normal((256, d))
     R = np.ascontiguousarray(np.moveaxis(A, 2, 0))
-    return (np.array_equal(_planes_dot(R, R), np.einsum("nad,nad->na", A, A))
-            and np.array_equal(_planes_dot(R, q.T[:, :, None]), np.einsum("nad,nd->na", A, q)))
+    return np.array_equal(_planes_dot(R, R), np.einsum("nad,nad->na", A, A)) and np.array_equal(
+        _planes_dot(R, q.T[:, :, None]), np.einsum("nad,nd->na", A, q)
+    )
 
 
-def _greedy_basis_literal(Phi: np.ndarray, mask: np.ndarray, tol: float
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _greedy_basis_literal(
+    Phi: np.ndarray, mask: np.ndarray, tol: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Greedy pivoted Gram–Schmidt over the survivors of every row: (picked mask, basis arms (n, d), rank (n,),
     orthonormal frame Q (n, d, d)); step i adds the survivor with the largest residual if it exceeds tol·scale.
     Row-major einsum form (the reference of :func:`_greedy_basis`)."""
@@ -315,7 +319,7 @@ def _greedy_spanner(Phi: np.ndarray, mask: np.ndarray, C: float, tol: float, max
     diag[unused] = 1.0
     coef = np.zeros_like(coords)
     for k in range(d - 1, -1, -1):
-        acc = coords[:, :, k] - np.einsum("nai,ni->na", coef[:, :, k + 1:], Bc[:, k + 1:, k])
+        acc = coords[:, :, k] - np.einsum("nai,ni->na", coef[:, :, k + 1 :], Bc[:, k + 1 :, k])
         coef[:, :, k] = acc / Bc[:, k, k][:, None]
     big = np.where(mask, np.abs(coef).max(axis=2), 0.0).max(axis=1)
     for t in np.nonzero(big > C)[0]:  # rare: Python loop over the rows that need Awerbuch–Kleinberg swaps
@@ -390,8 +394,10 @@ class EliminationPolicy:
         full = mask.all(axis=1)
         if shared is None or full.mean() * shared.consumers < 1.0:
             return spanner(Phi, mask, self.C)
-        span = shared.derived(f"spanner(all arms, C={self.C!r})",
-                              lambda block: spanner(block, np.ones(block.shape[:2], dtype=bool), self.C))
+        span = shared.derived(
+            f"spanner(all arms, C={self.C!r})",
+            lambda block: spanner(block, np.ones(block.shape[:2], dtype=bool), self.C),
+        )
         span = span.copy()
         if not full.all():
             span[~full] = spanner(Phi[~full], mask[~full], self.C)
@@ -411,8 +417,7 @@ class EliminationPolicy:
                 self.info[f"{key}_last"] = float(est.info[key])
 
 
-def _common(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, calibration: str,
-            preset: str) -> float:
+def _common(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, calibration: str, preset: str) -> float:
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
     return bandit_failure_probability(env, T, epsilon, fail_prob, calibration, "the elimination oracles")
@@ -423,30 +428,78 @@ STYLE_LDP = {"color": "tab:green", "marker": "s"}
 STYLE_SSP = {"color": "tab:red", "marker": "^"}
 
 
-@register_algorithm("elim_iwr_jdp", summary="action elimination + information-weighted regression (JDP)",
-                    privacy_model="joint", spec="000 Alg 6 (15 + 5 + 7)", style=STYLE_JDP)
-def elim_iwr_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-                 preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_gamma: float = 1.0,
-                 c_b: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
-                 planning: str = "spanner", C: float = 2.0) -> EliminationPolicy:
+@register_algorithm(
+    "elim_iwr_jdp",
+    summary="action elimination + information-weighted regression (JDP)",
+    privacy_model="joint",
+    spec="000 Alg 6 (15 + 5 + 7)",
+    style=STYLE_JDP,
+)
+def elim_iwr_jdp(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    preset: str = "calibrated",
+    K: int = 4,
+    c_lam: float = 1.0,
+    c_gamma: float = 1.0,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    fail_prob: float | None = None,
+    planning: str = "spanner",
+    C: float = 2.0,
+) -> EliminationPolicy:
     """JDP linear bandit (spec 000 Thm 6.2): per epoch Alg 5 (+ Alg 4);
     b̂ = min{c_b(8λ + 16√(d_A log(2/δ)/N))‖Wφ‖, 2}."""
     fail = _common(env, T, epsilon, fail_prob, calibration, preset)
     k_eff = K if preset == "calibrated" else max(4, math.ceil(math.log(max(math.log(T), 1.0))))
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return iwr_dp_fit(data, epsilon, delta, r, d_A=env.d_A, fail_prob=fail, preset=preset, K=K, c_lam=c_lam,
-                          c_gamma=c_gamma, c_b=c_b, calibration=calibration)
+        return iwr_dp_fit(
+            data,
+            epsilon,
+            delta,
+            r,
+            d_A=env.d_A,
+            fail_prob=fail,
+            preset=preset,
+            K=K,
+            c_lam=c_lam,
+            c_gamma=c_gamma,
+            c_b=c_b,
+            calibration=calibration,
+        )
 
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * k_eff, planning=planning, C=C)
 
 
-@register_algorithm("elim_iwr_ldp", summary="action elimination + information-weighted regression (LDP)",
-                    privacy_model="local", spec="000 Thm 6.4 (15 + 3 + 7)", style=STYLE_LDP)
-def elim_iwr_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-                 preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_b: float = 1.0,
-                 calibration: str = "paper", fail_prob: float | None = None, planning: str = "spanner",
-                 C: float = 2.0, simulation: str = "aggregate") -> EliminationPolicy:
+@register_algorithm(
+    "elim_iwr_ldp",
+    summary="action elimination + information-weighted regression (LDP)",
+    privacy_model="local",
+    spec="000 Thm 6.4 (15 + 3 + 7)",
+    style=STYLE_LDP,
+)
+def elim_iwr_ldp(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    preset: str = "calibrated",
+    K: int = 4,
+    c_lam: float = 1.0,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    fail_prob: float | None = None,
+    planning: str = "spanner",
+    C: float = 2.0,
+    simulation: str = "aggregate",
+) -> EliminationPolicy:
     """LDP linear bandit (spec 000 Thm 6.4): per epoch Alg 3 (+ Alg 2), b̂ = min{c_b·8λ‖Uφ‖, 2}.
     ``simulation``: users' noise by its exact aggregate law (default) or drawn per user (``per_user``)."""
     fail = _common(env, T, epsilon, fail_prob, calibration, preset)
@@ -454,17 +507,43 @@ def elim_iwr_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.r
     k_eff = K if preset == "calibrated" else max(12, math.ceil(math.log(max(math.log(T), 1.0))))
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return iwr_ldp_fit(data, epsilon, delta, r, fail_prob=fail, preset=preset, K=K, c_lam=c_lam, c_b=c_b,
-                           calibration=calibration, simulation=simulation)
+        return iwr_ldp_fit(
+            data,
+            epsilon,
+            delta,
+            r,
+            fail_prob=fail,
+            preset=preset,
+            K=K,
+            c_lam=c_lam,
+            c_b=c_b,
+            calibration=calibration,
+            simulation=simulation,
+        )
 
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * k_eff, planning=planning, C=C)
 
 
-@register_algorithm("elim_ssp_jdp", summary="action elimination + SSP-OLS (JDP baseline, not from the paper)",
-                    privacy_model="joint", spec="001 §7.2", style=STYLE_SSP)
-def elim_ssp_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-                 c_b: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
-                 planning: str = "spanner", C: float = 2.0) -> EliminationPolicy:
+@register_algorithm(
+    "elim_ssp_jdp",
+    summary="action elimination + SSP-OLS (JDP baseline, not from the paper)",
+    privacy_model="joint",
+    spec="001 §7.2",
+    style=STYLE_SSP,
+)
+def elim_ssp_jdp(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    fail_prob: float | None = None,
+    planning: str = "spanner",
+    C: float = 2.0,
+) -> EliminationPolicy:
     fail = _common(env, T, epsilon, fail_prob, calibration, "calibrated")
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
@@ -473,46 +552,106 @@ def elim_ssp_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.r
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=1, planning=planning, C=C)
 
 
-@register_algorithm("elim_ssp_ldp", summary="action elimination + LDP SSP-OLS (baseline, not from the paper)",
-                    privacy_model="local", spec="001 §7.2", style={"color": "tab:orange", "marker": "v"})
-def elim_ssp_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-                 c_b: float = 1.0, calibration: str = "paper", fail_prob: float | None = None,
-                 planning: str = "spanner", C: float = 2.0, simulation: str = "aggregate") -> EliminationPolicy:
+@register_algorithm(
+    "elim_ssp_ldp",
+    summary="action elimination + LDP SSP-OLS (baseline, not from the paper)",
+    privacy_model="local",
+    spec="001 §7.2",
+    style={"color": "tab:orange", "marker": "v"},
+)
+def elim_ssp_ldp(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    fail_prob: float | None = None,
+    planning: str = "spanner",
+    C: float = 2.0,
+    simulation: str = "aggregate",
+) -> EliminationPolicy:
     fail = _common(env, T, epsilon, fail_prob, calibration, "calibrated")
     is_per_user(simulation)
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return ssp_ols_fit(data, epsilon, delta, r, fail_prob=fail, local=True, c_b=c_b, calibration=calibration,
-                           simulation=simulation)
+        return ssp_ols_fit(
+            data, epsilon, delta, r, fail_prob=fail, local=True, c_b=c_b, calibration=calibration, simulation=simulation
+        )
 
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=1, planning=planning, C=C)
 
 
-@register_algorithm("elim_iwr_glm_jdp", summary="action elimination + information-weighted DP-ERM GLM (JDP)",
-                    privacy_model="joint", spec="000 Thm H.5 (15 + 13 + 14)",
-                    style={"color": "tab:cyan", "marker": "h"})
-def elim_iwr_glm_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-                     K: int = 4, c_lam: float = 1.0, c_gamma: float = 1.0, c_b: float = 1.0,
-                     calibration: str = "paper", fail_prob: float | None = None, planning: str = "spanner",
-                     C: float = 2.0) -> EliminationPolicy:
+@register_algorithm(
+    "elim_iwr_glm_jdp",
+    summary="action elimination + information-weighted DP-ERM GLM (JDP)",
+    privacy_model="joint",
+    spec="000 Thm H.5 (15 + 13 + 14)",
+    style={"color": "tab:cyan", "marker": "h"},
+)
+def elim_iwr_glm_jdp(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    K: int = 4,
+    c_lam: float = 1.0,
+    c_gamma: float = 1.0,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    fail_prob: float | None = None,
+    planning: str = "spanner",
+    C: float = 2.0,
+) -> EliminationPolicy:
     """JDP GLM bandit (spec 000 Thm H.5): per epoch Alg 13 (Alg 4 + Alg 14); f̂ = ν(<φ, θ̂>),
     b̂ = min{c_b·8L_νλ‖Wφ‖, 2}. Works for linear and logistic links."""
     fail = bandit_failure_probability(env, T, epsilon, fail_prob, calibration)
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return iwr_glm_dp_fit(data, epsilon, delta, r, link=env.link, fail_prob=fail, K=K, c_lam=c_lam,
-                              c_gamma=c_gamma, c_b=c_b, calibration=calibration)
+        return iwr_glm_dp_fit(
+            data,
+            epsilon,
+            delta,
+            r,
+            link=env.link,
+            fail_prob=fail,
+            K=K,
+            c_lam=c_lam,
+            c_gamma=c_gamma,
+            c_b=c_b,
+            calibration=calibration,
+        )
 
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * K, planning=planning, C=C)
 
 
-@register_algorithm("elim_iwr_glm_ldp", summary="action elimination + information-weighted LDP-SGD GLM (LDP)",
-                    privacy_model="local", spec="000 Remark H.6 (15 + 12 + 7)",
-                    style={"color": "tab:olive", "marker": "p"})
-def elim_iwr_glm_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-                     K: int = 4, c_lam: float = 1.0, c_b: float = 1.0, calibration: str = "paper",
-                     fail_prob: float | None = None, planning: str = "spanner", C: float = 2.0,
-                     simulation: str = "aggregate") -> EliminationPolicy:
+@register_algorithm(
+    "elim_iwr_glm_ldp",
+    summary="action elimination + information-weighted LDP-SGD GLM (LDP)",
+    privacy_model="local",
+    spec="000 Remark H.6 (15 + 12 + 7)",
+    style={"color": "tab:olive", "marker": "p"},
+)
+def elim_iwr_glm_ldp(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    K: int = 4,
+    c_lam: float = 1.0,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    fail_prob: float | None = None,
+    planning: str = "spanner",
+    C: float = 2.0,
+    simulation: str = "aggregate",
+) -> EliminationPolicy:
     """LDP GLM bandit (spec 000 Remark H.6, #30): per epoch Alg 12 (Alg 2 + Alg 11, per-user SGD);
     f̂ = ν(<φ, θ̂>), b̂ = min{c_b·8L_ν(λ + σ̄√d/(μ_ν√N₁))‖Uφ‖, 2} (Thm G.4; :func:`iwr_glm_ldp_fit`).
     ``simulation`` applies to Alg 2's noise; Alg 11's is always drawn per user. Linear and logistic links."""
@@ -520,7 +659,18 @@ def elim_iwr_glm_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: 
     is_per_user(simulation)
 
     def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return iwr_glm_ldp_fit(data, epsilon, delta, r, link=env.link, fail_prob=fail, K=K, c_lam=c_lam, c_b=c_b,
-                               calibration=calibration, simulation=simulation)
+        return iwr_glm_ldp_fit(
+            data,
+            epsilon,
+            delta,
+            r,
+            link=env.link,
+            fail_prob=fail,
+            K=K,
+            c_lam=c_lam,
+            c_b=c_b,
+            calibration=calibration,
+            simulation=simulation,
+        )
 
     return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * K, planning=planning, C=C)

@@ -101,7 +101,7 @@ class SignCodec:
         """float64 rows of the codes (unpacked ``rows`` at a time into the output's buffer: no N·d uint8 copy)."""
         words = np.empty((codes.shape[0], self.d), dtype=np.uint64)
         for r0 in range(0, codes.shape[0], rows):
-            words[r0:r0 + rows] = np.unpackbits(codes[r0:r0 + rows], axis=1, count=self.d)
+            words[r0 : r0 + rows] = np.unpackbits(codes[r0 : r0 + rows], axis=1, count=self.d)
         np.left_shift(words, np.uint64(63), out=words)
         return signed_root(words, self.root)
 
@@ -176,8 +176,9 @@ class ContextStream:
             self._cache[b] = {"Phi": Phi, "coins": coins}
         return self._cache[b]
 
-    def _parts(self, start: int, stop: int, name: str,
-               fn: Callable[[np.ndarray], np.ndarray] | None = None) -> list[np.ndarray]:
+    def _parts(
+        self, start: int, stop: int, name: str, fn: Callable[[np.ndarray], np.ndarray] | None = None
+    ) -> list[np.ndarray]:
         if not 0 <= start <= stop:
             raise ValueError(f"bad round range [{start}, {stop})")
         parts = []
@@ -188,7 +189,7 @@ class ContextStream:
             cached = self._block(b)
             if name not in cached:
                 cached[name] = fn(cached["Phi"])
-            parts.append(cached[name][off:off + take])
+            parts.append(cached[name][off : off + take])
             t += take
         return parts
 
@@ -269,10 +270,16 @@ def sphere(rng: np.random.Generator, *, d: int = 5, n_arms: int = 10, link: str 
     return BanditEnv("sphere", d, n_arms, theta, sampler, link, {"title": f"G-Sphere(d={d}, |A|={n_arms})"})
 
 
-@register_env("twoscale", summary="G-TwoScale: φ = c_t u_a, c_t = 1 w.p. ρ else s (heavy-tailed norms)",
-              spec="001 §7.1")
+@register_env(
+    "twoscale", summary="G-TwoScale: φ = c_t u_a, c_t = 1 w.p. ρ else s (heavy-tailed norms)", spec="001 §7.1"
+)
 def twoscale(
-    rng: np.random.Generator, *, d: int = 5, n_arms: int = 10, rho: float = 1e-3, s: float = 1e-2,
+    rng: np.random.Generator,
+    *,
+    d: int = 5,
+    n_arms: int = 10,
+    rho: float = 1e-3,
+    s: float = 1e-2,
     link: str = "linear",
 ) -> BanditEnv:
     _check_sizes(d, n_arms)
@@ -285,14 +292,21 @@ def twoscale(
         return scale[:, None, None] * unit_sphere(r, (n, n_arms), d)
 
     mean_norm = rho + (1 - rho) * s
-    return BanditEnv("twoscale", d, n_arms, theta, sampler, link,
-                     {"title": f"G-TwoScale(d={d}, |A|={n_arms}, ρ={rho:g}, s={s:g})", "mean_norm": mean_norm})
+    return BanditEnv(
+        "twoscale",
+        d,
+        n_arms,
+        theta,
+        sampler,
+        link,
+        {"title": f"G-TwoScale(d={d}, |A|={n_arms}, ρ={rho:g}, s={s:g})", "mean_norm": mean_norm},
+    )
 
 
-@register_env("raredir", summary="G-RareDir: last coordinate excited only w.p. ρ (no explorability)",
-              spec="001 §7.1")
-def raredir(rng: np.random.Generator, *, d: int = 5, n_arms: int = 10, rho: float = 1e-2,
-            link: str = "linear") -> BanditEnv:
+@register_env("raredir", summary="G-RareDir: last coordinate excited only w.p. ρ (no explorability)", spec="001 §7.1")
+def raredir(
+    rng: np.random.Generator, *, d: int = 5, n_arms: int = 10, rho: float = 1e-2, link: str = "linear"
+) -> BanditEnv:
     _check_sizes(d, n_arms, d_min=2)
     if not 0 < rho <= 1:
         raise ValueError(f"rho must lie in (0, 1], got {rho!r}")
@@ -305,12 +319,12 @@ def raredir(rng: np.random.Generator, *, d: int = 5, n_arms: int = 10, rho: floa
         flat = np.concatenate([unit_sphere(r, (n, n_arms), d - 1), np.zeros((n, n_arms, 1))], axis=-1)
         return np.where(rare[:, None, None], full, flat)
 
-    return BanditEnv("raredir", d, n_arms, theta, sampler, link,
-                     {"title": f"G-RareDir(d={d}, |A|={n_arms}, ρ={rho:g})"})
+    return BanditEnv(
+        "raredir", d, n_arms, theta, sampler, link, {"title": f"G-RareDir(d={d}, |A|={n_arms}, ρ={rho:g})"}
+    )
 
 
-@register_env("powerlaw", summary="G-PowerLaw: φ_i = z_i√λ_i, λ_i ∝ i^{-2} (dimension-free instance)",
-              spec="001 §7.1")
+@register_env("powerlaw", summary="G-PowerLaw: φ_i = z_i√λ_i, λ_i ∝ i^{-2} (dimension-free instance)", spec="001 §7.1")
 def powerlaw(rng: np.random.Generator, *, d: int = 100, n_arms: int = 10, link: str = "linear") -> BanditEnv:
     _check_sizes(d, n_arms)
     lam = np.arange(1, d + 1, dtype=float) ** -2.0
@@ -321,14 +335,30 @@ def powerlaw(rng: np.random.Generator, *, d: int = 100, n_arms: int = 10, link: 
     def sampler(r: np.random.Generator, n: int) -> np.ndarray:
         return rademacher_scaled(r, (n, n_arms), root)
 
-    return BanditEnv("powerlaw", d, n_arms, theta, sampler, link,
-                     {"title": f"G-PowerLaw(d={d}, |A|={n_arms})", "spectrum": lam}, codec=SignCodec(root))
+    return BanditEnv(
+        "powerlaw",
+        d,
+        n_arms,
+        theta,
+        sampler,
+        link,
+        {"title": f"G-PowerLaw(d={d}, |A|={n_arms})", "spectrum": lam},
+        codec=SignCodec(root),
+    )
 
 
-@register_env("fixedarms", summary="G-FixedArms: fixed unit arms, θ* with best-vs-second gap ≥ Δ_min (Thm 6.3)",
-              spec="000 §7.1")
-def fixedarms(rng: np.random.Generator, *, d: int = 5, n_arms: int = 5, gap: float = 0.1,
-              link: str = "linear", max_tries: int = 100_000) -> BanditEnv:
+@register_env(
+    "fixedarms", summary="G-FixedArms: fixed unit arms, θ* with best-vs-second gap ≥ Δ_min (Thm 6.3)", spec="000 §7.1"
+)
+def fixedarms(
+    rng: np.random.Generator,
+    *,
+    d: int = 5,
+    n_arms: int = 5,
+    gap: float = 0.1,
+    link: str = "linear",
+    max_tries: int = 100_000,
+) -> BanditEnv:
     """Context-free arms v_a ~ Unif(S^{d−1}) drawn once; θ* ~ Unif(S^{d−1}) by rejection until the gap between the
     best and second-best mean reward is ≥ Δ_min (spec 000 §7.1). Arms are redrawn every 1000 rejections."""
     _check_sizes(d, n_arms)
@@ -350,17 +380,28 @@ def fixedarms(rng: np.random.Generator, *, d: int = 5, n_arms: int = 5, gap: flo
     def sampler(r: np.random.Generator, n: int) -> np.ndarray:
         return np.broadcast_to(arms, (n, n_arms, d))
 
-    return BanditEnv("fixedarms", d, n_arms, theta, sampler, link,
-                     {"title": f"G-FixedArms(d={d}, |A|={n_arms}, Δ_min={gap:g})", "gap": gap_value})
+    return BanditEnv(
+        "fixedarms",
+        d,
+        n_arms,
+        theta,
+        sampler,
+        link,
+        {"title": f"G-FixedArms(d={d}, |A|={n_arms}, Δ_min={gap:g})", "gap": gap_value},
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # the G-PowerLaw environment as i.i.d. regression data (the regression half of spec 001 §7.3 F8)
 
 
-@registry.register_dataset("bandit_powerlaw",
-                           summary="G-PowerLaw(d) regression data: φ_i = z_i√λ_i, λ_i ∝ i^(−2) (001 §7.1)",
-                           kind="synthetic", spec="001 §7.1", shape=lambda n, d, **_: (n, d))
+@registry.register_dataset(
+    "bandit_powerlaw",
+    summary="G-PowerLaw(d) regression data: φ_i = z_i√λ_i, λ_i ∝ i^(−2) (001 §7.1)",
+    kind="synthetic",
+    spec="001 §7.1",
+    shape=lambda n, d, **_: (n, d),
+)
 def load_powerlaw(rng: np.random.Generator, *, n: int = 16384, d: int = 100) -> Dataset:
     """n i.i.d. rows of the G-PowerLaw environment with one arm; Rademacher labels; exact Σ = diag(λ), θ*."""
     if n < 1 or d < 1:
@@ -369,7 +410,13 @@ def load_powerlaw(rng: np.random.Generator, *, n: int = 16384, d: int = 100) -> 
     lam = np.asarray(env.meta["spectrum"])
     X = np.where(rng.random((n, d)) < 0.5, -1.0, 1.0) * np.sqrt(lam)
     y = env.reward(X @ env.theta, rng.random(n))
-    population = Population(cov=np.diag(lam), theta=env.theta, noise_var=float(1.0 - lam @ lam),
-                            extra={"B": 1.0})
-    return Dataset("bandit_powerlaw", X, y, np.zeros((0, d)), np.zeros(0), population=population,
-                   meta={"title": f"G-PowerLaw(d={d})", "recipe": "synthetic (spec 001 §7.1)"})
+    population = Population(cov=np.diag(lam), theta=env.theta, noise_var=float(1.0 - lam @ lam), extra={"B": 1.0})
+    return Dataset(
+        "bandit_powerlaw",
+        X,
+        y,
+        np.zeros((0, d)),
+        np.zeros(0),
+        population=population,
+        meta={"title": f"G-PowerLaw(d={d})", "recipe": "synthetic (spec 001 §7.1)"},
+    )

@@ -81,8 +81,9 @@ def cell_identity(env: EnvEntry, cell: Cell, context: BanditContext) -> tuple[st
         "checkpoints_per_octave": context.checkpoints_per_octave,
         "seed": context.seed,
     }
-    code = code_version((f"algorithm {algo.name}", algo.make), (f"environment {env.env}", info.make),
-                        ("simulator", run_lockstep))
+    code = code_version(
+        (f"algorithm {algo.name}", algo.make), (f"environment {env.env}", info.make), ("simulator", run_lockstep)
+    )
     return sha256(canonical(identity)), code
 
 
@@ -111,16 +112,25 @@ class BanditTask:
         for c, cell in enumerate(self.cells):
             digest, code = cell_identity(self.env, cell, self.context)
             fixed = (("epsilon_index", cell.eps_index), ("label", cell.algo.label))
-            trials += [Trial(sha256(f"{digest}#{t}"), code, (self.env.id, cell.algo.label, cell.epsilon),
-                             tuple((self.env.id, cell.algo.label, cell.eps_index, t, T) for T in self.checkpoints),
-                             fixed, (c, t))
-                       for t in range(self.trial_start, self.trial_stop)]
+            trials += [
+                Trial(
+                    sha256(f"{digest}#{t}"),
+                    code,
+                    (self.env.id, cell.algo.label, cell.epsilon),
+                    tuple((self.env.id, cell.algo.label, cell.eps_index, t, T) for T in self.checkpoints),
+                    fixed,
+                    (c, t),
+                )
+                for t in range(self.trial_start, self.trial_stop)
+            ]
         return trials
 
     def subset(self, handles: list[tuple[int, int]]) -> list[BanditTask]:
         """Tasks running exactly the trials ``handles`` ((cell index, trial) pairs of :meth:`trials`)."""
-        return [replace(self, cells=tuple(self.cells[c] for c in cells), trial_start=start, trial_stop=stop)
-                for cells, start, stop in cell_runs(handles)]
+        return [
+            replace(self, cells=tuple(self.cells[c] for c in cells), trial_start=start, trial_stop=stop)
+            for cells, start, stop in cell_runs(handles)
+        ]
 
     def describe(self) -> str:
         cells = ", ".join(f"{c.algo.label} (ε = {c.epsilon:g})" for c in self.cells)
@@ -145,8 +155,11 @@ def make_instance(config: BanditConfig, env: EnvEntry, trial: int):
 
 
 def _scalar_info(info: dict[str, Any]) -> dict[str, Any]:
-    return {f"info.{k}": v for k, v in info.items()
-            if isinstance(v, (int, float, np.number, str, bool)) and not isinstance(v, np.ndarray)}
+    return {
+        f"info.{k}": v
+        for k, v in info.items()
+        if isinstance(v, (int, float, np.number, str, bool)) and not isinstance(v, np.ndarray)
+    }
 
 
 def _single_thread_blas():
@@ -170,9 +183,15 @@ def run_task(task: BanditTask, config: BanditConfig) -> list[dict[str, Any]]:
         for trial in range(task.trial_start, task.trial_stop):
             env = make_instance(config, task.env, trial)
             stream = ContextStream(env, stream_key(config.seed, task.env, trial))
-            cells = [(get_algorithm(c.algo.algorithm), c.epsilon,
-                      np.random.default_rng(algo_seed(config.seed, task.env, c.algo, c.epsilon, trial)),
-                      dict(c.algo.hyper)) for c in task.cells]
+            cells = [
+                (
+                    get_algorithm(c.algo.algorithm),
+                    c.epsilon,
+                    np.random.default_rng(algo_seed(config.seed, task.env, c.algo, c.epsilon, trial)),
+                    dict(c.algo.hyper),
+                )
+                for c in task.cells
+            ]
             cpu = time.process_time()
             results = run_lockstep(env, cells, config.T, delta, stream)
             cpu = (time.process_time() - cpu) / len(cells)
@@ -181,8 +200,9 @@ def run_task(task: BanditTask, config: BanditConfig) -> list[dict[str, Any]]:
     return rows
 
 
-def _rows(entry: EnvEntry, cell: Cell, algo, env, trial: int, config: BanditConfig, grid: np.ndarray, result,
-          cpu: float) -> list[dict[str, Any]]:
+def _rows(
+    entry: EnvEntry, cell: Cell, algo, env, trial: int, config: BanditConfig, grid: np.ndarray, result, cpu: float
+) -> list[dict[str, Any]]:
     """One row per checkpoint T of one cell's run."""
     base = {
         "dataset": entry.label,
@@ -235,7 +255,7 @@ def task_list(config: BanditConfig) -> list[BanditTask]:
         inst = make_instance(config, env, 0)
         row_bytes = None if inst.codec is None else (inst.d + 7) // 8
         size = max(1, LOCKSTEP_BYTES // cell_bytes(config.T, inst.d, row_bytes))
-        groups = [tuple(cells[i:i + size]) for i in range(0, len(cells), size)]
+        groups = [tuple(cells[i : i + size]) for i in range(0, len(cells), size)]
         for start in range(0, config.trials, config.trial_block):
             stop = min(config.trials, start + config.trial_block)
             tasks.extend(BanditTask(env, group, start, stop, grid, context) for group in groups)
@@ -246,9 +266,16 @@ def describe_environments(config: BanditConfig) -> dict[str, Any]:
     out = {}
     for env in config.environments:
         inst = make_instance(config, env, 0)
-        out[env.id] = {"label": env.label, "loader": env.env, "options": dict(env.options), "d": inst.d,
-                       "n_arms": inst.n_arms, "link": inst.link, "T_max": config.T,
-                       "meta": {k: v for k, v in inst.meta.items() if isinstance(v, (int, float, str, bool))}}
+        out[env.id] = {
+            "label": env.label,
+            "loader": env.env,
+            "options": dict(env.options),
+            "d": inst.d,
+            "n_arms": inst.n_arms,
+            "link": inst.link,
+            "T_max": config.T,
+            "meta": {k: v for k, v in inst.meta.items() if isinstance(v, (int, float, str, bool))},
+        }
     return out
 
 
@@ -262,8 +289,15 @@ def row_order(table: pd.DataFrame, config: BanditConfig, plan: Plan) -> np.ndarr
     """Sort of ``trials.csv``: environment, algorithm (config order), ε index, trial, checkpoint T."""
     env_rank = {e.id: i for i, e in enumerate(config.environments)}
     algo_rank = {a.label: i for i, a in enumerate(config.algorithms)}
-    return np.lexsort((table["T"], table["trial"], table["epsilon_index"], table["label"].map(algo_rank),
-                       table["dataset_id"].map(env_rank)))
+    return np.lexsort(
+        (
+            table["T"],
+            table["trial"],
+            table["epsilon_index"],
+            table["label"].map(algo_rank),
+            table["dataset_id"].map(env_rank),
+        )
+    )
 
 
 registry.register_kind(

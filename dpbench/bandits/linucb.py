@@ -34,8 +34,9 @@ class LinUCBPolicy:
         self.theta = np.linalg.solve(self.V, self.b)
         self.root_inv = inv_msqrt(self.V)
         d = self.env.d
-        self.beta = math.sqrt(self.lam) + math.sqrt(2 * math.log(1 / self.fail)
-                                                    + d * math.log(1 + max(self.t, 1) / (self.lam * d)))
+        self.beta = math.sqrt(self.lam) + math.sqrt(
+            2 * math.log(1 / self.fail) + d * math.log(1 + max(self.t, 1) / (self.lam * d))
+        )
 
     def epochs(self, T: int) -> list[int]:
         bounds = [0]
@@ -57,10 +58,24 @@ class LinUCBPolicy:
         self.info["updates"] += 1
 
 
-@register_algorithm("linucb", summary="LinUCB/OFUL (non-private reference, batched updates)", privacy_model="none",
-                    spec="001 §7.2", style={"color": "black", "marker": "x", "linestyle": "--"})
-def linucb(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-           lam: float = 1.0, fail_prob: float | None = None, growth: float = 1.0 / 16) -> LinUCBPolicy:
+@register_algorithm(
+    "linucb",
+    summary="LinUCB/OFUL (non-private reference, batched updates)",
+    privacy_model="none",
+    spec="001 §7.2",
+    style={"color": "black", "marker": "x", "linestyle": "--"},
+)
+def linucb(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    lam: float = 1.0,
+    fail_prob: float | None = None,
+    growth: float = 1.0 / 16,
+) -> LinUCBPolicy:
     if env.link != "linear":
         raise ValueError(f"linucb needs link='linear', environment has {env.link!r}")
     if not lam > 0 or not growth > 0:

@@ -51,8 +51,9 @@ def failure_probability(fail_prob: float | None, n: int) -> float:
     return fail
 
 
-def bandit_failure_probability(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, calibration: str,
-                               linear_oracles: str | None = None) -> float:
+def bandit_failure_probability(
+    env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, calibration: str, linear_oracles: str | None = None
+) -> float:
     """A bandit algorithm's δ_f (:func:`failure_probability` with n = T) after the checks it makes before its first
     round: the noise ``calibration`` covers ε (finite ε; :func:`check_calibration`) and, when its oracles are linear
     (``linear_oracles`` names them in the error), the environment's link is linear."""
@@ -144,8 +145,20 @@ def release_pair(sens: tuple[float, float], epsilon: float, delta: float, calibr
 # JDP: information-weighted regression (spec 000 Alg 4 + Alg 5), parameters of Lemma H.3 / §6
 
 
-def iwr_dp_params(N: int, d: int, d_A: int, epsilon: float, delta: float, fail_prob: float, *, preset: str,
-                  K: int, c_lam: float, c_gamma: float, calibration: str) -> tuple[int, float, float]:
+def iwr_dp_params(
+    N: int,
+    d: int,
+    d_A: int,
+    epsilon: float,
+    delta: float,
+    fail_prob: float,
+    *,
+    preset: str,
+    K: int,
+    c_lam: float,
+    c_gamma: float,
+    calibration: str,
+) -> tuple[int, float, float]:
     """(K, λ, γ) of one JDP epoch with N records (spec 000 §6.1 "Bandits (Lemma H.3)").
 
     theory: λ = 8√(d_A log(2/δ)/N), γ = K(σ√(d + log(K/δ)) + log(K/δ))/(λN), K = max(⌈log log N⌉, 4).
@@ -166,9 +179,22 @@ def iwr_dp_params(N: int, d: int, d_A: int, epsilon: float, delta: float, fail_p
     return K, lam, gamma
 
 
-def iwr_dp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, d_A: int,
-               fail_prob: float, preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_gamma: float = 1.0,
-               c_b: float = 1.0, calibration: str = "paper", B: float = 1.0) -> LinearEstimate:
+def iwr_dp_fit(
+    data: EpochData,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    d_A: int,
+    fail_prob: float,
+    preset: str = "calibrated",
+    K: int = 4,
+    c_lam: float = 1.0,
+    c_gamma: float = 1.0,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    B: float = 1.0,
+) -> LinearEstimate:
     """Spec 000 Alg 5 (with Alg 4 on the first half) on one epoch; width of Lemma F.4(3) / App. H.3.
 
     Stage 1 (Alg 4): K disjoint blocks of ⌊n₀/K⌋ records, H_(k) = mean of W^{1/2}φφᵀW^{1/2}/(1+γ‖Wφ‖), released
@@ -178,8 +204,9 @@ def iwr_dp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Gen
     Width b̂(φ) = c_b·(8λ + 16√(d_A log(2/δ)/N))·‖Wφ‖ (= 10λ‖Wφ‖ with the theory λ), capped at 2.
     """
     N, d = data.n, data.d
-    K, lam, gamma = iwr_dp_params(N, d, d_A, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam,
-                                  c_gamma=c_gamma, calibration=calibration)
+    K, lam, gamma = iwr_dp_params(
+        N, d, d_A, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam, c_gamma=c_gamma, calibration=calibration
+    )
     n0 = N // 2
     Nk = n0 // K
     N1 = N - n0
@@ -207,8 +234,15 @@ def iwr_dp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Gen
         theta = np.linalg.lstsq(A, psi, rcond=None)[0]
         lstsq = 1
     scale = c_b * (8.0 * lam + 16.0 * math.sqrt(d_A * math.log(2.0 / fail_prob) / N))
-    info = {"lam": lam, "gamma": gamma, "K": K, "n_floor": spectral.n_floor, "lstsq": lstsq,
-            "std_H": std_H, "std_psi": std_psi}
+    info = {
+        "lam": lam,
+        "gamma": gamma,
+        "K": K,
+        "n_floor": spectral.n_floor,
+        "lstsq": lstsq,
+        "std_H": std_H,
+        "std_psi": std_psi,
+    }
     return LinearEstimate(theta, W, scale, info=info)
 
 
@@ -223,9 +257,22 @@ def _integral_link(t: np.ndarray, link: str) -> np.ndarray:
     return np.logaddexp(0.0, t) - math.log(2.0)
 
 
-def iwr_glm_dp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, link: str,
-                   fail_prob: float, K: int = 4, c_lam: float = 1.0, c_gamma: float = 1.0, c_b: float = 1.0,
-                   calibration: str = "paper", B: float = 1.0, max_iter: int = 3000) -> LinearEstimate:
+def iwr_glm_dp_fit(
+    data: EpochData,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    link: str,
+    fail_prob: float,
+    K: int = 4,
+    c_lam: float = 1.0,
+    c_gamma: float = 1.0,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    B: float = 1.0,
+    max_iter: int = 3000,
+) -> LinearEstimate:
     """Spec 000 Alg 13 + Alg 14 (central-DP GLM regression by DP-ERM), one epoch; width of Thm H.5.
 
     λ = c_λ√(d/(μ_ν²N)), γ = c_γ·K(B + μ_ν^{-1})(σ√(d + log(K/δ)) + log(K/δ))/(λN) (spec 000 §6.1, calibrated by
@@ -296,8 +343,19 @@ def iwr_glm_dp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random
 # LDP: information-weighted regression (spec 000 Alg 2 + Alg 3), width 8λ‖Uφ‖ (Thm 6.4)
 
 
-def iwr_ldp_params(N: int, d: int, epsilon: float, delta: float, fail_prob: float, *, preset: str, K: int,
-                   c_lam: float, calibration: str, B: float = 1.0) -> tuple[int, float]:
+def iwr_ldp_params(
+    N: int,
+    d: int,
+    epsilon: float,
+    delta: float,
+    fail_prob: float,
+    *,
+    preset: str,
+    K: int,
+    c_lam: float,
+    calibration: str,
+    B: float = 1.0,
+) -> tuple[int, float]:
     """(K, λ) of one LDP epoch (spec 000 §6.1/6.2).
 
     theory: K = max(⌈log log N⌉, 12), λ = K·B·σ·√(K(d + log(K/δ))/N) (proof of Thm 4.4, C₁ = 1).
@@ -315,8 +373,17 @@ def iwr_ldp_params(N: int, d: int, epsilon: float, delta: float, fail_prob: floa
     return K, lam
 
 
-def _alg2_epochs(data: EpochData, K: int, lam: float, epsilon: float, delta: float, rng: np.random.Generator,
-                 calibration: str, B: float, per_user: bool) -> tuple[int, int, float, Any]:
+def _alg2_epochs(
+    data: EpochData,
+    K: int,
+    lam: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    calibration: str,
+    B: float,
+    per_user: bool,
+) -> tuple[int, int, float, Any]:
     """Alg 2 on K epochs of the first half of ``data`` (:func:`spectral_ldp_release`, per-user std for l2-sensitivity
     2B): (n₀, N₁ = rows of the second half, that std, the spectral result)."""
     N = data.n
@@ -327,9 +394,21 @@ def _alg2_epochs(data: EpochData, K: int, lam: float, epsilon: float, delta: flo
     return n0, N - n0, std_V, spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=per_user)
 
 
-def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
-                preset: str = "calibrated", K: int = 4, c_lam: float = 1.0, c_b: float = 1.0,
-                calibration: str = "paper", B: float = 1.0, simulation: str = "aggregate") -> LinearEstimate:
+def iwr_ldp_fit(
+    data: EpochData,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    fail_prob: float,
+    preset: str = "calibrated",
+    K: int = 4,
+    c_lam: float = 1.0,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    B: float = 1.0,
+    simulation: str = "aggregate",
+) -> LinearEstimate:
     """Spec 000 Alg 3 (Alg 2 on the first half) on one epoch, per-user noise aggregated exactly (§3.0 shortcut;
     ``simulation="per_user"``: every user's noise drawn).
 
@@ -338,22 +417,46 @@ def iwr_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
     (Priv_{2B}); θ̂ = argmin_{‖θ‖≤1} ‖(Ψ̂ + λI)θ − ψ̂‖. Width b̂ = c_b·8λ‖Uφ‖ capped at 2.
     """
     N, d = data.n, data.d
-    K, lam = iwr_ldp_params(N, d, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam,
-                            calibration=calibration, B=B)
+    K, lam = iwr_ldp_params(
+        N, d, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam, calibration=calibration, B=B
+    )
     per_user = is_per_user(simulation)
     n0, N1, std_V, spectral = _alg2_epochs(data, K, lam, epsilon, delta, rng, calibration, B, per_user)
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
-    theta, stds = iwr_ldp_stage2(Phi1, y1, U, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                 calibration=calibration, nonprivate=math.isinf(epsilon), simulation=simulation)
+    theta, stds = iwr_ldp_stage2(
+        Phi1,
+        y1,
+        U,
+        lam=lam,
+        epsilon=epsilon,
+        delta=delta,
+        rng=rng,
+        B=B,
+        calibration=calibration,
+        nonprivate=math.isinf(epsilon),
+        simulation=simulation,
+    )
     std_psi = stds["std_psi"]
     info = {"lam": lam, "K": K, "n_floor": spectral.n_floor, "std_V_user": std_V, "std_psi_user": std_psi}
     return LinearEstimate(theta, U, c_b * 8.0 * lam, info=info)
 
 
-def iwr_glm_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, link: str,
-                    fail_prob: float, K: int = 4, c_lam: float = 1.0, c_b: float = 1.0, calibration: str = "paper",
-                    B: float = 1.0, simulation: str = "aggregate") -> LinearEstimate:
+def iwr_glm_ldp_fit(
+    data: EpochData,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    link: str,
+    fail_prob: float,
+    K: int = 4,
+    c_lam: float = 1.0,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    B: float = 1.0,
+    simulation: str = "aggregate",
+) -> LinearEstimate:
     """Spec 000 Alg 12 (Remark H.6: the LDP GLM bandit's oracle) on one epoch: (U, λ) by Alg 2 on the first half
     (:func:`~dpbench.mechanisms.info_weighted.local.spectral_ldp_release`, λ of Thm 4.4 as in
     :func:`iwr_ldp_params`), then Alg 11 — per-user LDP-SGD
@@ -365,8 +468,9 @@ def iwr_glm_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
     σ̄ = max(σ, 1) (the factor 8 of Thm 6.4 / H.5; σ̄ as in λ's rule) [DERIVED, docs/deviations.md]."""
     mu, L = link_constants(link)
     N, d = data.n, data.d
-    K, lam = iwr_ldp_params(N, d, epsilon, delta, fail_prob, preset="calibrated", K=K, c_lam=c_lam,
-                            calibration=calibration, B=B)
+    K, lam = iwr_ldp_params(
+        N, d, epsilon, delta, fail_prob, preset="calibrated", K=K, c_lam=c_lam, calibration=calibration, B=B
+    )
     n0, N1, std_V, spectral = _alg2_epochs(data, K, lam, epsilon, delta, rng, calibration, B, is_per_user(simulation))
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
@@ -388,9 +492,19 @@ def _scalar_sigmoid(t: float) -> float:
 # baselines: SSP-OLS (spec 001 §7.2 / spec 000 §3.12), JDP and LDP
 
 
-def ssp_ols_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
-                local: bool, c_b: float = 1.0, calibration: str = "paper", B: float = 1.0,
-                simulation: str = "aggregate") -> LinearEstimate:
+def ssp_ols_fit(
+    data: EpochData,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    fail_prob: float,
+    local: bool,
+    c_b: float = 1.0,
+    calibration: str = "paper",
+    B: float = 1.0,
+    simulation: str = "aggregate",
+) -> LinearEstimate:
     """SSP-OLS with the ridge and width of spec 001 §7.2.
 
     JDP: G = (1/N)Σφφᵀ, g = (1/N)Σφy released with sensitivities 2B²/N, 2B/N (paper: SymPriv_{2B²/N}, Priv_{2B/N},
@@ -435,8 +549,17 @@ def ssp_ols_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Ge
 # dimension-free oracles for SquareCB: spec 001 Alg 5 (JDP, batched projected GD) and Alg 6 (LDP clipped SGD)
 
 
-def dimfree_jdp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
-                    R: float = 2.0, c_K: float = 1.0, calibration: str = "paper") -> tuple[np.ndarray, dict]:
+def dimfree_jdp_fit(
+    data: EpochData,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    fail_prob: float,
+    R: float = 2.0,
+    c_K: float = 1.0,
+    calibration: str = "paper",
+) -> tuple[np.ndarray, dict]:
     """Spec 001 Alg 5 (Thm 6.2): K batches of N = ⌊T/K⌋, θ ← Proj_{B(R)}(θ − g_(k)) (η = 1), then ONE release of
     the last iterate with l2-sensitivity 2(R+1)/N (paper: Priv_{(R+1)/N}, std σ(R+1)/N). Improper output.
     K = min{√(T/(log T·log(1/δ))), c (T/(σ√log(1/δ)))^{2/3}} (Prop E.1; c = c_K; σ = 0 ⇒ first term)."""
@@ -456,14 +579,24 @@ def dimfree_jdp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
         if norm > R:
             theta *= R / norm
     std = noise_std(2.0 * (R + 1.0) / N, epsilon, delta, calibration)
-    theta = released("θ_K (last GD iterate)", theta + std * rng.standard_normal(d), theta, scale=std,
-                     sensitivity=2.0 * (R + 1.0) / N)
+    theta = released(
+        "θ_K (last GD iterate)", theta + std * rng.standard_normal(d), theta, scale=std, sensitivity=2.0 * (R + 1.0) / N
+    )
     return theta, {"K": K, "std": std}
 
 
-def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.random.Generator, *, fail_prob: float,
-                    R: float = 2.0, c_K: float = 1.0, calibration: str = "paper",
-                    simulation: str = "aggregate") -> tuple[np.ndarray, dict]:
+def dimfree_ldp_fit(
+    data: EpochData,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    fail_prob: float,
+    R: float = 2.0,
+    c_K: float = 1.0,
+    calibration: str = "paper",
+    simulation: str = "aggregate",
+) -> tuple[np.ndarray, dict]:
     """Spec 001 Alg 6 ≡ spec 000 Alg 8 (Thm 6.3 / 7.3): K batches; each user sends g_t = φ(clip_R(<θ,φ>) − y) +
     Gaussian noise of l2-sensitivity 2(R+1) (paper: Priv_{R+1}, std σ(R+1)); θ ← θ − mean (η = 1, no projection).
     K = max{1, ⌊(T/(σ² log(T/δ)))^{1/3}⌋} (spec 000 §6.2, Eq. 43 not enforced), capped by the non-private rule
@@ -491,9 +624,14 @@ def dimfree_ldp_fit(data: EpochData, epsilon: float, delta: float, rng: np.rando
             noise = per_user_gaussian_sum(N, (d,), std, rng) / N
         else:
             noise = std / math.sqrt(N) * rng.standard_normal(d)
-        step = released(f"gradients batch {k + 1}", g + noise,
-                        lambda Phi=Phi, y=y, pred=pred: Phi * (np.clip(pred, -R, R) - y)[:, None],
-                        scale=std, users=True, sensitivity=2.0 * (R + 1.0))
+        step = released(
+            f"gradients batch {k + 1}",
+            g + noise,
+            lambda Phi=Phi, y=y, pred=pred: Phi * (np.clip(pred, -R, R) - y)[:, None],
+            scale=std,
+            users=True,
+            sensitivity=2.0 * (R + 1.0),
+        )
         theta = theta - step
         del Phi, y, pred, residual  # a decoded batch (SignCodec) is N·d floats: free it before the next take
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}
@@ -511,11 +649,13 @@ def _epoch(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float) -> EpochD
 
 #: the hyperparameters the three F8 mechanisms share (spec 001 §3.10–3.11)
 DIMFREE_HYPER = {
-    "R": Hyper(float, default=2.0, gt=0,
-               doc="projection radius of the GD iterates / clipping level of the predictions"),
+    "R": Hyper(
+        float, default=2.0, gt=0, doc="projection radius of the GD iterates / clipping level of the predictions"
+    ),
     "c_K": Hyper(float, default=1.0, gt=0, doc="constant of the number of batches K"),
-    "calibration": Hyper(str, default="paper", choices=("paper", "classical", "agm"),
-                         doc="noise family (paper: ε ≤ 1 only)"),
+    "calibration": Hyper(
+        str, default="paper", choices=("paper", "classical", "agm"), doc="noise family (paper: ε ≤ 1 only)"
+    ),
     "fail_prob": Hyper(float, default=None, gt=0, lt=1, none="1/n", doc="failure probability of the K rule"),
     "nonprivate": Hyper(bool, default=False, doc="σ = 0 through the same code path (reference)"),
 }
@@ -545,48 +685,79 @@ def _ball(theta: np.ndarray, radius: float) -> np.ndarray:
 def _fit_jdp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate, proper) -> FitResult:
     data = _epoch(X, y, epsilon, delta)
     eps = math.inf if nonprivate else epsilon
-    theta, info = dimfree_jdp_fit(data, eps, delta, rng, fail_prob=failure_probability(fail_prob, data.n), R=R, c_K=c_K,
-                                  calibration=calibration)
+    theta, info = dimfree_jdp_fit(
+        data, eps, delta, rng, fail_prob=failure_probability(fail_prob, data.n), R=R, c_K=c_K, calibration=calibration
+    )
     return FitResult(_ball(theta, 1.0) if proper else theta, {**info, "norm_released": float(np.linalg.norm(theta))})
 
 
 def _fit_ldp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate) -> FitResult:
     data = _epoch(X, y, epsilon, delta)
-    theta, info = dimfree_ldp_fit(data, math.inf if nonprivate else epsilon, delta, rng,
-                                  fail_prob=failure_probability(fail_prob, data.n), R=R, c_K=c_K,
-                                  calibration=calibration)
+    theta, info = dimfree_ldp_fit(
+        data,
+        math.inf if nonprivate else epsilon,
+        delta,
+        rng,
+        fail_prob=failure_probability(fail_prob, data.n),
+        R=R,
+        c_K=c_K,
+        calibration=calibration,
+    )
     return FitResult(theta, info)
 
 
-def register_dimfree(name: str, model: str, fit: Callable[..., FitResult], *, summary: str, doc: str, spec: str,
-                     style: dict[str, str]) -> Callable[..., FitResult]:
+def register_dimfree(
+    name: str, model: str, fit: Callable[..., FitResult], *, summary: str, doc: str, spec: str, style: dict[str, str]
+) -> Callable[..., FitResult]:
     """Register ``fit`` (one of the F8 oracles on the whole data set) as mechanism ``name`` with the shared
     declarations (:data:`DIMFREE_HYPER`, bounds, audit, ε range) in the privacy model ``model``."""
 
-    def fit_mechanism(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                      **hyper: Any) -> FitResult:
+    def fit_mechanism(
+        X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+    ) -> FitResult:
         return fit(X, y, epsilon, delta, rng, **hyper)
 
     fit_mechanism.__name__ = fit_mechanism.__qualname__ = f"fit_{name}"
     fit_mechanism.__doc__ = doc
-    return register_mechanism(name, summary=summary, privacy_model=_model(model), neighbour=_neighbour,
-                              hyper=DIMFREE_HYPER, bounds=DIMFREE_BOUNDS, epsilon_range=_epsilons,
-                              audit=DIMFREE_AUDIT, spec=spec, style=style)(fit_mechanism)
+    return register_mechanism(
+        name,
+        summary=summary,
+        privacy_model=_model(model),
+        neighbour=_neighbour,
+        hyper=DIMFREE_HYPER,
+        bounds=DIMFREE_BOUNDS,
+        epsilon_range=_epsilons,
+        audit=DIMFREE_AUDIT,
+        spec=spec,
+        style=style,
+    )(fit_mechanism)
 
 
 fit_dimfree_jdp_gd = register_dimfree(
-    "dimfree_jdp_gd", "central", functools.partial(_fit_jdp, proper=False), spec="001 §3.10",
+    "dimfree_jdp_gd",
+    "central",
+    functools.partial(_fit_jdp, proper=False),
+    spec="001 §3.10",
     summary="001 Alg 5: batched projected GD + one Gaussian release (improper)",
     doc="Spec 001 Alg 5 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_jdp_fit`).",
-    style={"color": "tab:purple", "marker": "D", "linestyle": "-"})
+    style={"color": "tab:purple", "marker": "D", "linestyle": "-"},
+)
 fit_dimfree_jdp_gd_proper = register_dimfree(
-    "dimfree_jdp_gd_proper", "central", functools.partial(_fit_jdp, proper=True), spec="001 §7.2",
+    "dimfree_jdp_gd_proper",
+    "central",
+    functools.partial(_fit_jdp, proper=True),
+    spec="001 §7.2",
     summary="001 Alg 5, then θ̃ projected on B^d(1) (proper baseline 001 §7.2)",
     doc="Alg 5 followed by the projection of the released θ̃ onto the unit ball (post-processing).",
-    style={"color": "tab:gray", "marker": "s", "linestyle": "--"})
+    style={"color": "tab:gray", "marker": "s", "linestyle": "--"},
+)
 fit_dimfree_ldp_sgd = register_dimfree(
-    "dimfree_ldp_sgd", "local", _fit_ldp, spec="001 §3.11",
+    "dimfree_ldp_sgd",
+    "local",
+    _fit_ldp,
+    spec="001 §3.11",
     summary="001 Alg 6 = 000 Alg 8: LDP clipped batched SGD (dimension-free)",
     doc="Spec 001 Alg 6 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_ldp_fit`; per-user noises "
-        "of a batch summed in one exact draw).",
-    style={"color": "tab:brown", "marker": "P", "linestyle": "-"})
+    "of a batch summed in one exact draw).",
+    style={"color": "tab:brown", "marker": "P", "linestyle": "-"},
+)

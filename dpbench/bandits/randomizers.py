@@ -20,8 +20,9 @@ from dpbench.mechanisms._base import FitResult
 from dpbench.mechanisms.info_weighted.calibration import CALIBRATIONS
 from dpbench.registry import register_randomizer
 
-CALIBRATION = Choice(*CALIBRATIONS, default="paper",
-                     doc="Gaussian calibration of the users' reports (the oracles' default: paper)")
+CALIBRATION = Choice(
+    *CALIBRATIONS, default="paper", doc="Gaussian calibration of the users' reports (the oracles' default: paper)"
+)
 #: the exact (AGM) calibration, valid at every audited ε; records on the unit bound (‖φ‖ ≤ B = 1, |r| ≤ 1); the canary
 #: first, so it reaches a release whatever the epoch split
 PAIR = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 32, "d": 2, "canary_first": True}})
@@ -42,29 +43,36 @@ ORACLES: dict[str, tuple[str, str, Callable[..., Any]]] = {
     "bandit_iwr_ldp_oracle": (
         "LDP bandit oracle: information-weighted regression (spec 000 Alg 2 + 3 inside spec 001's elimination)",
         "001 §3.10 / 000 Alg 3",
-        lambda data, eps, delta, rng, cal: iwr_ldp_fit(data, eps, delta, rng, fail_prob=delta, calibration=cal)),
+        lambda data, eps, delta, rng, cal: iwr_ldp_fit(data, eps, delta, rng, fail_prob=delta, calibration=cal),
+    ),
     "bandit_iwr_glm_ldp_oracle": (
         "LDP GLM bandit oracle: Alg 2 + per-user LDP-SGD with the logistic link (spec 000 Alg 12, Remark H.6)",
         "000 Alg 11/12",
-        lambda data, eps, delta, rng, cal: iwr_glm_ldp_fit(data, eps, delta, rng, link="logistic", fail_prob=delta,
-                                                           calibration=cal)),
+        lambda data, eps, delta, rng, cal: iwr_glm_ldp_fit(
+            data, eps, delta, rng, link="logistic", fail_prob=delta, calibration=cal
+        ),
+    ),
     "bandit_ssp_ols_ldp_oracle": (
         "LDP bandit oracle: SSP-OLS with per-user φφᵀ and φy reports (spec 001 §7.2 baseline)",
         "001 §7.2",
-        lambda data, eps, delta, rng, cal: ssp_ols_fit(data, eps, delta, rng, fail_prob=delta, local=True,
-                                                       calibration=cal)),
+        lambda data, eps, delta, rng, cal: ssp_ols_fit(
+            data, eps, delta, rng, fail_prob=delta, local=True, calibration=cal
+        ),
+    ),
     "bandit_dimfree_ldp_oracle": (
         "LDP bandit oracle: dimension-free clipped SGD with per-user gradient reports (spec 001 Alg 6)",
         "001 Alg 6",
-        lambda data, eps, delta, rng, cal: dimfree_ldp_fit(data, eps, delta, rng, fail_prob=delta, calibration=cal)),
+        lambda data, eps, delta, rng, cal: dimfree_ldp_fit(data, eps, delta, rng, fail_prob=delta, calibration=cal),
+    ),
 }
 
 
 def register_oracle(name: str, summary: str, spec: str, oracle: Callable[..., Any]) -> Callable[..., FitResult]:
     """Register ``oracle`` run on one epoch of the audit pair's rows as the local randomiser ``name``."""
 
-    @register_randomizer(name, summary=summary, spec=spec, hyper={"calibration": CALIBRATION},
-                         bounds=Bounds(x=1.0, y=1.0), audit=PAIR)
+    @register_randomizer(
+        name, summary=summary, spec=spec, hyper={"calibration": CALIBRATION}, bounds=Bounds(x=1.0, y=1.0), audit=PAIR
+    )
     def randomizer(X, y, epsilon, delta, rng, **hyper: Any) -> FitResult:
         theta, info = _estimate(oracle(_epoch(X, y), epsilon, delta, rng, hyper["calibration"]))
         return FitResult(theta, dict(info))

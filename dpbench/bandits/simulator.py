@@ -181,8 +181,12 @@ class BanditResult:
 
     def records(self) -> dict[str, np.ndarray]:
         """Per-round records (t = 1..T, a_t, r_t, instant regret) as columns."""
-        return {"t": np.arange(1, self.regret.size + 1), "action": self.actions, "reward": self.rewards,
-                "instant_regret": self.regret}
+        return {
+            "t": np.arange(1, self.regret.size + 1),
+            "action": self.actions,
+            "reward": self.rewards,
+            "instant_regret": self.regret,
+        }
 
 
 def check_budget(epsilon: float, delta: float) -> tuple[float, float]:
@@ -217,8 +221,13 @@ def run_bandit(
     return run.result()
 
 
-def run_lockstep(env: BanditEnv, cells: list[tuple[str | AlgorithmInfo, float, np.random.Generator, dict]], T: int,
-                 delta: float, stream: ContextStream) -> list[BanditResult]:
+def run_lockstep(
+    env: BanditEnv,
+    cells: list[tuple[str | AlgorithmInfo, float, np.random.Generator, dict]],
+    T: int,
+    delta: float,
+    stream: ContextStream,
+) -> list[BanditResult]:
     """Runs of several (algorithm, ε, rng, hyper) cells on one trial's stream, advanced chunk by chunk in lockstep.
 
     Every run is exactly :func:`run_bandit` with its own rng (the same results bit for bit); the runs only share
@@ -242,8 +251,17 @@ def run_lockstep(env: BanditEnv, cells: list[tuple[str | AlgorithmInfo, float, n
 class BanditRun:
     """One run of ``algo`` on ``env`` (a policy, its records and data ledger), simulated by :meth:`steps`."""
 
-    def __init__(self, env: BanditEnv, algo: str | AlgorithmInfo, T: int, epsilon: float, delta: float,
-                 rng: np.random.Generator, stream: ContextStream, hyper: Mapping[str, Any]):
+    def __init__(
+        self,
+        env: BanditEnv,
+        algo: str | AlgorithmInfo,
+        T: int,
+        epsilon: float,
+        delta: float,
+        rng: np.random.Generator,
+        stream: ContextStream,
+        hyper: Mapping[str, Any],
+    ):
         if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
             raise ValueError(f"T must be a positive integer, got {T!r}")
         self.T = T = int(T)
@@ -251,8 +269,10 @@ class BanditRun:
         info = get_algorithm(algo) if isinstance(algo, str) else algo
         unknown = sorted(set(hyper) - set(info.hyperparameters()))
         if unknown:
-            raise ValueError(f"unknown hyperparameter {unknown[0]!r} of bandit algorithm {info.name!r}; "
-                             f"allowed: {', '.join(sorted(info.hyperparameters()))}")
+            raise ValueError(
+                f"unknown hyperparameter {unknown[0]!r} of bandit algorithm {info.name!r}; "
+                f"allowed: {', '.join(sorted(info.hyperparameters()))}"
+            )
         self.env, self.rng, self.stream = env, rng, stream
         started = time.perf_counter()
         self.policy = info.make(env, T, epsilon, delta, rng, **hyper)
@@ -295,7 +315,7 @@ class BanditRun:
                 self.rewards[c0:c1] = env.reward(picked, coins)
                 if not last:
                     features = Phi[rows, a]
-                    chosen[c0 - start:c1 - start] = features if codec is None else codec.encode(features)
+                    chosen[c0 - start : c1 - start] = features if codec is None else codec.encode(features)
                 if c1 == stop and not last:
                     data = EpochData(chosen, self.rewards[start:stop].copy(), start, self.ledger, codec)
                     policy.update(data, rng)
@@ -303,8 +323,7 @@ class BanditRun:
                 yield c1
 
     def result(self) -> BanditResult:
-        return BanditResult(self.regret, self.actions, self.rewards, dict(self.policy.info), self.ledger,
-                            self.seconds)
+        return BanditResult(self.regret, self.actions, self.rewards, dict(self.policy.info), self.ledger, self.seconds)
 
 
 @dataclass(frozen=True)

@@ -79,12 +79,25 @@ def _checked(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, ca
     return bandit_failure_probability(env, T, epsilon, fail_prob, calibration, "SquareCB's oracles")
 
 
-@register_algorithm("squarecb_jdp", summary="SquareCB + dimension-free JDP batched projected GD (001 Alg 5)",
-                    privacy_model="joint", spec="001 Alg 13 + Alg 5; 000 Alg 17",
-                    style={"color": "tab:purple", "marker": "D"})
-def squarecb_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-                 R: float = 2.0, c_K: float = 1.0, calibration: str = "paper",
-                 fail_prob: float | None = None) -> SquareCBPolicy:
+@register_algorithm(
+    "squarecb_jdp",
+    summary="SquareCB + dimension-free JDP batched projected GD (001 Alg 5)",
+    privacy_model="joint",
+    spec="001 Alg 13 + Alg 5; 000 Alg 17",
+    style={"color": "tab:purple", "marker": "D"},
+)
+def squarecb_jdp(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    R: float = 2.0,
+    c_K: float = 1.0,
+    calibration: str = "paper",
+    fail_prob: float | None = None,
+) -> SquareCBPolicy:
     fail = _checked(env, T, epsilon, fail_prob, calibration)
 
     def oracle(data: EpochData, r: np.random.Generator, fail_epoch: float):
@@ -93,18 +106,33 @@ def squarecb_jdp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.r
     return SquareCBPolicy(env, T, oracle, rate_jdp, sigma_scale(epsilon, delta, calibration), fail)
 
 
-@register_algorithm("squarecb_ldp", summary="SquareCB + dimension-free LDP clipped SGD (001 Alg 6 = 000 Alg 8)",
-                    privacy_model="local", spec="001 Alg 13 + Alg 6; 000 Alg 17",
-                    style={"color": "tab:brown", "marker": "P"})
-def squarecb_ldp(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, *,
-                 R: float = 2.0, c_K: float = 1.0, calibration: str = "paper",
-                 fail_prob: float | None = None, simulation: str = "aggregate") -> SquareCBPolicy:
+@register_algorithm(
+    "squarecb_ldp",
+    summary="SquareCB + dimension-free LDP clipped SGD (001 Alg 6 = 000 Alg 8)",
+    privacy_model="local",
+    spec="001 Alg 13 + Alg 6; 000 Alg 17",
+    style={"color": "tab:brown", "marker": "P"},
+)
+def squarecb_ldp(
+    env: BanditEnv,
+    T: int,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    R: float = 2.0,
+    c_K: float = 1.0,
+    calibration: str = "paper",
+    fail_prob: float | None = None,
+    simulation: str = "aggregate",
+) -> SquareCBPolicy:
     """``simulation``: the users' gradient noise by its exact aggregate law (default) or drawn per user."""
     fail = _checked(env, T, epsilon, fail_prob, calibration)
     is_per_user(simulation)
 
     def oracle(data: EpochData, r: np.random.Generator, fail_epoch: float):
-        return dimfree_ldp_fit(data, epsilon, delta, r, fail_prob=fail_epoch, R=R, c_K=c_K, calibration=calibration,
-                               simulation=simulation)
+        return dimfree_ldp_fit(
+            data, epsilon, delta, r, fail_prob=fail_epoch, R=R, c_K=c_K, calibration=calibration, simulation=simulation
+        )
 
     return SquareCBPolicy(env, T, oracle, rate_ldp, sigma_scale(epsilon, delta, calibration), fail)

@@ -56,12 +56,18 @@ def register(app: typer.Typer) -> None:
         runs: Annotated[int, typer.Option(help="white-box: batched runs per dataset of the pair")] = 1_000_000,
         pilot: Annotated[int, typer.Option(help="white-box: real paired runs per dataset (noise/model checks)")] = 200,
         replays: Annotated[
-            int, typer.Option(help="white-box: real paired runs of the integrity checks (release replay, recording, "
-                                   "sensitivity, atoms), once per mechanism at the first ε; 0 = off")
+            int,
+            typer.Option(
+                help="white-box: real paired runs of the integrity checks (release replay, recording, "
+                "sensitivity, atoms), once per mechanism at the first ε; 0 = off"
+            ),
         ] = 10_000,
         replay_seconds: Annotated[
-            float | None, typer.Option(help="white-box: stop the replays after this many CPU-seconds per mechanism "
-                                            "(once 4 × pilot runs are done)")
+            float | None,
+            typer.Option(
+                help="white-box: stop the replays after this many CPU-seconds per mechanism "
+                "(once 4 × pilot runs are done)"
+            ),
         ] = 20.0,
         controls: Annotated[
             bool, typer.Option(help="white-box: also audit copies whose exact ε is 1.3× and 3× the claim")

@@ -22,12 +22,16 @@ def register(app: typer.Typer) -> None:
         suite_jobs: Annotated[str, typer.Option(help="n_jobs values for the suite timing")] = "1,2",
         suite_trials: Annotated[int | None, typer.Option(help="override trials in the suite timing")] = None,
         output: Annotated[str | None, typer.Option(help="write the per-mechanism table to this CSV")] = None,
-        papers: Annotated[str | None, typer.Option(
-            help="with --suite: time every config of these papers (ihm, stein, ftrl, info_weighted, bandits, all, "
-                 "or config paths), per figure and per paper, and the per-trial cost of each mechanism family"
-        )] = None,
-        suite_output: Annotated[str | None, typer.Option(
-            help="folder for the --papers tables (figures.csv, papers.csv, families.csv)")] = None,
+        papers: Annotated[
+            str | None,
+            typer.Option(
+                help="with --suite: time every config of these papers (ihm, stein, ftrl, info_weighted, bandits, all, "
+                "or config paths), per figure and per paper, and the per-trial cost of each mechanism family"
+            ),
+        ] = None,
+        suite_output: Annotated[
+            str | None, typer.Option(help="folder for the --papers tables (figures.csv, papers.csv, families.csv)")
+        ] = None,
         mechanism_table: Annotated[bool, typer.Option(help="time the per-mechanism table")] = True,
     ) -> None:
         """Time every mechanism per trial on small → large datasets, with the fast and the explicit sketch."""
@@ -35,8 +39,11 @@ def register(app: typer.Typer) -> None:
 
         if mechanism_table:
             table = bench_mechanisms(
-                datasets.split(","), mechanisms.split(",") if mechanisms else None, trials=trials,
-                explicit_trials=explicit_trials, log=typer.echo,
+                datasets.split(","),
+                mechanisms.split(",") if mechanisms else None,
+                trials=trials,
+                explicit_trials=explicit_trials,
+                log=typer.echo,
             )
             if output:
                 table.to_csv(output, index=False)

@@ -39,5 +39,6 @@ def _list_datasets(seed: int) -> None:
     for info in sorted(registry.DATASETS.values(), key=lambda d: d.name):
         status = dataset_status(info.name, seed) if info.kind == "real" else info.kind
         typer.echo(f"{info.name:<18} {status:<26} {info.summary}")
-    typer.echo("\nYour own data: loader csv (docs/byo_tutorial.md) or openml; `dpbench list datasets csv` shows "
-               "their options.")
+    typer.echo(
+        "\nYour own data: loader csv (docs/byo_tutorial.md) or openml; `dpbench list datasets csv` shows their options."
+    )

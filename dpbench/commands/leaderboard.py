@@ -16,9 +16,7 @@ def register(app: typer.Typer) -> None:
     @user_errors
     def leaderboard(
         runs: Annotated[list[Path], typer.Argument(help="run folders (or folders holding runs) to rank together")],
-        out: Annotated[
-            Path | None, typer.Option(help="output folder (default: <first run>/leaderboard)")
-        ] = None,
+        out: Annotated[Path | None, typer.Option(help="output folder (default: <first run>/leaderboard)")] = None,
         epsilon: Annotated[
             float | None, typer.Option("--epsilon", "-e", help="print only this ε (the nearest in the runs)")
         ] = None,

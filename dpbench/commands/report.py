@@ -35,6 +35,5 @@ def register(app: typer.Typer) -> None:
         if not runs:
             raise FileNotFoundError(f"no run (a folder with trials.csv) found under {path}")
         for run_dir in runs:
-            for written in write_report(run_dir, metrics=metric or None, html_page=html,
-                                        analyses=analyses):
+            for written in write_report(run_dir, metrics=metric or None, html_page=html, analyses=analyses):
                 typer.echo(f"wrote {written}")

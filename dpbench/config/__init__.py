@@ -41,9 +41,11 @@ def load_config(path: str | Path, **overrides: Any) -> Any:
     """Read and validate a YAML config; ``overrides`` (e.g. trials=5, n_jobs=2) replace top-level fields."""
     path = Path(path)
     if path.is_dir():
-        raise ConfigError(f"{path} is a folder, not a config file: give one YAML file, e.g. "
-                          f"configs/ihm_vs_adassp.yaml (`dpbench list configs {path}` lists the configs under it; "
-                          f"`dpbench plot {path}` draws the runs under it)")
+        raise ConfigError(
+            f"{path} is a folder, not a config file: give one YAML file, e.g. "
+            f"configs/ihm_vs_adassp.yaml (`dpbench list configs {path}` lists the configs under it; "
+            f"`dpbench plot {path}` draws the runs under it)"
+        )
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
     try:

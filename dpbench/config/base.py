@@ -34,7 +34,7 @@ COMMON_KEYS = {
     "epsilons": "list of ε > 0, or {logspace: [start, stop, num]}",
     "delta": "privacy δ in (0, 1) or a rule",
     "plot": "the figure preset of `dpbench plot` (see dpbench.config.presets.PLOT_KEYS); with `plots:`, options "
-            "shared by every figure",
+    "shared by every figure",
     "plots": "several named figure presets {name: {metric, x, hue, ...}} (each merged over `plot:`)",
     "analyses": "named analyses `dpbench report` runs: [name, {name: NAME, options: {key: value}}]",
     "notes": "free text kept with the run",
@@ -42,8 +42,17 @@ COMMON_KEYS = {
     "scheduler": "with backend dask: tcp://host:port, a scheduler JSON file, or local (default: a LocalCluster)",
 }
 #: fields that never change a run's results (left out of its fingerprint, so a resumed run may change them)
-VOLATILE_FIELDS = ("n_jobs", "title", "caption", *PRESENTATION_KEYS, "notes", "output_dir", "trial_block", "backend",
-                   "scheduler")
+VOLATILE_FIELDS = (
+    "n_jobs",
+    "title",
+    "caption",
+    *PRESENTATION_KEYS,
+    "notes",
+    "output_dir",
+    "trial_block",
+    "backend",
+    "scheduler",
+)
 
 
 @dataclass(kw_only=True)
@@ -84,9 +93,18 @@ class BaseConfig:
         return json.loads(json.dumps(data, default=str))
 
 
-def parse_base(raw: dict[str, Any], keys: dict[str, str], *, kind: str, delta_rule: re.Pattern[str],
-               delta_rules: str, delta: Any, trials: int, trial_block: int, allow_inf: bool = False
-               ) -> dict[str, Any]:
+def parse_base(
+    raw: dict[str, Any],
+    keys: dict[str, str],
+    *,
+    kind: str,
+    delta_rule: re.Pattern[str],
+    delta_rules: str,
+    delta: Any,
+    trials: int,
+    trial_block: int,
+    allow_inf: bool = False,
+) -> dict[str, Any]:
     """The :class:`BaseConfig` fields of ``raw`` (after checking its keys against the kind's ``keys``), with the
     kind's defaults for ``delta``, ``trials`` and ``trial_block``, its δ rules, and ``allow_inf`` for ε = ∞."""
     check_keys(raw, keys, "")

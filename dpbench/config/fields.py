@@ -135,8 +135,10 @@ def parse_epsilons(value: Any, *, allow_inf: bool = False) -> tuple[float, ...]:
             allowed = "a finite number > 0" + (" or .inf (non-private)" if allow_inf else "")
             raise fail(f"epsilons[{i}]", f"ε must be {allowed}, got {eps!r}{number_hint(eps)}")
         elif not EPSILON_RANGE[0] <= eps <= EPSILON_RANGE[1]:
-            raise fail(f"epsilons[{i}]", f"ε = {eps:g} is outside the supported range [{EPSILON_RANGE[0]:g}, "
-                       f"{EPSILON_RANGE[1]:g}]")
+            raise fail(
+                f"epsilons[{i}]",
+                f"ε = {eps:g} is outside the supported range [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}]",
+            )
         if float(eps) in clean:
             raise fail(f"epsilons[{i}]", f"ε = {float(eps):g} repeats epsilons[{clean.index(float(eps))}]")
         clean.append(float(eps))
@@ -233,8 +235,9 @@ def parse_component(
     return info, raw, params, combos
 
 
-def parse_entries(raw: dict[str, Any], key: str, parser: Callable[[Any, int], Iterable[Any]],
-                  identity: Callable[[Any], Any]) -> list:
+def parse_entries(
+    raw: dict[str, Any], key: str, parser: Callable[[Any, int], Iterable[Any]], identity: Callable[[Any], Any]
+) -> list:
     """The non-empty list ``raw[key]`` → its entries (``parser(item, index)`` gives each item's entries); two
     entries with the same ``identity`` are an error."""
     items = raw.get(key)

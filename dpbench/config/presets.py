@@ -28,7 +28,7 @@ PLOT_KEYS = {
     "refs": "draw the dataset's OLS and θ = 0 lines (train MSE / excess)",
     "hlines": "horizontal reference lines: [y, {y: 1.0, label: text}]",
     "ref_slopes": "reference power laws (grey dotted): [{slope: -0.5, label: text, through: curve label}], one "
-                  "through the first point of each curve of that label (of every non-baseline curve without through)",
+    "through the first point of each curve of that label (of every non-baseline curve without through)",
     "where": "keep only rows with {column: value | [values]}",
     "pool": "columns pooled into one point instead of splitting curves (e.g. [data_draw])",
     "baseline": "rows {column: value} drawn as grey dashed reference curves in every panel they share",
@@ -86,8 +86,13 @@ def parse_ref_slopes(value: Any, field_name: str) -> list[dict[str, Any]]:
         if not isinstance(item, dict):
             raise fail(where, f"must be a mapping {{slope, label, through}}, got {item!r}")
         check_keys(item, {"slope", "label", "through"}, where)
-        lines.append({"slope": number(item.get("slope"), f"{where}.slope"), "label": str(item.get("label") or ""),
-                      "through": str(item.get("through") or "")})
+        lines.append(
+            {
+                "slope": number(item.get("slope"), f"{where}.slope"),
+                "label": str(item.get("label") or ""),
+                "through": str(item.get("through") or ""),
+            }
+        )
     return lines
 
 
@@ -181,8 +186,14 @@ def parse_analyses(value: Any) -> list[dict[str, Any]]:
         options = item.get("options") or {}
         if not isinstance(options, dict):
             raise fail(f"{where}.options", f"must be a mapping, got {options!r}")
-        entries.append({"name": item["name"], "options": {
-            str(k): ",".join(map(str, v)) if isinstance(v, list) else str(v) for k, v in options.items()}})
+        entries.append(
+            {
+                "name": item["name"],
+                "options": {
+                    str(k): ",".join(map(str, v)) if isinstance(v, list) else str(v) for k, v in options.items()
+                },
+            }
+        )
     return entries
 
 

@@ -41,8 +41,13 @@ def replace_atomically(path: Path) -> Iterator[Path]:
 
 #: the kinds of failed write a caller can give advice for, by errno: the disk (or quota) is full; the file may not
 #: be written (permission, read-only file system)
-WRITE_FAILURES = {errno.ENOSPC: "full", errno.EDQUOT: "full", errno.EACCES: "denied", errno.EPERM: "denied",
-                  errno.EROFS: "denied"}
+WRITE_FAILURES = {
+    errno.ENOSPC: "full",
+    errno.EDQUOT: "full",
+    errno.EACCES: "denied",
+    errno.EPERM: "denied",
+    errno.EROFS: "denied",
+}
 
 
 def write_failure(err: OSError, path: Path, advice: Mapping[str, str]) -> str | None:
@@ -58,8 +63,9 @@ def write_failure(err: OSError, path: Path, advice: Mapping[str, str]) -> str | 
 
 
 @contextlib.contextmanager
-def replace_explained(path: Path, advice: Mapping[str, str],
-                      error: Callable[[int, str], BaseException]) -> Iterator[Path]:
+def replace_explained(
+    path: Path, advice: Mapping[str, str], error: Callable[[int, str], BaseException]
+) -> Iterator[Path]:
     """:func:`replace_atomically`, with a failure that ``advice`` covers raised as ``error(errno, words)``
     (:func:`write_failure`); any other error is re-raised as it is."""
     path = Path(path)

@@ -99,13 +99,19 @@ def check_preprocessing(
 ) -> Preprocessing:
     """Validate the bounds options (``where`` prefixes every message, e.g. the file name)."""
     if bounds not in BOUNDS_MODES:
-        raise _fail(where, f"option bounds must be 'declared' (you state x_bound/y_bound or ranges; private) or "
-                    f"'benchmark' (the papers' data-dependent normalisation; not private), got {bounds!r}")
+        raise _fail(
+            where,
+            f"option bounds must be 'declared' (you state x_bound/y_bound or ranges; private) or "
+            f"'benchmark' (the papers' data-dependent normalisation; not private), got {bounds!r}",
+        )
     declared = (x_bound, y_bound, feature_ranges, target_range)
     if bounds == "benchmark":
         if any(v is not None for v in declared):
-            raise _fail(where, "bounds: benchmark normalises by the data; drop x_bound/y_bound/feature_ranges/"
-                        "target_range or use bounds: declared")
+            raise _fail(
+                where,
+                "bounds: benchmark normalises by the data; drop x_bound/y_bound/feature_ranges/"
+                "target_range or use bounds: declared",
+            )
         return Preprocessing("benchmark", standardize=bool(standardize))
     if standardize:
         raise _fail(where, "standardize reads the data's mean and std; it is only available with bounds: benchmark")
@@ -140,8 +146,13 @@ def clip_rows(X: np.ndarray, bound: float) -> tuple[np.ndarray, int]:
 
 
 def declared_scaling(
-    X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray, prep: Preprocessing,
-    feature_names: Sequence[str], where: str,
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    y_test: np.ndarray,
+    prep: Preprocessing,
+    feature_names: Sequence[str],
+    where: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """Clip the training rows to the declared bounds and map everything so that ‖x_i‖ ≤ 1, |y_i| ≤ 1."""
     d = X_train.shape[1]
@@ -149,8 +160,9 @@ def declared_scaling(
         missing = [c for c in feature_names if c not in prep.feature_ranges]
         extra = [c for c in prep.feature_ranges if c not in feature_names]
         if missing or extra:
-            raise _fail(where, f"feature_ranges must give every feature column exactly: missing {missing}, "
-                        f"unknown {extra}")
+            raise _fail(
+                where, f"feature_ranges must give every feature column exactly: missing {missing}, unknown {extra}"
+            )
         lo = np.array([prep.feature_ranges[c][0] for c in feature_names])
         hi = np.array([prep.feature_ranges[c][1] for c in feature_names])
         clipped = np.clip(X_train, lo, hi)
@@ -197,8 +209,16 @@ def split_indices(
 
 
 def assemble(
-    name: str, X: np.ndarray, y: np.ndarray, train: np.ndarray, test: np.ndarray, prep: Preprocessing,
-    feature_names: Sequence[str], target_name: str, where: str, meta: dict[str, Any],
+    name: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    train: np.ndarray,
+    test: np.ndarray,
+    prep: Preprocessing,
+    feature_names: Sequence[str],
+    target_name: str,
+    where: str,
+    meta: dict[str, Any],
 ) -> Dataset:
     """Check the training part (constant target, n ≤ d), apply the preprocessing mode, build the Dataset."""
     n, d = len(train), X.shape[1]
@@ -213,8 +233,15 @@ def assemble(
     else:
         X_tr, y_tr, X_te, y_te, info = benchmark_scaling(*parts, prep)
     meta = {
-        **meta, **info, "bounds": prep.bounds, "preprocessing": prep.description, "target": target_name,
-        "features": ", ".join(feature_names), "n": n, "n_test": len(test), "d": d,
+        **meta,
+        **info,
+        "bounds": prep.bounds,
+        "preprocessing": prep.description,
+        "target": target_name,
+        "features": ", ".join(feature_names),
+        "n": n,
+        "n_test": len(test),
+        "d": d,
     }
     return Dataset(name, X_tr, y_tr, X_te, y_te, x_bound=1.0, y_bound=1.0, meta=meta)
 
@@ -238,8 +265,13 @@ def read_table(path: Path, delimiter: str, header: bool) -> pd.DataFrame:
         raise FileNotFoundError(f"{path}: CSV file not found (a relative path is read from the config's folder)")
     note_read(path)
     try:
-        frame = pd.read_csv(path, sep=delimiter, header=0 if header else None, skipinitialspace=True,
-                            engine="python" if len(delimiter) > 1 else "c")
+        frame = pd.read_csv(
+            path,
+            sep=delimiter,
+            header=0 if header else None,
+            skipinitialspace=True,
+            engine="python" if len(delimiter) > 1 else "c",
+        )
     except pd.errors.EmptyDataError:
         raise _fail(str(path), "the file is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
@@ -262,8 +294,11 @@ def numeric_block(frame: pd.DataFrame, columns: Sequence[str], where: str, heade
         bad = values.isna() & frame[column].notna()
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise _fail(where, f"column {column!r} is not numeric: {frame[column].iloc[row]!r} at "
-                        f"{_line(row, header)} ({int(bad.sum())} such cells); encode it or leave it out of features")
+            raise _fail(
+                where,
+                f"column {column!r} is not numeric: {frame[column].iloc[row]!r} at "
+                f"{_line(row, header)} ({int(bad.sum())} such cells); encode it or leave it out of features",
+            )
         out[:, j] = values.to_numpy(dtype=float)
     if np.isinf(out).any():
         row, j = (int(v[0]) for v in np.nonzero(np.isinf(out)))
@@ -278,9 +313,12 @@ def handle_missing(values: np.ndarray, columns: Sequence[str], missing: str, whe
     holes = np.isnan(values)
     if holes.any() and missing == "error":
         row, j = (int(v[0]) for v in np.nonzero(holes))
-        raise _fail(where, f"missing value at {_line(row, header)}, column {columns[j]!r} "
-                    f"({int(holes.sum())} missing cells in {int(holes.any(axis=1).sum())} rows); "
-                    "set missing: drop to drop incomplete rows")
+        raise _fail(
+            where,
+            f"missing value at {_line(row, header)}, column {columns[j]!r} "
+            f"({int(holes.sum())} missing cells in {int(holes.any(axis=1).sum())} rows); "
+            "set missing: drop to drop incomplete rows",
+        )
     return ~holes.any(axis=1)
 
 
@@ -290,8 +328,11 @@ def split_from_column(labels: pd.Series, where: str, header: bool) -> tuple[np.n
     bad = ~text.isin(["train", "test"])
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise _fail(where, f"split column {labels.name!r} must hold 'train' or 'test', found "
-                    f"{labels.iloc[row]!r} at {_line(row, header)}")
+        raise _fail(
+            where,
+            f"split column {labels.name!r} must hold 'train' or 'test', found "
+            f"{labels.iloc[row]!r} at {_line(row, header)}",
+        )
     return np.flatnonzero((text == "train").to_numpy()), np.flatnonzero((text == "test").to_numpy())
 
 
@@ -325,8 +366,15 @@ def load_csv(
         raise ValueError("csv loader: option path is required (the CSV file, relative to the config or absolute)")
     file = Path(path).expanduser()
     where = str(file)
-    prep = check_preprocessing(where, bounds=bounds, x_bound=x_bound, y_bound=y_bound,
-                               feature_ranges=feature_ranges, target_range=target_range, standardize=standardize)
+    prep = check_preprocessing(
+        where,
+        bounds=bounds,
+        x_bound=x_bound,
+        y_bound=y_bound,
+        feature_ranges=feature_ranges,
+        target_range=target_range,
+        standardize=standardize,
+    )
     frame = read_table(file, delimiter, bool(header))
     target_col = _column(frame, frame.columns[-1] if target is None else target, "target", where)
     split_col = None if split_column is None else _column(frame, split_column, "split", where)
@@ -349,7 +397,9 @@ def load_csv(
     else:
         train, test = split_indices(len(values), rng, test_fraction, split_seed, where)
     meta = {
-        "title": title or file.stem, "file": where, "rows_dropped_missing": int((~keep).sum()),
+        "title": title or file.stem,
+        "file": where,
+        "rows_dropped_missing": int((~keep).sum()),
         "split": f"column {split_col}" if split_col else f"random, test_fraction = {test_fraction:g}",
     }
     return assemble("csv", values[:, :-1], values[:, -1], train, test, prep, feature_cols, target_col, where, meta)

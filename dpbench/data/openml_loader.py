@@ -92,8 +92,15 @@ def load_openml(
     (:mod:`dpbench.data.csv_loader`); the defaults (incomplete rows dropped, random 80/20 split, ``bounds:
     benchmark``) are the R recipe of spec 004 §5.3."""
     where = f"OpenML dataset {data_id}"
-    prep = check_preprocessing(where, bounds=bounds, x_bound=x_bound, y_bound=y_bound,
-                               feature_ranges=feature_ranges, target_range=target_range, standardize=standardize)
+    prep = check_preprocessing(
+        where,
+        bounds=bounds,
+        x_bound=x_bound,
+        y_bound=y_bound,
+        feature_ranges=feature_ranges,
+        target_range=target_range,
+        standardize=standardize,
+    )
     openml = _import_openml()
     root = openml_cache_root(cache_dir)
     dataset_dir = _configure_cache(openml, root) / "datasets" / str(int(data_id))
@@ -122,17 +129,13 @@ def load_openml(
     except Exception as err:  # network or cache errors inside openml
         if allow_download:
             raise
-        raise DataUnavailableError(
-            f"OpenML dataset {data_id}: could not read the local cache ({err})"
-        ) from err
+        raise DataUnavailableError(f"OpenML dataset {data_id}: could not read the local cache ({err})") from err
     where = f"OpenML dataset {data_id} ({getattr(dataset, 'name', '?')})"
     try:
         X = np.asarray(X_frame, dtype=float)
         y = np.asarray(y_frame, dtype=float).reshape(-1)
     except (TypeError, ValueError) as err:
-        raise ValueError(
-            f"{where}: non-numeric feature or target ({err}); only numeric data is supported"
-        ) from err
+        raise ValueError(f"{where}: non-numeric feature or target ({err}); only numeric data is supported") from err
     if X.ndim != 2 or X.shape[0] != y.shape[0]:
         raise ValueError(f"{where}: features {X.shape} and target {y.shape} do not line up")
     features = [str(name) for name in names] if names is not None else [str(j) for j in range(X.shape[1])]

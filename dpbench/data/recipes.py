@@ -44,9 +44,7 @@ def frozen(array: np.ndarray) -> np.ndarray:
 
 def _read_frame(path: str, *, sep: str, header: int | None, na_values: Any = None) -> pd.DataFrame:
     try:
-        return pd.read_csv(
-            path, sep=sep, header=header, na_values=na_values, keep_default_na=na_values is None
-        )
+        return pd.read_csv(path, sep=sep, header=header, na_values=na_values, keep_default_na=na_values is None)
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as err:
         raise ValueError(f"{path}: cannot parse ({err})") from err
 
@@ -254,12 +252,17 @@ def _headerless_as_pandas_default(key: tuple[str, int, int], ncols: int, dedup: 
     return frozen(np.array(table, dtype=float))
 
 
-def _headerless(name: str, title: str, file: str, ncols: int, rng: np.random.Generator, *, dedup: bool,
-                standardize: bool, note: str) -> Dataset:
+def _headerless(
+    name: str, title: str, file: str, ncols: int, rng: np.random.Generator, *, dedup: bool, standardize: bool, note: str
+) -> Dataset:
     """A headerless file read as the reference ``pd.read_csv`` does (its first data row lost as the header)."""
     table = _headerless_as_pandas_default(file_key(file), ncols, dedup)
-    meta = {"title": title, "recipe": "special", "file": file,
-            "note": "first data row dropped (pandas header quirk of the reference code)" + note}
+    meta = {
+        "title": title,
+        "recipe": "special",
+        "file": file,
+        "note": "first data row dropped (pandas header quirk of the reference code)" + note,
+    }
     return split_r(name, table[:, :-1], table[:, -1], rng, standardize=standardize, meta=meta)
 
 
@@ -280,8 +283,16 @@ def load_gas(rng: np.random.Generator) -> Dataset:
 )
 def load_tamielectric(rng: np.random.Generator) -> Dataset:
     """tamielectric.csv has no header; first row dropped (reference quirk) → 45,780 rows; z-scored (train)."""
-    return _headerless("tamielectric", "Tamielectric", TAMIELECTRIC_FILE, 4, rng, dedup=False, standardize=True,
-                       note="; z-scored, train stats")
+    return _headerless(
+        "tamielectric",
+        "Tamielectric",
+        TAMIELECTRIC_FILE,
+        4,
+        rng,
+        dedup=False,
+        standardize=True,
+        note="; z-scored, train stats",
+    )
 
 
 # --------------------------------------------------------------------------------------------------

@@ -57,8 +57,10 @@ def suite_mechanisms(configs: Iterable[str] = SUITE_CONFIGS) -> tuple[str, ...]:
     names: dict[str, None] = {}
     for path in configs:
         if not Path(path).is_file():
-            raise FileNotFoundError(f"{path}: the default mechanisms come from the suite configs; run from the "
-                                    "repository root or name them with --mechanisms")
+            raise FileNotFoundError(
+                f"{path}: the default mechanisms come from the suite configs; run from the "
+                "repository root or name them with --mechanisms"
+            )
         for entry in (yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}).get("mechanisms", []):
             name = entry if isinstance(entry, str) else entry.get("mechanism")
             if registry.get_mechanism(name).private:
@@ -142,8 +144,9 @@ def bench_line(row: dict[str, Any]) -> str:
     line = f"  {row['mechanism']:<8} fast {row['fast_ms']:9.2f} ms ({row['fast_peak_mb']:7.1f} MB)  "
     if not np.isfinite(row["explicit_ms"]):
         return line + "explicit: no literal path (the fast path is the mechanism)"
-    return line + (f"explicit {row['explicit_ms']:9.2f} ms ({row['explicit_peak_mb']:7.1f} MB)  "
-                   f"ratio {row['ratio']:.1f}")
+    return line + (
+        f"explicit {row['explicit_ms']:9.2f} ms ({row['explicit_peak_mb']:7.1f} MB)  ratio {row['ratio']:.1f}"
+    )
 
 
 def suite_wall_time(configs: Iterable[str], n_jobs: int, trials: int | None = None) -> float:
@@ -232,13 +235,22 @@ def time_figures(
         for paper, path in configs:
             overrides = {"output_dir": tmp, **({"trials": trials} if trials else {})}
             start = time.perf_counter()
-            run_dir = run(load_config(path, **overrides), n_jobs=n_jobs, fresh=True, progress=False,
-                          log=lambda _m: None)
+            run_dir = run(
+                load_config(path, **overrides), n_jobs=n_jobs, fresh=True, progress=False, log=lambda _m: None
+            )
             wall = time.perf_counter() - start
             costs = per_trial_costs(pd.read_csv(run_dir / "trials.csv")).assign(paper=paper, figure=path.stem)
             trial_rows.append(costs)
-            figures.append({"paper": paper, "figure": path.stem, "n_jobs": n_jobs, "wall_s": wall,
-                            "trials": len(costs), "trial_s": float(costs["seconds"].sum())})
+            figures.append(
+                {
+                    "paper": paper,
+                    "figure": path.stem,
+                    "n_jobs": n_jobs,
+                    "wall_s": wall,
+                    "trials": len(costs),
+                    "trial_s": float(costs["seconds"].sum()),
+                }
+            )
             log(f"  {paper:<14} {path.stem:<28} {wall:8.1f} s wall  {len(costs):6d} trials")
     return pd.DataFrame(figures), pd.concat(trial_rows, ignore_index=True) if trial_rows else pd.DataFrame()
 

@@ -230,8 +230,6 @@ def _run_chunk(
     return results
 
 
-
-
 class RunInterrupted(Exception):
     """Ctrl-C during a run; the message (also logged the moment Ctrl-C arrives, before the workers are shut down)
     says how many trials the store keeps and that the same command resumes."""
@@ -374,8 +372,10 @@ def store_block(task: Any, result: TaskResult, plan: Plan, shard_dir: Path) -> t
     name = shard_name(task.shard_name.removesuffix(".csv"), keys)
     header = {
         "shard": name,
-        "trials": [[t.slot, key, len(rows), [list(part) for part in t.code]]
-                   for t, key, rows in zip(trials, keys, cut, strict=True)],
+        "trials": [
+            [t.slot, key, len(rows), [list(part) for part in t.code]]
+            for t, key, rows in zip(trials, keys, cut, strict=True)
+        ],
         "data": reads,
         "rows": len(result.rows),
         "seconds": result.seconds,
@@ -409,8 +409,11 @@ def run_tasks(
         try:
             for task, result in outcomes:
                 lost = index.damaged_for(task, (t.slot for t in task.trials())) if index.damaged else []
-                prefix = (f"damaged shard {lost[0]} ({index.damaged[lost[0]]}) cannot be re-run" if lost
-                          else f"block {task.shard_name} failed")
+                prefix = (
+                    f"damaged shard {lost[0]} ({index.damaged[lost[0]]}) cannot be re-run"
+                    if lost
+                    else f"block {task.shard_name} failed"
+                )
                 if isinstance(result, TaskFailure):
                     (run_dir / "failed").mkdir(exist_ok=True)
                     write_atomic(run_dir / "failed" / f"{task.shard_name}.log", result.traceback)
@@ -447,7 +450,12 @@ def fixed_columns(part: pd.DataFrame, values: list[tuple[tuple[str, Any], ...]])
 
 
 def assemble(
-    run_dir: Path, plan: Plan, config: Any, order: Callable[..., np.ndarray], planned: Planned, wanted: list[Trial],
+    run_dir: Path,
+    plan: Plan,
+    config: Any,
+    order: Callable[..., np.ndarray],
+    planned: Planned,
+    wanted: list[Trial],
     index: StoreIndex,
 ) -> pd.DataFrame:
     """Read the stored rows of the ``wanted`` trials (plan order) from their verified shards, set their fixed
@@ -466,10 +474,14 @@ def assemble(
             if len(frame) != sum(r.rows for r in index.by_shard[name]):
                 raise ShardError(f"holds {len(frame)} rows but its trials claim more or fewer")
             rows = np.concatenate([np.arange(r.start, r.start + r.rows) for _, r in items])
-            part = fixed_columns(frame.iloc[rows].reset_index(drop=True),
-                                 [trial.fixed for trial, r in items for _ in range(r.rows)])
-            problem = compare_keys(frame_keys(part, plan.key_columns),
-                                   key_strings(key for trial, _ in items for key in trial.keys), plan.key_columns)
+            part = fixed_columns(
+                frame.iloc[rows].reset_index(drop=True), [trial.fixed for trial, r in items for _ in range(r.rows)]
+            )
+            problem = compare_keys(
+                frame_keys(part, plan.key_columns),
+                key_strings(key for trial, _ in items for key in trial.keys),
+                plan.key_columns,
+            )
             if problem:
                 raise ShardError(problem)
         except (ShardError, ValueError, pd.errors.ParserError) as err:
@@ -546,8 +558,16 @@ def log_stale(planned: Planned, selected: list[tuple[Any, Trial]], log: Callable
 
 
 def run_locked(
-    config: Any, kind: Any, plan: Plan, items: list[tuple[Any, Trial]], selected: list[tuple[Any, Trial]],
-    selection: Selection | None, n_jobs: int, fresh: bool, progress: bool, log: Callable[[str], None],
+    config: Any,
+    kind: Any,
+    plan: Plan,
+    items: list[tuple[Any, Trial]],
+    selected: list[tuple[Any, Trial]],
+    selection: Selection | None,
+    n_jobs: int,
+    fresh: bool,
+    progress: bool,
+    log: Callable[[str], None],
     started: float,
 ) -> Path:
     run_dir = prepare_run_dir(config, fresh)
@@ -560,10 +580,13 @@ def run_locked(
     reused = len(selected) - to_run
     if reused or any(t.slot in planned.stale for _, t in selected):
         log(f"reusing {reused} of {len(selected)} trials from the store in {run_dir}; running {to_run}")
+
     def interrupted() -> str:
         kept = sum(1 for _, t in items if t.slot in planned.chosen)
-        return (f"interrupted: {kept} of {len(items)} trials of this config are kept in {run_dir}; run the same "
-                "command to resume")
+        return (
+            f"interrupted: {kept} of {len(items)} trials of this config are kept in {run_dir}; run the same "
+            "command to resume"
+        )
 
     said: list[str] = []
 
@@ -574,8 +597,9 @@ def run_locked(
     try:
         with progress_bar(len(selected), progress) as bar:
             bar.update(reused)
-            skipped, skipped_slots = run_tasks(todo, config, n_jobs, kind, plan, run_dir, index, planned, bar, log,
-                                               on_interrupt=say_interrupted)
+            skipped, skipped_slots = run_tasks(
+                todo, config, n_jobs, kind, plan, run_dir, index, planned, bar, log, on_interrupt=say_interrupted
+            )
     except KeyboardInterrupt:
         if not said:
             say_interrupted()

@@ -97,9 +97,7 @@ def dask_client(scheduler: str | None, n_jobs: int) -> Iterator[Any]:
         yield client
 
 
-def execute_dask(
-    tasks: list, config: Config, n_jobs: int, run_one: Callable[[Any, Config], Any]
-) -> Iterator[Any]:
+def execute_dask(tasks: list, config: Config, n_jobs: int, run_one: Callable[[Any, Config], Any]) -> Iterator[Any]:
     """Yield ``run_one(task, config)`` for every task as Dask workers finish them (any order)."""
     from joblib import Parallel, delayed, parallel_config
 

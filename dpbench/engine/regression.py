@@ -110,9 +110,7 @@ def _prepared(entry: DatasetEntry, seed: int, draw: int | None) -> tuple[Any, ..
 prepare_dataset.cache_clear = _prepared.cache_clear  # type: ignore[attr-defined]
 
 
-def load_prepared(
-    entry: DatasetEntry, seed: int, draw: int | None = None
-) -> tuple[Dataset, GramStats, frozenset[str]]:
+def load_prepared(entry: DatasetEntry, seed: int, draw: int | None = None) -> tuple[Dataset, GramStats, frozenset[str]]:
     """Load (deterministically) data draw ``draw`` with its (lazy) Gram statistics and the files its load read.
 
     Loading and every statistic run with one BLAS thread, so they are bitwise the same in every process whatever its
@@ -194,16 +192,21 @@ class TrialContext:
 
 
 @functools.lru_cache(maxsize=4096)
-def cell_identity(entry: DatasetEntry, draw: int | None, mech: MechanismEntry, epsilon: float,
-                  context: TrialContext) -> tuple[str, tuple[tuple[str, str], ...]]:
+def cell_identity(
+    entry: DatasetEntry, draw: int | None, mech: MechanismEntry, epsilon: float, context: TrialContext
+) -> tuple[str, tuple[tuple[str, str], ...]]:
     """(digest of a (dataset draw, mechanism, ε) cell's identity by value, its code version); a trial's slot is
     the digest of this and its index (see the module docstring, "Identity")."""
     info = registry.get_mechanism(mech.mechanism)
     loader = registry.get_dataset(entry.loader)
     identity = {
         "kind": "regression",
-        "dataset": {"loader": entry.loader, "options": dict(entry.options), "label": entry.label,
-                    "nest_from": None if entry.nest_from is None else dict(entry.nest_from)},
+        "dataset": {
+            "loader": entry.loader,
+            "options": dict(entry.options),
+            "label": entry.label,
+            "nest_from": None if entry.nest_from is None else dict(entry.nest_from),
+        },
         "draw": draw,
         "mechanism": {"name": info.name, "hyper": {**info.hyperparameters(), **dict(mech.hyper)}},
         "epsilon": float(epsilon),
@@ -272,15 +275,25 @@ class Task:
         for u, unit in enumerate(self.units):
             cell, code = cell_identity(self.entry, self.draw, unit.mech, unit.epsilon, self.context)
             fixed = (("epsilon_index", unit.eps_index), ("label", unit.mech.label))
-            trials += [Trial(sha256(f"{cell}#{t}"), code, (name, unit.mech.label, unit.epsilon),
-                             ((self.entry.loader, unit.mech.label, unit.eps_index, t, *draw),), fixed, (u, t))
-                       for t in range(self.trial_start, self.trial_stop)]
+            trials += [
+                Trial(
+                    sha256(f"{cell}#{t}"),
+                    code,
+                    (name, unit.mech.label, unit.epsilon),
+                    ((self.entry.loader, unit.mech.label, unit.eps_index, t, *draw),),
+                    fixed,
+                    (u, t),
+                )
+                for t in range(self.trial_start, self.trial_stop)
+            ]
         return trials
 
     def subset(self, handles: list[tuple[int, int]]) -> list[Task]:
         """Tasks running exactly the trials ``handles`` ((unit index, trial) pairs of :meth:`trials`)."""
-        return [replace(self, units=tuple(self.units[u] for u in units), trial_start=start, trial_stop=stop)
-                for units, start, stop in cell_runs(handles)]
+        return [
+            replace(self, units=tuple(self.units[u] for u in units), trial_start=start, trial_stop=stop)
+            for units, start, stop in cell_runs(handles)
+        ]
 
     def describe(self) -> str:
         data = self.entry.label or self.entry.loader
@@ -290,8 +303,10 @@ class Task:
             cell = f"mechanism {self.units[0].mech.label}, ε = {self.units[0].epsilon:g}"
         else:
             cell = f"{len(self.units)} (mechanism, ε) cells"
-        return (f"dataset {data}{f' ({options})' if options else ''}{draw}, {cell}, "
-                f"trials {self.trial_start}–{self.trial_stop - 1}")
+        return (
+            f"dataset {data}{f' ({options})' if options else ''}{draw}, {cell}, "
+            f"trials {self.trial_start}–{self.trial_stop - 1}"
+        )
 
 
 def characteristics(stats: GramStats) -> dict[str, float]:
@@ -321,8 +336,13 @@ def description(task: Task, config: Config, dataset: Dataset, stats: GramStats, 
     """
     delta = config.delta_for(stats.n)
     meta = {k: v for k, v in dataset.meta.items() if isinstance(v, (int, float, str, bool))}
-    head = {"label": label, "loader": task.entry.loader, "options": dict(task.entry.options), "delta": delta,
-            "trials": task.n_trials}
+    head = {
+        "label": label,
+        "loader": task.entry.loader,
+        "options": dict(task.entry.options),
+        "delta": delta,
+        "trials": task.n_trials,
+    }
     if task.draw is None:
         return {**head, **characteristics(stats), "meta": meta}
     head["data_draws"] = config.draws_for(stats.n, stats.d)
@@ -491,21 +511,34 @@ def plan_tasks(config: Config, log=print) -> Plan:
         counts.append((entry, config.trials_for(n, d), config.draws_for(n, d)))
     per_grid = len(config.mechanisms) * len(config.epsilons)
     check_plan_size(sum(trials * (draws or 1) * per_grid for _, trials, draws in counts), "trials")
-    units = [Unit(mech, eps_index, epsilon) for mech in config.mechanisms
-             for eps_index, epsilon in enumerate(config.epsilons)]
+    units = [
+        Unit(mech, eps_index, epsilon)
+        for mech in config.mechanisms
+        for eps_index, epsilon in enumerate(config.epsilons)
+    ]
     tasks: list[Task] = []
     for entry, trials, draws in counts:
         blocks = [(start, min(trials, start + config.trial_block)) for start in range(0, trials, config.trial_block)]
         if draws is None:  # one task per (mechanism, ε, block)
-            tasks += [Task(entry, (unit,), start, stop, trials, None, context)
-                      for unit in units for start, stop in blocks]
+            tasks += [
+                Task(entry, (unit,), start, stop, trials, None, context) for unit in units for start, stop in blocks
+            ]
         else:  # one task per (draw, block), holding every (mechanism, ε) unit of the draw
-            tasks += [Task(entry, tuple(units), start, stop, trials, draw, context)
-                      for draw in range(draws) for start, stop in blocks]
+            tasks += [
+                Task(entry, tuple(units), start, stop, trials, draw, context)
+                for draw in range(draws)
+                for start, stop in blocks
+            ]
     tasks = affinity_order(tasks)
     draw_column = () if config.data_draws is None else ("data_draw",)
-    return Plan(tasks, {}, skipped, KEY_COLUMNS + draw_column, COORDINATES + draw_column,
-                functools.partial(finish_described, config))
+    return Plan(
+        tasks,
+        {},
+        skipped,
+        KEY_COLUMNS + draw_column,
+        COORDINATES + draw_column,
+        functools.partial(finish_described, config),
+    )
 
 
 def affinity_order(tasks: list[Task]) -> list[Task]:

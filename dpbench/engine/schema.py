@@ -52,7 +52,7 @@ TOP_LEVEL_KEYS = {
     "datasets": "list of loader names or {loader, label, options, grid}",
     "mechanisms": "list of mechanism names or {mechanism, label, hyper, grid}",
     "privacy": "privacy profile: paper (default; each mechanism's defaults, the papers' choices) or strict (every "
-               "mechanism at the accounting its theorem proves, e.g. LinMix strict: true; the leaderboard's)",
+    "mechanism at the accounting its theorem proves, e.g. LinMix strict: true; the leaderboard's)",
 }
 DATASET_KEYS = {"loader", "label", "options", "grid", "nested"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
@@ -153,8 +153,13 @@ class Config(BaseConfig):
         """Resolved config as plain YAML-able data (written next to the results)."""
         data = super().to_dict()
         data["datasets"] = [
-            {"loader": e.loader, "label": e.label, "options": dict(e.options), "swept": list(e.swept),
-             **({} if e.nest_from is None else {"nest_from": dict(e.nest_from)})}  # absent when off: old runs resume
+            {
+                "loader": e.loader,
+                "label": e.label,
+                "options": dict(e.options),
+                "swept": list(e.swept),
+                **({} if e.nest_from is None else {"nest_from": dict(e.nest_from)}),
+            }  # absent when off: old runs resume
             for e in self.datasets
         ]
         data["mechanisms"] = [
@@ -214,8 +219,9 @@ def _nested_option(value: Any, info: registry.DatasetInfo, combos: list[dict[str
     return str(value)
 
 
-def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = (), privacy: str = "paper"
-                    ) -> list[MechanismEntry]:
+def parse_mechanism(
+    raw: Any, index: int, epsilons: tuple[float, ...] = (), privacy: str = "paper"
+) -> list[MechanismEntry]:
     """One ``mechanisms[index]`` entry → its concrete instances, every hyperparameter checked against the
     mechanism's contract (type, range/choices, cross-field rules) and ``epsilons`` against the ε range its
     calibration covers — all before any work starts. Under the ``privacy`` profile ``strict`` each instance gets
@@ -337,8 +343,16 @@ def parse_regression_config(raw: dict[str, Any], *, source: str = "<config>") ->
     """Validate a ``kind: regression`` config mapping (as loaded from YAML) into a :class:`Config`."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
-    base = parse_base(raw, TOP_LEVEL_KEYS, kind=str(raw.get("kind", "regression")), delta_rule=DELTA_RULE,
-                      delta_rules="'1/n^2', '1/n', '1/n^p'", delta="1/n^2", trials=100, trial_block=100)
+    base = parse_base(
+        raw,
+        TOP_LEVEL_KEYS,
+        kind=str(raw.get("kind", "regression")),
+        delta_rule=DELTA_RULE,
+        delta_rules="'1/n^2', '1/n', '1/n^p'",
+        delta="1/n^2",
+        trials=100,
+        trial_block=100,
+    )
     _reject_replicate(raw.get("datasets"))
     large = raw.get("large_dataset_trials")
     large_nd = large_trials = large_draws = None
@@ -359,8 +373,12 @@ def parse_regression_config(raw: dict[str, Any], *, source: str = "<config>") ->
         raise fail("common_random_numbers", f"must be true or false, got {crn!r}")
     privacy = parse_privacy(raw.get("privacy", "paper"))
     datasets = parse_entries(raw, "datasets", parse_dataset, lambda entry: entry.key)
-    mechanisms = parse_entries(raw, "mechanisms", functools.partial(parse_mechanism, epsilons=base["epsilons"],
-                                                                    privacy=privacy), lambda entry: entry.label)
+    mechanisms = parse_entries(
+        raw,
+        "mechanisms",
+        functools.partial(parse_mechanism, epsilons=base["epsilons"], privacy=privacy),
+        lambda entry: entry.label,
+    )
     _check_rows_needed(datasets, mechanisms)
     return Config(
         **base,

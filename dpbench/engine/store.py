@@ -67,8 +67,10 @@ class OlderShardError(ShardError):
 
 
 #: what to do when a run-folder file cannot be written (:func:`dpbench.data._base.write_failure`)
-ADVICE = {"full": "free space and run the same command again (finished blocks are kept)",
-          "denied": "choose a writable --output-dir (finished trials already in the store are kept)"}
+ADVICE = {
+    "full": "free space and run the same command again (finished blocks are kept)",
+    "denied": "choose a writable --output-dir (finished trials already in the store are kept)",
+}
 
 
 def atomic_path(path: Path) -> contextlib.AbstractContextManager[Path]:
@@ -251,8 +253,10 @@ def load_index(shard_dir: Path, log: Callable[[str], None] | None = None, repair
         index.add(records, header.get("described") or {})
     if older and log:  # one line for a whole run folder of an older dpbench, not one per shard
         where = f"moved to {shard_dir / DAMAGED_DIR}" if repair else "a run moves them to shards/damaged/"
-        log(f"{len(older)} shards in {shard_dir} were written by an older dpbench (another seed scheme); {where} "
-            "and their trials are run again")
+        log(
+            f"{len(older)} shards in {shard_dir} were written by an older dpbench (another seed scheme); {where} "
+            "and their trials are run again"
+        )
     if older and repair:
         for path in older:
             quarantine(path)
@@ -264,7 +268,7 @@ def claimed_slots(path: Path) -> list[str]:
     try:
         with open(path, "rb") as handle:
             first = handle.readline()
-        header = json.loads(first[len(SHARD_MAGIC):].decode("utf-8"))
+        header = json.loads(first[len(SHARD_MAGIC) :].decode("utf-8"))
         return [str(trial[0]) for trial in header["trials"]]
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return []

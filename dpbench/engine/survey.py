@@ -32,8 +32,11 @@ class Selection:
         return bool(self.datasets or self.mechanisms or self.epsilons)
 
     def as_dict(self) -> dict[str, list[Any]]:
-        return {name: list(values) for name, values in
-                (("dataset", self.datasets), ("mechanism", self.mechanisms), ("epsilon", self.epsilons)) if values}
+        return {
+            name: list(values)
+            for name, values in (("dataset", self.datasets), ("mechanism", self.mechanisms), ("epsilon", self.epsilons))
+            if values
+        }
 
 
 def name_matches(name: str, wanted: str) -> bool:
@@ -61,9 +64,11 @@ def select(items: list[tuple[Any, Trial]], selection: Selection | None) -> list[
             if not any(matches(p, value) for p in present):
                 shown = ", ".join(f"{p:g}" if isinstance(p, float) else str(p) for p in present)
                 raise ConfigError(f"{option} {value!r} matches nothing in the config; it has: {shown}")
-    return [(task, trial) for task, trial in items
-            if all(not wanted or any(matches(trial.group[axis], w) for w in wanted)
-                   for _, axis, wanted, matches in axes)]
+    return [
+        (task, trial)
+        for task, trial in items
+        if all(not wanted or any(matches(trial.group[axis], w) for w in wanted) for _, axis, wanted, matches in axes)
+    ]
 
 
 def workers(n_jobs: int) -> int:
@@ -119,11 +124,14 @@ def plan_lines(
             total_seconds += seconds
     width_d = max([len("dataset")] + [len(str(g[0])) for g in groups])
     width_m = max([len("mechanism")] + [len(str(g[1])) for g in groups])
-    lines = [f"{'dataset':<{width_d}}  {'mechanism':<{width_m}}  {'ε':>10}  {'trials':>7}  {'finished':>8}  "
-             f"{'to run':>7}"]
+    lines = [
+        f"{'dataset':<{width_d}}  {'mechanism':<{width_m}}  {'ε':>10}  {'trials':>7}  {'finished':>8}  {'to run':>7}"
+    ]
     for (dataset, mechanism, epsilon), (planned, finished) in groups.items():
-        lines.append(f"{dataset:<{width_d}}  {mechanism:<{width_m}}  {epsilon:>10g}  {planned:>7}  {finished:>8}  "
-                     f"{planned - finished:>7}")
+        lines.append(
+            f"{dataset:<{width_d}}  {mechanism:<{width_m}}  {epsilon:>10g}  {planned:>7}  {finished:>8}  "
+            f"{planned - finished:>7}"
+        )
     planned = len(items)
     finished = sum(1 for _, trial in items if done(trial))
     lines.append(f"total: {planned} trials, {finished} finished, {planned - finished} to run")
@@ -131,10 +139,14 @@ def plan_lines(
     if to_run == 0:
         lines.append("estimated time: nothing to run")
     elif unknown == to_run:
-        lines.append("estimated time: unknown — the store has no measured trial of this config yet (run a few "
-                     "trials, e.g. --trials 2, or see `dpbench bench` for per-mechanism costs)")
+        lines.append(
+            "estimated time: unknown — the store has no measured trial of this config yet (run a few "
+            "trials, e.g. --trials 2, or see `dpbench bench` for per-mechanism costs)"
+        )
     else:
         note = f"; {unknown} trials without a measured cost not counted" if unknown else ""
-        lines.append(f"estimated time: {seconds_text(total_seconds / workers(n_jobs))} on {workers(n_jobs)} "
-                     f"worker(s), from the store's measured per-trial costs{note}")
+        lines.append(
+            f"estimated time: {seconds_text(total_seconds / workers(n_jobs))} on {workers(n_jobs)} "
+            f"worker(s), from the store's measured per-trial costs{note}"
+        )
     return lines

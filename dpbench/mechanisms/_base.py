@@ -71,9 +71,7 @@ def check_inputs(
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
     if not np.isfinite(X).all():
-        raise ValueError(
-            f"X contains NaN or inf in rows {np.nonzero(~np.isfinite(X).all(axis=1))[0][:5].tolist()}"
-        )
+        raise ValueError(f"X contains NaN or inf in rows {np.nonzero(~np.isfinite(X).all(axis=1))[0][:5].tolist()}")
     if not np.isfinite(y).all():
         raise ValueError(f"y contains NaN or inf at rows {np.nonzero(~np.isfinite(y))[0][:5].tolist()}")
     if x_bound is not None:

@@ -22,12 +22,18 @@ from dpbench.contract import Choice, Variant
 
 SIMULATIONS = ("aggregate", "per_user")
 #: the ``simulation`` hyperparameter as every mechanism with a per-user Gaussian shortcut declares it
-SIMULATION = Choice(*SIMULATIONS, default="aggregate",
-                    doc="aggregate: the summed per-user noise drawn once (exact in law); per_user: every user's noise "
-                        "drawn (the literal path)")
+SIMULATION = Choice(
+    *SIMULATIONS,
+    default="aggregate",
+    doc="aggregate: the summed per-user noise drawn once (exact in law); per_user: every user's noise "
+    "drawn (the literal path)",
+)
 #: the literal path of the shortcut, as a declared variant (``dpbench bench`` times it, tests compare in law)
-PER_USER_VARIANT = {"per_user": Variant({"simulation": "per_user"}, literal=True,
-                                        doc="every user's noise drawn (same law as the aggregate draw)")}
+PER_USER_VARIANT = {
+    "per_user": Variant(
+        {"simulation": "per_user"}, literal=True, doc="every user's noise drawn (same law as the aggregate draw)"
+    )
+}
 #: normals drawn per chunk on the per-user path (bounds the memory of a chunk, ~8 MB)
 CHUNK_FLOATS = 1 << 20
 

@@ -21,8 +21,10 @@ from dpbench.engine import run
 
 ROOT = Path(__file__).resolve().parents[2]
 #: what a config caption must not say: the statistic, the band, the reference lines (the figure writes those)
-DRAWING_WORDS = re.compile(r"±\s?1\.96|\bbands?\b|\bmean over\b|\bmean ±|[Mm]edians? ± bootstrap|dotted = OLS|"
-                           r"dash-dot = θ = 0")
+DRAWING_WORDS = re.compile(
+    r"±\s?1\.96|\bbands?\b|\bmean over\b|\bmean ±|[Mm]edians? ± bootstrap|dotted = OLS|"
+    r"dash-dot = θ = 0"
+)
 
 
 def figure_texts(figure) -> str:
@@ -33,8 +35,13 @@ def figure_texts(figure) -> str:
 def figure1_run(tmp_path_factory):
     """Figure 1's config on one dataset, 3 trials, 2 ε."""
     raw = yaml.safe_load((ROOT / "configs" / "ihm_vs_adassp.yaml").read_text())
-    raw.update(datasets=raw["datasets"][0:1], trials=3, epsilons=[0.5, 5.0], n_jobs=1,
-               output_dir=str(tmp_path_factory.mktemp("fig1")))
+    raw.update(
+        datasets=raw["datasets"][0:1],
+        trials=3,
+        epsilons=[0.5, 5.0],
+        n_jobs=1,
+        output_dir=str(tmp_path_factory.mktemp("fig1")),
+    )
     return run(parse_config(raw), n_jobs=1, progress=False, log=lambda m: None)
 
 
@@ -72,8 +79,9 @@ def test_config_captions_leave_the_statistic_and_references_to_the_figure():
     for path in sorted((ROOT / "configs").rglob("*.yaml")):
         config = yaml.safe_load(path.read_text())
         captions = [config.get("caption") or ""]
-        captions += [(a.get("options") or {}).get("caption") or "" for a in config.get("analyses") or []
-                     if isinstance(a, dict)]
+        captions += [
+            (a.get("options") or {}).get("caption") or "" for a in config.get("analyses") or [] if isinstance(a, dict)
+        ]
         offenders += [f"{path.relative_to(ROOT)}: {m.group(0)!r}" for c in captions for m in DRAWING_WORDS.finditer(c)]
     assert offenders == []
 
@@ -85,8 +93,11 @@ def meta(label: str, mechanism: str | None) -> dict:
 def test_an_unregistered_mechanism_never_takes_a_registered_colour():
     registry.discover()
     curves = [("adassp",), ("plug-in",), ("another",)]
-    info = {("adassp",): meta("adassp", "adassp"), ("plug-in",): meta("plug-in", "mine.module:fit"),
-            ("another",): meta("another", None)}
+    info = {
+        ("adassp",): meta("adassp", "adassp"),
+        ("plug-in",): meta("plug-in", "mine.module:fit"),
+        ("another",): meta("another", None),
+    }
     styles = curve_styles(curves, info, "label", None)
     adassp = to_hex(styles[("adassp",)]["color"])
     assert adassp == to_hex(registry.get_mechanism("adassp").style["color"])

@@ -29,8 +29,17 @@ def fake_run(path: Path, cells: dict[tuple[str, str], list[float]], epsilon: flo
     rows = []
     for (dataset, label), values in cells.items():
         for t, value in enumerate(values):
-            rows.append({"dataset": dataset, "dataset_id": dataset, "label": label, "epsilon": epsilon, "trial": t,
-                         "privacy_model": "none" if label == "OLS" else "central", "train_mse": value})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "dataset_id": dataset,
+                    "label": label,
+                    "epsilon": epsilon,
+                    "trial": t,
+                    "privacy_model": "none" if label == "OLS" else "central",
+                    "train_mse": value,
+                }
+            )
     datasets = {d: {"ols_train_mse": 1.0, "zero_train_mse": 3.0} for d, _ in cells}
     return Run(path, pd.DataFrame(rows), datasets, {}, {"name": path.name}, {})
 
@@ -50,9 +59,12 @@ def test_win_tie_loss_uses_interval_separation():
 
 def test_normalised_excess_summary_and_reference(tmp_path):
     cells = {
-        ("a", "OLS"): [1.0, 1.0], ("b", "OLS"): [1.0, 1.0],
-        ("a", "good"): [1.2, 1.2], ("b", "good"): [1.4, 1.4],  # r = 0.1, 0.2
-        ("a", "bad"): [2.0, 2.2], ("b", "bad"): [3.0, 3.0],  # r = 0.55, 1.0
+        ("a", "OLS"): [1.0, 1.0],
+        ("b", "OLS"): [1.0, 1.0],
+        ("a", "good"): [1.2, 1.2],
+        ("b", "good"): [1.4, 1.4],  # r = 0.1, 0.2
+        ("a", "bad"): [2.0, 2.2],
+        ("b", "bad"): [3.0, 3.0],  # r = 0.55, 1.0
     }
     board = build_leaderboard([fake_run(tmp_path / "r", cells)], replicates=200)
     assert board.reference == ["OLS"] and board.labels == ["good", "bad"]
@@ -97,21 +109,34 @@ def test_the_same_label_in_two_runs_is_an_error(tmp_path):
 def two_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("lb")
     base = {
-        "seed": 1, "trials": 6, "trial_block": 6, "epsilons": [0.5, 4.0], "output_dir": str(root),
+        "seed": 1,
+        "trials": 6,
+        "trial_block": 6,
+        "epsilons": [0.5, 4.0],
+        "output_dir": str(root),
         "datasets": [{"loader": "sphere_linear", "label": f"n={n}", "options": {"n": n, "d": 3}} for n in (300, 3000)],
     }
-    first = run(parse_config({**base, "name": "main", "mechanisms": ["ols", "adassp", "tukey_em"]}), n_jobs=1,
-                progress=False, log=lambda m: None)
-    second = run(parse_config({**base, "name": "extra", "mechanisms": [{"mechanism": "dpgd", "hyper": {"T": 2}}]}),
-                 n_jobs=1, progress=False, log=lambda m: None)
+    first = run(
+        parse_config({**base, "name": "main", "mechanisms": ["ols", "adassp", "tukey_em"]}),
+        n_jobs=1,
+        progress=False,
+        log=lambda m: None,
+    )
+    second = run(
+        parse_config({**base, "name": "extra", "mechanisms": [{"mechanism": "dpgd", "hyper": {"T": 2}}]}),
+        n_jobs=1,
+        progress=False,
+        log=lambda m: None,
+    )
     return first, second
 
 
 def test_cli_ranks_several_runs_and_writes_the_profile(two_runs, tmp_path):
     first, second = two_runs
     out = tmp_path / "board"
-    result = CliRunner().invoke(app, ["leaderboard", str(first), str(second), "--out", str(out), "-e", "4",
-                                      "--bootstrap", "50"])
+    result = CliRunner().invoke(
+        app, ["leaderboard", str(first), str(second), "--out", str(out), "-e", "4", "--bootstrap", "50"]
+    )
     assert result.exit_code == 0, result.output
     assert "| mechanism (ε = 4; privacy: paper) |" in result.output
     assert "dpgd" in result.output and "tukey_em" in result.output
@@ -133,7 +158,11 @@ def test_report_has_a_leaderboard_section(two_runs):
 def test_one_mechanism_and_one_epsilon_leaderboard(tmp_path):
     """A run with one private mechanism at one ε: the table, the matrix note and the files, no bare KeyError."""
     config = {
-        "name": "single", "output_dir": str(tmp_path / "results"), "seed": 1, "trials": 3, "epsilons": [1.0],
+        "name": "single",
+        "output_dir": str(tmp_path / "results"),
+        "seed": 1,
+        "trials": 3,
+        "epsilons": [1.0],
         "datasets": [{"loader": "sphere_linear", "label": f"n={n}", "options": {"n": n, "d": 3}} for n in (300, 900)],
         "mechanisms": ["adassp"],
     }
@@ -147,8 +176,12 @@ def test_one_mechanism_and_one_epsilon_leaderboard(tmp_path):
     assert "<table" in (run_dir / "leaderboard" / "leaderboard.html").read_text()
     report = CliRunner().invoke(app, ["report", str(run_dir)])
     assert report.exit_code == 0, report.output
-    only_ols = run(parse_config({**config, "name": "only_ols", "mechanisms": ["ols"]}), n_jobs=1, progress=False,
-                   log=lambda m: None)
+    only_ols = run(
+        parse_config({**config, "name": "only_ols", "mechanisms": ["ols"]}),
+        n_jobs=1,
+        progress=False,
+        log=lambda m: None,
+    )
     result = CliRunner().invoke(app, ["leaderboard", str(only_ols)])
     assert result.exit_code == 2 and "nothing to rank" in result.output
 
@@ -164,8 +197,10 @@ def test_fallback_releases_are_counted_in_the_table_and_the_notes(tmp_path):
     row = board.summary.set_index("label").loc["TukeyEM"]
     assert row["fallback_datasets"] == 2 and board.summary.set_index("label").loc["AdaSSP", "fallback_datasets"] == 0
     assert "| 3 / 3, fallback on 2 |" in summary_markdown(board, 1.0)
-    assert ("TukeyEM at ε = 1: the data-independent fallback (info.fallback, e.g. θ̂ = 0 after a failed PTR test) "
-            "in 7 of 9 trials — in every trial on 2 of 3 datasets") in board.notes
+    assert (
+        "TukeyEM at ε = 1: the data-independent fallback (info.fallback, e.g. θ̂ = 0 after a failed PTR test) "
+        "in 7 of 9 trials — in every trial on 2 of 3 datasets"
+    ) in board.notes
 
 
 def test_tukey_em_records_its_fallback():

@@ -34,12 +34,22 @@ def toy_trials(trials: int = 40, seed: int = 0) -> pd.DataFrame:
             for i, eps in enumerate((1.0, 2.0, 4.0, 8.0)):
                 for rep in (0, 1):
                     for t in range(trials):
-                        rows.append({
-                            "dataset": ds, "dataset_id": ds, "mechanism": mech, "label": label,
-                            "privacy_model": model, "epsilon_index": i, "epsilon": eps, "data.replicate": rep,
-                            "trial": t, "n": 100, "d": 3,
-                            "err": c * eps**SLOPE * math.exp(0.2 * rng.standard_normal()),
-                        })
+                        rows.append(
+                            {
+                                "dataset": ds,
+                                "dataset_id": ds,
+                                "mechanism": mech,
+                                "label": label,
+                                "privacy_model": model,
+                                "epsilon_index": i,
+                                "epsilon": eps,
+                                "data.replicate": rep,
+                                "trial": t,
+                                "n": 100,
+                                "d": 3,
+                                "err": c * eps**SLOPE * math.exp(0.2 * rng.standard_normal()),
+                            }
+                        )
     return pd.DataFrame(rows)
 
 
@@ -47,8 +57,12 @@ def write_run(folder, trials: pd.DataFrame, plot=None, plots=None, analyses=None
     folder.mkdir(parents=True, exist_ok=True)
     trials.to_csv(folder / "trials.csv", index=False)
     (folder / "datasets.json").write_text(json.dumps({}))
-    config = {"name": folder.name, "title": "Toy", "caption": "", "mechanisms": [
-        {"mechanism": "fast", "label": "Fast"}, {"mechanism": "slow", "label": "Slow"}]}
+    config = {
+        "name": folder.name,
+        "title": "Toy",
+        "caption": "",
+        "mechanisms": [{"mechanism": "fast", "label": "Fast"}, {"mechanism": "slow", "label": "Slow"}],
+    }
     if plot is not None:
         config["plot"] = plot
     if plots is not None:
@@ -143,9 +157,17 @@ def test_pool_merges_replicates_and_otherwise_they_split_curves(toy_run):
 
 
 def test_where_baseline_style_hlines_and_model_tags(toy_run):
-    drawing = render(toy_run, metric="err", pool=["data.replicate"], where={"dataset": ["A"]},
-                     baseline={"privacy_model": ["none"]}, style="label", hue="label",
-                     hlines=[{"y": 0.5, "label": "target"}], tag_models=True)
+    drawing = render(
+        toy_run,
+        metric="err",
+        pool=["data.replicate"],
+        where={"dataset": ["A"]},
+        baseline={"privacy_model": ["none"]},
+        style="label",
+        hue="label",
+        hlines=[{"y": 0.5, "label": "target"}],
+        tag_models=True,
+    )
     (ax,) = drawing.figure.axes
     lines = visible_lines(ax)
     assert set(lines) == {"Fast [central]", "Slow [local]", "Exact [non-private]", "target"}
@@ -159,8 +181,9 @@ def test_where_baseline_style_hlines_and_model_tags(toy_run):
 
 
 def test_numeric_hue_gets_a_sequential_map_and_baseline_ignores_it(toy_run):
-    drawing = render(toy_run, metric="err", x="data.replicate", hue="epsilon", logx=False,
-                     baseline={"privacy_model": "none"})
+    drawing = render(
+        toy_run, metric="err", x="data.replicate", hue="epsilon", logx=False, baseline={"privacy_model": "none"}
+    )
     lines = visible_lines(drawing.figure.axes[0])
     assert "Exact" in lines and not any(name.startswith("Exact,") for name in lines)  # drawn once, not per ε
     colours = [tuple(lines[f"Fast, ε={e}"].get_color()) for e in ("1", "8")]
@@ -170,8 +193,16 @@ def test_numeric_hue_gets_a_sequential_map_and_baseline_ignores_it(toy_run):
 def test_row_grid_draws_baselines_in_every_panel_of_their_row(tmp_path):
     trials = toy_trials(trials=5)
     folder = write_run(tmp_path / "grid", trials)
-    drawing = render(folder, metric="err", row="dataset", panel="label", hue="epsilon", x="data.replicate",
-                     logx=False, baseline={"privacy_model": "none"})
+    drawing = render(
+        folder,
+        metric="err",
+        row="dataset",
+        panel="label",
+        hue="epsilon",
+        x="data.replicate",
+        logx=False,
+        baseline={"privacy_model": "none"},
+    )
     axes = drawing.figure.axes
     assert len(axes) == 4  # 2 datasets × 2 private labels; the baseline has no panel of its own
     for ax in axes:
@@ -180,9 +211,15 @@ def test_row_grid_draws_baselines_in_every_panel_of_their_row(tmp_path):
 
 
 def test_ref_slopes_draw_a_power_law_through_the_first_point_of_the_named_curves(toy_run):
-    drawing = render(toy_run, metric="err", pool=["data.replicate"], where={"dataset": ["A"]}, logy=True,
-                     baseline={"privacy_model": "none"}, ref_slopes=[{"slope": -0.5, "label": "∝ 1/√ε",
-                                                                       "through": "Slow"}])
+    drawing = render(
+        toy_run,
+        metric="err",
+        pool=["data.replicate"],
+        where={"dataset": ["A"]},
+        logy=True,
+        baseline={"privacy_model": "none"},
+        ref_slopes=[{"slope": -0.5, "label": "∝ 1/√ε", "through": "Slow"}],
+    )
     (ax,) = drawing.figure.axes
     refs = [line for line in ax.get_lines() if line.get_label() == "∝ 1/√ε"]
     assert len(refs) == 1 and refs[0].get_color() == "grey"
@@ -190,8 +227,14 @@ def test_ref_slopes_draw_a_power_law_through_the_first_point_of_the_named_curves
     first = drawing.points[drawing.points["curve"] == "Slow"].sort_values("epsilon").iloc[0]
     assert xs[0] == pytest.approx(first["epsilon"]) and ys[0] == pytest.approx(first["centre"])
     assert np.log(ys[-1] / ys[0]) / np.log(xs[-1] / xs[0]) == pytest.approx(-0.5)
-    everywhere = render(toy_run, metric="err", pool=["data.replicate"], where={"dataset": ["A"]},
-                        baseline={"privacy_model": "none"}, ref_slopes=[{"slope": -1}])
+    everywhere = render(
+        toy_run,
+        metric="err",
+        pool=["data.replicate"],
+        where={"dataset": ["A"]},
+        baseline={"privacy_model": "none"},
+        ref_slopes=[{"slope": -1}],
+    )
     assert sum(line.get_label() == "slope -1" for line in everywhere.figure.axes[0].get_lines()) == 2  # not Exact
     with pytest.raises(ValueError, match=r"ref_slopes\[0\]\.slope"):
         render(toy_run, metric="err", ref_slopes=[{"slope": "steep"}])
@@ -211,8 +254,12 @@ def test_unknown_option_and_bad_values_name_the_option(toy_run):
 
 
 def test_presets_merge_plot_under_plots_and_expand_metrics(tmp_path):
-    folder = write_run(tmp_path / "p", toy_trials(trials=3), plot={"logy": True, "metric": "err"},
-                       plots={"main": {"stat": "median"}, "both": {"metrics": ["err", "trial"]}})
+    folder = write_run(
+        tmp_path / "p",
+        toy_trials(trials=3),
+        plot={"logy": True, "metric": "err"},
+        plots={"main": {"stat": "median"}, "both": {"metrics": ["err", "trial"]}},
+    )
     run = load_run(folder)
     got = presets(run)
     assert [stem for stem, _ in got] == ["figure_main", "figure_both_err", "figure_both_trial"]
@@ -220,27 +267,35 @@ def test_presets_merge_plot_under_plots_and_expand_metrics(tmp_path):
     adhoc = presets(run, {"metric": "err", "x": "data.replicate"})
     assert [stem for stem, _ in adhoc] == ["figure_err_vs_data_replicate"] and adhoc[0][1]["logy"] is True
     only = presets(run, {"interval": "none"}, only="main")
-    assert only == [("figure_main", {"logy": True, "metric": "err", "stat": "median", "interval": "none",
-                                     "out": "figure_main"})]
+    assert only == [
+        ("figure_main", {"logy": True, "metric": "err", "stat": "median", "interval": "none", "out": "figure_main"})
+    ]
     with pytest.raises(ValueError, match="no figure preset 'nope'.*main, both"):
         presets(run, only="nope")
 
 
 def test_config_validates_plot_plots_and_analyses(small_config):
-    good = parse_config({**small_config, "plot": {"stat": "median", "hlines": [1, {"y": 2, "label": "two"}]},
-                         "plots": {"a": {"metric": "test_mse", "fit": True, "fit_min": 1}},
-                         "analyses": ["table2", {"name": "iw_ratio", "options": {"by": ["data.n"]}}]})
+    good = parse_config(
+        {
+            **small_config,
+            "plot": {"stat": "median", "hlines": [1, {"y": 2, "label": "two"}]},
+            "plots": {"a": {"metric": "test_mse", "fit": True, "fit_min": 1}},
+            "analyses": ["table2", {"name": "iw_ratio", "options": {"by": ["data.n"]}}],
+        }
+    )
     assert good.plot["hlines"] == [{"y": 1.0, "label": ""}, {"y": 2.0, "label": "two"}]
     assert good.analyses[1] == {"name": "iw_ratio", "options": {"by": "data.n"}}
     plain = parse_config(small_config)
     assert good.fingerprint() == plain.fingerprint()  # presentation never blocks resuming a run
-    for bad, field in (({"plot": {"stat": "mode"}}, "plot.stat"),
-                       ({"plots": {"a": {"interval": "wide"}}}, "plots.a.interval"),
-                       ({"plots": {"a b": {}}}, "plots.a b"),
-                       ({"plot": {"fit_min": 4, "fit_max": 2}}, "plot.fit_min"),
-                       ({"plot": {"baseline": []}}, "plot.baseline"),
-                       ({"analyses": ["nope"]}, "analyses[0].name"),
-                       ({"analyses": [{"name": "table2", "opts": {}}]}, "analyses[0].opts")):
+    for bad, field in (
+        ({"plot": {"stat": "mode"}}, "plot.stat"),
+        ({"plots": {"a": {"interval": "wide"}}}, "plots.a.interval"),
+        ({"plots": {"a b": {}}}, "plots.a b"),
+        ({"plot": {"fit_min": 4, "fit_max": 2}}, "plot.fit_min"),
+        ({"plot": {"baseline": []}}, "plot.baseline"),
+        ({"analyses": ["nope"]}, "analyses[0].name"),
+        ({"analyses": [{"name": "table2", "opts": {}}]}, "analyses[0].opts"),
+    ):
         with pytest.raises(ConfigError, match=field.replace(".", r"\.").replace("[", r"\[").replace("]", r"\]")):
             parse_config({**small_config, **bad})
 
@@ -256,8 +311,12 @@ def test_analysis_options_convert_to_the_defaults_types():
 
 
 def test_cli_plot_presets_one_preset_and_analyze_listing(tmp_path):
-    folder = write_run(tmp_path / "c", toy_trials(trials=3), plot={"metric": "err", "pool": ["data.replicate"]},
-                       plots={"mean": {}, "median": {"stat": "median", "fit": True}})
+    folder = write_run(
+        tmp_path / "c",
+        toy_trials(trials=3),
+        plot={"metric": "err", "pool": ["data.replicate"]},
+        plots={"mean": {}, "median": {"stat": "median", "fit": True}},
+    )
     runner = CliRunner()
     result = runner.invoke(app, ["plot", str(folder)])
     assert result.exit_code == 0, result.output
@@ -268,16 +327,28 @@ def test_cli_plot_presets_one_preset_and_analyze_listing(tmp_path):
     result = runner.invoke(app, ["plot", str(folder), "--where", "label"])
     assert result.exit_code == 2 and "COLUMN=VALUE" in result.output
     listing = runner.invoke(app, ["analyze"])
-    for name in ("table2", "iw_e1", "iw_ratio", "iw_e5", "stein_table66", "ftrl_rates", "ftrl_diagnostics",
-                 "bandit_gap"):
+    for name in (
+        "table2",
+        "iw_e1",
+        "iw_ratio",
+        "iw_e5",
+        "stein_table66",
+        "ftrl_rates",
+        "ftrl_diagnostics",
+        "bandit_gap",
+    ):
         assert name in listing.output
 
 
 def test_report_lists_a_failing_analysis_and_keeps_going(tmp_path):
     from dpbench.analysis.report import write_report
 
-    folder = write_run(tmp_path / "r", toy_trials(trials=3), plot={"metric": "err", "pool": ["data.replicate"]},
-                       analyses=[{"name": "iw_e5", "options": {}}])
+    folder = write_run(
+        tmp_path / "r",
+        toy_trials(trials=3),
+        plot={"metric": "err", "pool": ["data.replicate"]},
+        analyses=[{"name": "iw_e5", "options": {}}],
+    )
     markdown = write_report(folder, html_page=False)[0].read_text()
     assert "## Analysis: iw_e5" in markdown and "**failed**: iw_e5:" in markdown and "## Config" in markdown
 

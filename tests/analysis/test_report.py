@@ -123,11 +123,17 @@ def test_html_is_self_contained_and_says_the_same(written):
 
 def test_higher_is_better_metrics_mark_the_maximum():
     agg = pd.DataFrame(
-        {"label": ["a", "b", "a", "b"], "epsilon": [1.0, 1.0, 2.0, 2.0], "mean": [0.6, 0.8, 0.9, 0.7],
-         "ci95": [0.01] * 4, "count": [10] * 4}
+        {
+            "label": ["a", "b", "a", "b"],
+            "epsilon": [1.0, 1.0, 2.0, 2.0],
+            "mean": [0.6, 0.8, 0.9, 0.7],
+            "ci95": [0.01] * 4,
+            "count": [10] * 4,
+        }
     )
-    points = agg.rename(columns={"label": "curve", "mean": "centre"}).assign(lo=agg["mean"] - agg["ci95"],
-                                                                             hi=agg["mean"] + agg["ci95"])
+    points = agg.rename(columns={"label": "curve", "mean": "centre"}).assign(
+        lo=agg["mean"] - agg["ci95"], hi=agg["mean"] + agg["ci95"]
+    )
     accuracy = points_table(points, ["a", "b"], {"a", "b"}, "test_accuracy")
     assert [[cell[1] for cell in row[1:]] for row in accuracy.rows] == [[False, True], [True, False]]
     loss = points_table(points, ["a", "b"], {"a", "b"}, "train_mse")

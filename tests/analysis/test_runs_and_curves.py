@@ -36,13 +36,27 @@ def trial_rows(n_trials: int = 4) -> pd.DataFrame:
             for i, eps in enumerate(EPS):
                 for t in range(n_trials):
                     value = info["ols_train_mse"] + c / eps + (t - 1.5) * 0.001 * c
-                    rows.append({
-                        "dataset": ds, "dataset_id": ds, "loader": ds.lower(), "n": info["n"], "d": info["d"],
-                        "mechanism": mech, "label": label, "privacy_model": "central", "neighbour": "zero_out",
-                        "hp.T": 3 if label == "IHM" else np.nan, "epsilon_index": i, "epsilon": eps,
-                        "delta": 1 / info["n"] ** 2, "trial": t, "train_mse": value, "test_mse": value * 1.1,
-                        "seconds": 0.001,
-                    })
+                    rows.append(
+                        {
+                            "dataset": ds,
+                            "dataset_id": ds,
+                            "loader": ds.lower(),
+                            "n": info["n"],
+                            "d": info["d"],
+                            "mechanism": mech,
+                            "label": label,
+                            "privacy_model": "central",
+                            "neighbour": "zero_out",
+                            "hp.T": 3 if label == "IHM" else np.nan,
+                            "epsilon_index": i,
+                            "epsilon": eps,
+                            "delta": 1 / info["n"] ** 2,
+                            "trial": t,
+                            "train_mse": value,
+                            "test_mse": value * 1.1,
+                            "seconds": 0.001,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -67,8 +81,10 @@ def write_run(folder, trials: pd.DataFrame | None = None, skipped=None, config_e
 @pytest.fixture(autouse=True)
 def fake_styles(monkeypatch):
     """Do not import the mechanisms (they may be in flux): fixed registry styles for the two test mechanisms."""
-    styles = {"ihm": {"color": "green", "marker": "D", "linestyle": "--"},
-              "adassp": {"color": "tab:blue", "marker": "*", "linestyle": "-"}}
+    styles = {
+        "ihm": {"color": "green", "marker": "D", "linestyle": "--"},
+        "adassp": {"color": "tab:blue", "marker": "*", "linestyle": "-"},
+    }
     monkeypatch.setattr(style_module, "mechanism_style", lambda name: dict(styles.get(name, {})))
 
 
@@ -184,10 +200,20 @@ def test_loglog_fit_recovers_rate():
         assert math.exp(intercept) == pytest.approx(c)
     assert math.isnan(loglog_fit([1.0, 1.0], [1.0, 2.0])[0])  # one distinct x: no line
     # on the toy run: excess of each curve is exactly c/ε on average
-    run_slopes = fit_slopes(summarise_metric(trial_rows(), "excess", KEYS, datasets=DATASETS), "epsilon",
-                            ["dataset", "label"])
-    assert list(run_slopes.columns) == ["dataset", "label", "slope", "lo", "hi", "intercept", "points", "x_min",
-                                        "x_max"]
+    run_slopes = fit_slopes(
+        summarise_metric(trial_rows(), "excess", KEYS, datasets=DATASETS), "epsilon", ["dataset", "label"]
+    )
+    assert list(run_slopes.columns) == [
+        "dataset",
+        "label",
+        "slope",
+        "lo",
+        "hi",
+        "intercept",
+        "points",
+        "x_min",
+        "x_max",
+    ]
     np.testing.assert_allclose(run_slopes["slope"], -1.0)
     np.testing.assert_allclose(np.exp(run_slopes["intercept"]), [0.1, 0.3, 0.1, 0.3])
     assert run_slopes["points"].tolist() == [3] * 4
@@ -298,7 +324,8 @@ def test_logy_drops_numerically_zero_curve(tmp_path):
     ols = trials[trials.label == "IHM"].assign(label="OLS", mechanism="ols")
     trials = pd.concat([trials, ols], ignore_index=True)
     trials["excess_train_mse"] = trials["train_mse"] - trials["dataset"].map(
-        {k: v["ols_train_mse"] for k, v in DATASETS.items()})
+        {k: v["ols_train_mse"] for k, v in DATASETS.items()}
+    )
     trials.loc[trials.label == "OLS", "excess_train_mse"] = 1e-19
     fig = build_figure(load_run(write_run(tmp_path / "z", trials)), metric="excess", logy=True)
     for ax in fig.get_axes():

@@ -17,9 +17,13 @@ from dpbench.analysis.stats import curve_slopes, loglog_slope_ci
 
 def _trials() -> pd.DataFrame:
     rng = np.random.default_rng(3)
-    rows = [{"label": label, "epsilon": eps, "n": n, "err": float(rng.lognormal(-power * np.log(n), 0.2))}
-            for label, power in (("a", 1.0), ("b", 0.5)) for eps in (1.0, 2.0) for n in (100, 400, 1600)
-            for _ in range(8)]
+    rows = [
+        {"label": label, "epsilon": eps, "n": n, "err": float(rng.lognormal(-power * np.log(n), 0.2))}
+        for label, power in (("a", 1.0), ("b", 0.5))
+        for eps in (1.0, 2.0)
+        for n in (100, 400, 1600)
+        for _ in range(8)
+    ]
     return pd.DataFrame(rows)
 
 

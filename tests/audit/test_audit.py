@@ -244,9 +244,7 @@ def test_builtin_mechanisms_full_audit(name, epsilon):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name", sorted(n for n in registry.MECHANISMS if n not in BUILTIN_PRIVATE and ":" not in n)
-)
+@pytest.mark.parametrize("name", sorted(n for n in registry.MECHANISMS if n not in BUILTIN_PRIVATE and ":" not in n))
 def test_every_other_registered_mechanism_passes(name):
     """Every other registered mechanism, audited with the setup its contract declares (N ≤ 2000, ≤ 10 s per audit).
 
@@ -266,8 +264,9 @@ def test_every_other_registered_mechanism_passes(name):
 
 
 def test_cli_pass_and_table(tmp_path):
-    result = runner.invoke(app, ["audit", "dpgd", "--mode", "blackbox", "--trials", "400", "-e", "1", "--plot",
-                                 str(tmp_path)])
+    result = runner.invoke(
+        app, ["audit", "dpgd", "--mode", "blackbox", "--trials", "400", "-e", "1", "--plot", str(tmp_path)]
+    )
     assert result.exit_code == 0, result.output
     assert "ε̂_lower" in result.output and "pass" in result.output
     assert (tmp_path / "audit_dpgd_eps1.png").stat().st_size > 0

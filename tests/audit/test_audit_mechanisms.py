@@ -20,8 +20,8 @@ NOT_WHITEBOX = {
     "iwr_dp_oracle": "needs a synthetic population describing p (the audit pair has none)",
     "iwr_ldp_oracle": "needs a synthetic population describing p (the audit pair has none)",
     "tukey_em": "its main release is an exponential-mechanism draw over depth regions, not a noise-addition law the "
-                "white-box statistic models (its calibration is tested piece by piece in "
-                "tests/mechanisms/test_tukey_em.py)",
+    "white-box statistic models (its calibration is tested piece by piece in "
+    "tests/mechanisms/test_tukey_em.py)",
     "diffprivlib_lr": "its Laplace noise is drawn inside diffprivlib, out of reach of `released`",
 }
 PRIVATE = sorted(k for k, v in registry.MECHANISMS.items() if v.private and ":" not in k and k not in NOT_WHITEBOX)
@@ -90,8 +90,12 @@ def test_sketch_control_hits_its_target_and_is_flagged():
 
 
 def test_bandit_ldp_oracles_are_registered_randomizers_not_mechanisms():
-    assert set(RANDOMIZERS) == {"bandit_iwr_ldp_oracle", "bandit_ssp_ols_ldp_oracle", "bandit_dimfree_ldp_oracle",
-                                "bandit_iwr_glm_ldp_oracle"}
+    assert set(RANDOMIZERS) == {
+        "bandit_iwr_ldp_oracle",
+        "bandit_ssp_ols_ldp_oracle",
+        "bandit_dimfree_ldp_oracle",
+        "bandit_iwr_glm_ldp_oracle",
+    }
     assert not set(RANDOMIZERS) & set(registry.MECHANISMS)
     for name in RANDOMIZERS:
         info = registry.RANDOMIZERS[name]
@@ -148,8 +152,16 @@ def test_honest_mechanisms_are_never_flagged(name):
 
 
 #: cheap built-ins whose integrity checks run in the default suite (every one runs in the slow test above)
-INTEGRITY_QUICK = ["adassp", "dpgd", "ihm", "linmix", "ldp_ssp", "dp_sgd_improper", "ldp_simple_1d",
-                   "bandit_ssp_ols_ldp_oracle"]
+INTEGRITY_QUICK = [
+    "adassp",
+    "dpgd",
+    "ihm",
+    "linmix",
+    "ldp_ssp",
+    "dp_sgd_improper",
+    "ldp_simple_1d",
+    "bandit_ssp_ols_ldp_oracle",
+]
 
 
 @pytest.mark.parametrize("name", INTEGRITY_QUICK)

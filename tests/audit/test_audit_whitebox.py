@@ -42,8 +42,7 @@ def ssp_fit(X, y, epsilon, delta, rng):
     """Two releases XᵀX (symmetric noise) and XᵀY at (ε/2, δ/2) each: basic composition."""
     s = sigma_agm(epsilon / 2, delta / 2, 1.0)
     d = X.shape[1]
-    xtx = released("XᵀX", X.T @ X + s * symmetric_gaussian(d, rng), X.T @ X, scale=s, sensitivity=1.0,
-                   symmetric=True)
+    xtx = released("XᵀX", X.T @ X + s * symmetric_gaussian(d, rng), X.T @ X, scale=s, sensitivity=1.0, symmetric=True)
     xty = released("XᵀY", X.T @ y + s * rng.standard_normal(d), X.T @ y, scale=s, sensitivity=1.0)
     return np.linalg.solve(xtx + np.eye(d), xty)
 
@@ -65,8 +64,14 @@ def local_fit(X, y, epsilon, delta, rng):
     """Each user releases x_i y_i + N(0, s²I), s = σ_AGM(ε, δ, 2) (replace-one: ‖xy − x′y′‖ ≤ 2)."""
     s = sigma_agm(epsilon, delta, 2.0)
     rows = X * y[:, None]
-    mean = released("x·y", rows.mean(axis=0) + s / math.sqrt(len(y)) * rng.standard_normal(X.shape[1]), rows,
-                    scale=s, sensitivity=2.0, users=True)
+    mean = released(
+        "x·y",
+        rows.mean(axis=0) + s / math.sqrt(len(y)) * rng.standard_normal(X.shape[1]),
+        rows,
+        scale=s,
+        sensitivity=2.0,
+        users=True,
+    )
     return mean
 
 
@@ -191,13 +196,13 @@ def test_laplace_release_is_audited_by_its_exact_ratio():
 
 
 def test_local_view_audits_one_user_report():
-    r = audit_whitebox(info(local_fit, "replace_one", "local"), 2.0, DELTA, runs=200_000, pilot=30,
-                       spec=PairSpec(n=8))
+    r = audit_whitebox(info(local_fit, "replace_one", "local"), 2.0, DELTA, runs=200_000, pilot=30, spec=PairSpec(n=8))
     assert r.view == "local" and r.status == "pass"
     assert r.eps_exact == pytest.approx(2.0, rel=1e-3)  # the searched pair attains the declared 2: (e₁, 1) vs (e₁, −1)
     assert abs(r.estimate[0] - 2.0) < 0.1
-    caught = audit_whitebox(info(local_fit, "replace_one", "local"), 2.0, DELTA, runs=200_000, pilot=30,
-                            spec=PairSpec(n=8), control="x1.3")
+    caught = audit_whitebox(
+        info(local_fit, "replace_one", "local"), 2.0, DELTA, runs=200_000, pilot=30, spec=PairSpec(n=8), control="x1.3"
+    )
     assert caught.status == "caught"
 
 

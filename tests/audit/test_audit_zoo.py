@@ -70,7 +70,8 @@ def test_randomizer_named_by_import_path_is_audited_as_a_randomizer(monkeypatch)
 
     monkeypatch.setattr(registry, "RANDOMIZERS", dict(registry.RANDOMIZERS))
     fit = registry.register_randomizer("zoo_half_noise", summary="×0.5 noise, declared")(
-        audit_zoo.ldp_half_noise_declared)
+        audit_zoo.ldp_half_noise_declared
+    )
     monkeypatch.setattr(audit_zoo, "registered_randomizer", fit, raising=False)
     info = auditable("audit_zoo:registered_randomizer")
     assert info.name == "zoo_half_noise" and info.privacy_model == "local" and info.neighbour == "replace_one"

@@ -190,8 +190,9 @@ def test_take_twice_raises():
         data.take(4, 6)
 
 
-@pytest.mark.parametrize("algo", ["elim_iwr_jdp", "elim_iwr_ldp", "elim_ssp_jdp", "squarecb_jdp", "squarecb_ldp",
-                                  "elim_iwr_glm_ldp"])
+@pytest.mark.parametrize(
+    "algo", ["elim_iwr_jdp", "elim_iwr_ldp", "elim_ssp_jdp", "squarecb_jdp", "squarecb_ldp", "elim_iwr_glm_ldp"]
+)
 def test_each_datum_used_at_most_once(algo):
     env = sphere(np.random.default_rng(0), d=3, n_arms=4)
     result = run_bandit(env, algo, 3000, 0.5, 1e-5, np.random.default_rng(1))
@@ -284,8 +285,10 @@ def test_nonprivate_elimination_sublinear_on_sphere():
     T = 2**15
     result = run_bandit(env, "elim_iwr_jdp", T, math.inf, 1e-5, np.random.default_rng(5), c_b=0.05)
     cum = result.cumulative
-    random_rate = np.mean(env.mean(env.contexts(np.random.default_rng(6), 5000)).max(axis=1)
-                          - env.mean(env.contexts(np.random.default_rng(6), 5000)).mean(axis=1))
+    random_rate = np.mean(
+        env.mean(env.contexts(np.random.default_rng(6), 5000)).max(axis=1)
+        - env.mean(env.contexts(np.random.default_rng(6), 5000)).mean(axis=1)
+    )
     assert cum[-1] < 0.25 * random_rate * T  # far below the uniform-play regret
     late = cum[-1] - cum[T // 2 - 1]
     early = cum[T // 2 - 1] - cum[T // 4 - 1]
@@ -335,8 +338,14 @@ def test_every_linear_bandit_algorithm_checks_link_calibration_and_fail_prob_ali
 
 def _config(tmp_path, **over):
     raw = {
-        "name": "bt", "kind": "bandit", "output_dir": str(tmp_path / "results"), "seed": 3, "trials": 2,
-        "T": 300, "epsilons": [0.5, ".inf"], "delta": 1e-5,
+        "name": "bt",
+        "kind": "bandit",
+        "output_dir": str(tmp_path / "results"),
+        "seed": 3,
+        "trials": 2,
+        "T": 300,
+        "epsilons": [0.5, ".inf"],
+        "delta": 1e-5,
         "environments": [{"env": "sphere", "label": "S", "options": {"d": 3, "n_arms": 4}}],
         "algorithms": [{"algorithm": "elim_iwr_jdp", "label": "IWR"}, "linucb"],
     }
@@ -405,8 +414,7 @@ def test_bandit_run_and_resume(tmp_path):
     gaps = privacy_gaps(table, [300])
     assert set(gaps["epsilon"]) == {0.5} and gaps["trials"].eq(2).all()
     # the paired gap is the mean over trials of Reg(300, 0.5) − Reg(300, ∞) of the same trial
-    at = table[(table["T"] == 300) & (table["label"] == "IWR")].pivot(index="trial", columns="epsilon",
-                                                                      values="regret")
+    at = table[(table["T"] == 300) & (table["label"] == "IWR")].pivot(index="trial", columns="epsilon", values="regret")
     assert gaps["gap"].iloc[0] == pytest.approx((at[0.5] - at[math.inf]).mean())
 
 
@@ -419,8 +427,17 @@ def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_p
     from dpbench.cli import app
     from dpbench.engine import run
 
-    grid = {"metric": "regret", "x": "T", "logy": True, "hue": "epsilon", "row": "dataset_id", "panel": "label",
-            "baseline": {"privacy_model": "none"}, "fit": True, "fit_min": 64}
+    grid = {
+        "metric": "regret",
+        "x": "T",
+        "logy": True,
+        "hue": "epsilon",
+        "row": "dataset_id",
+        "panel": "label",
+        "baseline": {"privacy_model": "none"},
+        "fit": True,
+        "fit_min": 64,
+    }
     cfg = load_config(_config(tmp_path, name="rep", plots={"regret_grid": grid}, analyses=["bandit_gap"]))
     run_dir = run(cfg, n_jobs=1, progress=False, log=lambda m: None)
     drawing = render(run_dir, **grid)
@@ -441,8 +458,9 @@ def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_p
     from dpbench.bandits import analyses
 
     captions, original = [], analyses.gap_figure
-    monkeypatch.setattr(analyses, "gap_figure",
-                        lambda gaps, title, caption: captions.append(caption) or original(gaps, title, caption))
+    monkeypatch.setattr(
+        analyses, "gap_figure", lambda gaps, title, caption: captions.append(caption) or original(gaps, title, caption)
+    )
     analyses.bandit_gap([run_dir], {"caption": "gap only"}, echo=lambda _m: None)
     assert len(captions) == 1 and captions[0].endswith("mean ± 1.96·sd/√R. gap only")
 
@@ -468,8 +486,9 @@ def test_glm_dp_erm_oracle_noise_and_accuracy():
     mu = math.e / (1 + math.e) ** 2
     delta_n = 32 * (1 / mu + 1) / (gamma * N1)
     assert est.info["std_w"] == pytest.approx(sigma_chen(0.5, 1e-5) * delta_n)  # Priv_{Δ_N} (spec 000 #5)
-    nonpriv = iwr_glm_dp_fit(_data(env, 2**14), math.inf, 1e-5, np.random.default_rng(1), link="logistic",
-                             fail_prob=1e-4)
+    nonpriv = iwr_glm_dp_fit(
+        _data(env, 2**14), math.inf, 1e-5, np.random.default_rng(1), link="logistic", fail_prob=1e-4
+    )
     assert np.linalg.norm(nonpriv.theta - env.theta) < 0.3
     f, _ = nonpriv.predict(env.contexts(np.random.default_rng(9), 500))
     assert np.all((f > 0) & (f < 1))  # f̂ = sigmoid(<φ, θ̂>)
@@ -488,24 +507,23 @@ def test_glm_ldp_sgd_oracle_noise_width_and_accuracy():
     mu, lam, N1 = math.e / (1 + math.e) ** 2, est.info["lam"], 2**13
     sigma = sigma_chen(0.5, 1e-5)
     assert est.scale == pytest.approx(0.5 * 8 * 0.25 * (lam + sigma * 2.0 / (mu * math.sqrt(N1))))
-    nonpriv = iwr_glm_ldp_fit(_data(env, 2**14), math.inf, 1e-5, np.random.default_rng(1), link="logistic",
-                              fail_prob=1e-4)
+    nonpriv = iwr_glm_ldp_fit(
+        _data(env, 2**14), math.inf, 1e-5, np.random.default_rng(1), link="logistic", fail_prob=1e-4
+    )
     assert np.linalg.norm(nonpriv.theta - env.theta) < 0.3
     assert nonpriv.scale == pytest.approx(8 * 0.25 * (nonpriv.info["lam"] + 2.0 / (mu * math.sqrt(N1))))
     f, b = nonpriv.predict(env.contexts(np.random.default_rng(9), 500))
     assert np.all((f > 0) & (f < 1)) and np.all(b <= 2.0)
     # the linear link is the same oracle with μ_ν = L_ν = 1 and f̂ clipped
     linear = sphere(np.random.default_rng(0), d=4, n_arms=3)
-    est = iwr_glm_ldp_fit(_data(linear, 2**12), math.inf, 1e-5, np.random.default_rng(1), link="linear",
-                          fail_prob=1e-4)
+    est = iwr_glm_ldp_fit(_data(linear, 2**12), math.inf, 1e-5, np.random.default_rng(1), link="linear", fail_prob=1e-4)
     assert est.link == "linear" and np.linalg.norm(est.theta - linear.theta) < 0.5
 
 
 def test_theory_preset_width_is_ten_lambda():
     """Theory preset (spec 000 §6.1, Lemma H.3): λ = 8√(d_A log(2/δ)/N) and the width scale 8λ + 16√(·) = 10λ."""
     env = sphere(np.random.default_rng(0), d=4, n_arms=6)
-    est = iwr_dp_fit(_data(env, 4096), 1.0, 1e-5, np.random.default_rng(0), d_A=4, fail_prob=1e-3,
-                     preset="theory")
+    est = iwr_dp_fit(_data(env, 4096), 1.0, 1e-5, np.random.default_rng(0), d_A=4, fail_prob=1e-3, preset="theory")
     lam = 8 * math.sqrt(4 * math.log(2 / 1e-3) / 4096)
     assert est.info["lam"] == pytest.approx(lam)
     assert est.scale == pytest.approx(10 * lam)
@@ -516,8 +534,14 @@ def test_theory_preset_width_is_ten_lambda():
 def test_choose_c_b_smallest_valid_multiplier():
     from dpbench.bandits.calibrate import choose_c_b, coverage_pilot
 
-    table = pd.DataFrame({"c_b": [1.0, 0.5, 0.25] * 2, "N": [64] * 3 + [128] * 3, "epsilon": [1.0] * 6,
-                          "coverage": [1.0, 0.97, 0.99, 1.0, 0.96, 0.5]})
+    table = pd.DataFrame(
+        {
+            "c_b": [1.0, 0.5, 0.25] * 2,
+            "N": [64] * 3 + [128] * 3,
+            "epsilon": [1.0] * 6,
+            "coverage": [1.0, 0.97, 0.99, 1.0, 0.96, 0.5],
+        }
+    )
     assert choose_c_b(table) == 0.5  # 0.25 fails at N = 128
     pilot = coverage_pilot("ssp_jdp", "sphere", {"d": 3, "n_arms": 4}, [256], [math.inf], seeds=2, n_eval=200)
     cover = pilot.groupby("c_b")["coverage"].mean()

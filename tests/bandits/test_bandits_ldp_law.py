@@ -26,8 +26,17 @@ def final_regret(simulation: str, seed: int, runs: int = RUNS) -> np.ndarray:
     env = sphere(np.random.default_rng(0), d=3, n_arms=5)
     out = []
     for k in range(runs):
-        result = run_bandit(env, "squarecb_ldp", T, EPSILON, 1e-5, np.random.default_rng([seed, k]),
-                            stream=ContextStream(env, (seed, k)), simulation=simulation, calibration="agm")
+        result = run_bandit(
+            env,
+            "squarecb_ldp",
+            T,
+            EPSILON,
+            1e-5,
+            np.random.default_rng([seed, k]),
+            stream=ContextStream(env, (seed, k)),
+            simulation=simulation,
+            calibration="agm",
+        )
         out.append(result.cumulative[-1])
     return np.array(out)
 
@@ -48,8 +57,10 @@ def test_ldp_algorithms_pass_simulation_to_their_oracles(algo, monkeypatch):
     seen = []
     for name in ("iwr_ldp_fit", "ssp_ols_fit", "dimfree_ldp_fit"):
         fit = getattr(oracles, name)
-        monkeypatch.setattr(f"dpbench.bandits.{'squarecb' if name == 'dimfree_ldp_fit' else 'elimination'}.{name}",
-                            lambda *a, _fit=fit, **k: seen.append(k["simulation"]) or _fit(*a, **k))
+        monkeypatch.setattr(
+            f"dpbench.bandits.{'squarecb' if name == 'dimfree_ldp_fit' else 'elimination'}.{name}",
+            lambda *a, _fit=fit, **k: seen.append(k["simulation"]) or _fit(*a, **k),
+        )
     run_bandit(env, algo, 512, 1.0, 1e-5, np.random.default_rng(1), simulation="per_user")
     assert seen and set(seen) == {"per_user"}
     with pytest.raises(ValueError, match="simulation"):

@@ -173,21 +173,38 @@ def test_powerlaw_signs_bit_identical_to_uniform_threshold():
     assert fast.random() == literal.random()  # the stream advanced by the same number of words
 
 
-@pytest.mark.parametrize("env_name, options, cells", [
-    ("sphere", {"d": 4, "n_arms": 6},
-     [("elim_iwr_jdp", 0.2, {"c_b": 0.025}), ("elim_iwr_jdp", math.inf, {"c_b": 0.025}),
-      ("elim_ssp_jdp", 1.0, {}), ("elim_ssp_jdp", 0.5, {"planning": "uniform"}), ("linucb", math.inf, {})]),
-    ("powerlaw", {"d": 30, "n_arms": 5}, [("squarecb_jdp", 1.0, {}), ("squarecb_ldp", math.inf, {})]),
-])
+@pytest.mark.parametrize(
+    "env_name, options, cells",
+    [
+        (
+            "sphere",
+            {"d": 4, "n_arms": 6},
+            [
+                ("elim_iwr_jdp", 0.2, {"c_b": 0.025}),
+                ("elim_iwr_jdp", math.inf, {"c_b": 0.025}),
+                ("elim_ssp_jdp", 1.0, {}),
+                ("elim_ssp_jdp", 0.5, {"planning": "uniform"}),
+                ("linucb", math.inf, {}),
+            ],
+        ),
+        ("powerlaw", {"d": 30, "n_arms": 5}, [("squarecb_jdp", 1.0, {}), ("squarecb_ldp", math.inf, {})]),
+    ],
+)
 def test_lockstep_runs_equal_separate_runs(env_name, options, cells):
     """run_lockstep shares one stream (contexts, all-arms spanners) but each cell's run is its run_bandit."""
     env = get_env(env_name).make(np.random.default_rng(3), **options)
     T = 3000
-    together = run_lockstep(env, [(a, eps, np.random.default_rng(k), h) for k, (a, eps, h) in enumerate(cells)], T,
-                            1e-5, ContextStream(env, (4, 1)))
+    together = run_lockstep(
+        env,
+        [(a, eps, np.random.default_rng(k), h) for k, (a, eps, h) in enumerate(cells)],
+        T,
+        1e-5,
+        ContextStream(env, (4, 1)),
+    )
     for k, ((algo, eps, hyper), got) in enumerate(zip(cells, together, strict=True)):
-        alone = run_bandit(env, algo, T, eps, 1e-5, np.random.default_rng(k), stream=ContextStream(env, (4, 1)),
-                           **hyper)
+        alone = run_bandit(
+            env, algo, T, eps, 1e-5, np.random.default_rng(k), stream=ContextStream(env, (4, 1)), **hyper
+        )
         np.testing.assert_array_equal(got.regret, alone.regret)
         np.testing.assert_array_equal(got.actions, alone.actions)
         assert got.info == alone.info and got.ledger.used == alone.ledger.used

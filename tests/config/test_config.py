@@ -81,9 +81,7 @@ def test_duplicate_mechanism_labels_rejected(small_config):
         parse_config(small_config)
 
 
-@pytest.mark.parametrize(
-    ("rule", "n", "expected"), [("1/n^2", 100, 1e-4), ("1/n", 50, 0.02), ("1/n^1.5", 100, 1e-3)]
-)
+@pytest.mark.parametrize(("rule", "n", "expected"), [("1/n^2", 100, 1e-4), ("1/n", 50, 0.02), ("1/n^1.5", 100, 1e-3)])
 def test_delta_rules(small_config, rule, n, expected):
     small_config["delta"] = rule
     assert parse_config(small_config).delta_for(n) == pytest.approx(expected)

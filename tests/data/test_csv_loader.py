@@ -54,8 +54,14 @@ def test_declared_bounds_clip_and_rescale_by_the_stated_constants(houses):
 
 def test_per_column_ranges_map_to_the_unit_ball(houses):
     path, _ = houses
-    data = LOAD(np.random.default_rng(1), path=path, target="price", bounds="declared",
-                feature_ranges={"area": [0, 6], "rooms": [1, 4]}, target_range=[-5, 40])
+    data = LOAD(
+        np.random.default_rng(1),
+        path=path,
+        target="price",
+        bounds="declared",
+        feature_ranges={"area": [0, 6], "rooms": [1, 4]},
+        target_range=[-5, 40],
+    )
     assert np.linalg.norm(data.X_train, axis=1).max() <= 1 + 1e-12
     assert np.abs(data.y_train).max() <= 1
 
@@ -82,8 +88,16 @@ def test_split_seed_and_split_column(houses, tmp_path):
 
 def test_features_delimiter_and_no_header(tmp_path):
     path = write(tmp_path, "1;2;9;3\n2;1;9;5\n3;0;9;6\n4;1;9;9\n5;2;9;11\n6;1;9;12\n")
-    data = LOAD(np.random.default_rng(0), path=path, delimiter=";", header=False, target=3, features=["0", "1"],
-                test_fraction=0.0, **DECLARED)
+    data = LOAD(
+        np.random.default_rng(0),
+        path=path,
+        delimiter=";",
+        header=False,
+        target=3,
+        features=["0", "1"],
+        test_fraction=0.0,
+        **DECLARED,
+    )
     assert (data.n, data.d) == (6, 2)
 
 
@@ -141,9 +155,13 @@ def test_config_path_is_relative_to_the_config_and_bounds_are_a_column(houses, t
     config_dir = tmp_path / "cfg"
     config_dir.mkdir()
     raw = {
-        "name": "own", "output_dir": str(tmp_path / "results"), "trials": 2, "epsilons": [1.0],
-        "datasets": [{"loader": "csv", "label": "houses", "options": {"path": "../houses.csv", "target": "price",
-                                                                      **DECLARED}}],
+        "name": "own",
+        "output_dir": str(tmp_path / "results"),
+        "trials": 2,
+        "epsilons": [1.0],
+        "datasets": [
+            {"loader": "csv", "label": "houses", "options": {"path": "../houses.csv", "target": "price", **DECLARED}}
+        ],
         "mechanisms": ["adassp"],
     }
     (config_dir / "own.yaml").write_text(yaml.safe_dump(raw))
@@ -162,11 +180,17 @@ def test_benchmark_preprocessing_is_named_in_the_figure_notes(houses, tmp_path):
 
     path, _ = houses
     raw = {
-        "name": "mixed", "output_dir": str(tmp_path / "results"), "trials": 2, "epsilons": [1.0],
+        "name": "mixed",
+        "output_dir": str(tmp_path / "results"),
+        "trials": 2,
+        "epsilons": [1.0],
         "datasets": [
             {"loader": "csv", "label": "declared", "options": {"path": path, "target": "price", **DECLARED}},
-            {"loader": "csv", "label": "benchmark",
-             "options": {"path": path, "target": "price", "bounds": "benchmark"}},
+            {
+                "loader": "csv",
+                "label": "benchmark",
+                "options": {"path": path, "target": "price", "bounds": "benchmark"},
+            },
         ],
         "mechanisms": ["adassp"],
     }

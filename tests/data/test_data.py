@@ -386,9 +386,11 @@ def test_write_failure_words_and_replace_explained_leave_nothing_half_written(tm
     target = tmp_path / "out.txt"
     advice = {"full": "free space", "denied": "choose another folder"}
     assert write_failure(OSError(errno.ENOSPC, "x"), target, advice) == (
-        f"disk full while writing {target} ({os.strerror(errno.ENOSPC)}); nothing half-written was left — free space")
+        f"disk full while writing {target} ({os.strerror(errno.ENOSPC)}); nothing half-written was left — free space"
+    )
     assert write_failure(OSError(errno.EROFS, "x"), target, advice) == (
-        f"cannot write {target}: {os.strerror(errno.EROFS)}; choose another folder")
+        f"cannot write {target}: {os.strerror(errno.EROFS)}; choose another folder"
+    )
     assert write_failure(OSError(errno.EACCES, "x"), target, {"full": "free space"}) is None  # no advice: as it is
     assert write_failure(OSError(errno.EIO, "x"), target, advice) is None
 

@@ -33,11 +33,21 @@ def write(tmp_path: Path, name: str, raw: dict) -> Path:
 @pytest.fixture
 def tiny_configs(tmp_path, small_config):
     regression = write(tmp_path, "reg", {**small_config, "trials": 2})
-    bandit = write(tmp_path, "band", {
-        "name": "bt", "kind": "bandit", "seed": 3, "trials": 2, "T": 200, "epsilons": [0.5], "delta": 1e-5,
-        "environments": [{"env": "sphere", "label": "S", "options": {"d": 3, "n_arms": 4}}],
-        "algorithms": [{"algorithm": "elim_iwr_jdp", "label": "IWR"}],
-    })
+    bandit = write(
+        tmp_path,
+        "band",
+        {
+            "name": "bt",
+            "kind": "bandit",
+            "seed": 3,
+            "trials": 2,
+            "T": 200,
+            "epsilons": [0.5],
+            "delta": 1e-5,
+            "environments": [{"env": "sphere", "label": "S", "options": {"d": 3, "n_arms": 4}}],
+            "algorithms": [{"algorithm": "elim_iwr_jdp", "label": "IWR"}],
+        },
+    )
     return [("ihm", regression), ("bandits", bandit)]
 
 
@@ -61,17 +71,33 @@ def test_mechanism_families_come_from_the_package_layout():
 
 
 def test_per_trial_costs_count_a_bandit_trial_once():
-    table = pd.DataFrame({"dataset_id": ["e"] * 4, "label": ["A"] * 4, "mechanism": ["elim_iwr_jdp"] * 4,
-                          "epsilon_index": [0] * 4, "trial": [0, 0, 1, 1], "T": [1, 2, 1, 2],
-                          "seconds": [0.5, 0.5, 0.7, 0.7]})
+    table = pd.DataFrame(
+        {
+            "dataset_id": ["e"] * 4,
+            "label": ["A"] * 4,
+            "mechanism": ["elim_iwr_jdp"] * 4,
+            "epsilon_index": [0] * 4,
+            "trial": [0, 0, 1, 1],
+            "T": [1, 2, 1, 2],
+            "seconds": [0.5, 0.5, 0.7, 0.7],
+        }
+    )
     costs = per_trial_costs(table)
     assert costs["seconds"].tolist() == [0.5, 0.7] and set(costs["family"]) == {"bandits"}
 
 
 def test_per_trial_costs_count_every_data_draw():
-    table = pd.DataFrame({"dataset_id": ["s"] * 3, "label": ["A"] * 3, "mechanism": ["stein_glm_gauss"] * 3,
-                          "epsilon_index": [0] * 3, "data_draw": [0, 1, 2], "trial": [0, 0, 0],
-                          "seconds": [0.1, 0.2, 0.3]})
+    table = pd.DataFrame(
+        {
+            "dataset_id": ["s"] * 3,
+            "label": ["A"] * 3,
+            "mechanism": ["stein_glm_gauss"] * 3,
+            "epsilon_index": [0] * 3,
+            "data_draw": [0, 1, 2],
+            "trial": [0, 0, 0],
+            "seconds": [0.1, 0.2, 0.3],
+        }
+    )
     assert per_trial_costs(table)["seconds"].tolist() == [0.1, 0.2, 0.3]
 
 
@@ -91,10 +117,20 @@ def test_time_figures_tables(tiny_configs):
 
 def test_cli_suite_papers_writes_the_tables(tiny_configs, tmp_path):
     out = tmp_path / "bench"
-    result = CliRunner().invoke(app, [
-        "bench", "--no-mechanism-table", "--suite", "--papers", ",".join(str(p) for _, p in tiny_configs),
-        "--suite-jobs", "1", "--suite-output", str(out),
-    ])
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "--no-mechanism-table",
+            "--suite",
+            "--papers",
+            ",".join(str(p) for _, p in tiny_configs),
+            "--suite-jobs",
+            "1",
+            "--suite-output",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert {p.name for p in out.iterdir()} == {"figures.csv", "papers.csv", "families.csv"}
     bad = CliRunner().invoke(app, ["bench", "--no-mechanism-table", "--suite", "--papers", "nope"])
@@ -106,8 +142,9 @@ def test_bench_table_never_prints_nan_for_a_mechanism_without_an_explicit_path()
     from dpbench.engine.bench import bench_dataset
 
     lines: list[str] = []
-    rows = bench_dataset("tecator", ["adassp", "linmix"], trials=1, explicit_trials=1, epsilon=1.0, seed=0,
-                         log=lines.append)
+    rows = bench_dataset(
+        "tecator", ["adassp", "linmix"], trials=1, explicit_trials=1, epsilon=1.0, seed=0, log=lines.append
+    )
     assert [row["mechanism"] for row in rows] == ["adassp", "linmix"]
     assert not any("nan" in line for line in lines), lines
     assert "no literal path" in lines[1] and "ratio" in lines[2]

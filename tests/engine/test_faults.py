@@ -157,8 +157,11 @@ def test_damaged_shard_whose_mechanism_now_fails_stops_naming_it(finished, monke
     def broken(*args, **kwargs):
         raise ValueError("adassp: this plug-in version refuses the data")
 
-    monkeypatch.setitem(registry.MECHANISMS, "adassp", registry.MechanismInfo(
-        "adassp", broken, info.summary, info.privacy_model, info.neighbour, info.needs))
+    monkeypatch.setitem(
+        registry.MECHANISMS,
+        "adassp",
+        registry.MechanismInfo("adassp", broken, info.summary, info.privacy_model, info.neighbour, info.needs),
+    )
     with pytest.raises(RunError, match=rf"damaged shard {victim.name}.*cannot be re-run.*refuses the data"):
         quiet(config)
     assert list((run_dir / "failed").glob("*.log"))  # the traceback is kept for the developer
@@ -191,10 +194,16 @@ def test_block_returning_wrong_rows_is_refused_before_anything_is_written(small_
         return result
 
     info = registry.get_kind("regression")
-    monkeypatch.setitem(registry.KINDS, "regression", registry.KindInfo(
-        info.name, info.summary, info.parse, info.plan, drops_a_row, info.order))
-    with pytest.raises(RunError, match=r"break its plan: missing loader=sphere_linear, label=AdaSSP, "
-                                       r"epsilon_index=0, trial=1"):
+    monkeypatch.setitem(
+        registry.KINDS,
+        "regression",
+        registry.KindInfo(info.name, info.summary, info.parse, info.plan, drops_a_row, info.order),
+    )
+    with pytest.raises(
+        RunError,
+        match=r"break its plan: missing loader=sphere_linear, label=AdaSSP, "
+        r"epsilon_index=0, trial=1",
+    ):
         quiet(small_config)
     assert not shards(Path(small_config["output_dir"]) / "smoke")
 
@@ -265,8 +274,9 @@ core.run(load_config(sys.argv[1]), progress=False, log=lambda m: None)
 def _killed_run(config: dict, tmp_path: Path, mode: str, at: int) -> Path:
     path = tmp_path / f"kill_{mode}_{at}.yaml"
     path.write_text(yaml.safe_dump(config))
-    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(path), mode, str(at)], cwd=os.getcwd(),
-                          capture_output=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_SCRIPT, str(path), mode, str(at)], cwd=os.getcwd(), capture_output=True, timeout=300
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()[-2000:]
     return Path(config["output_dir"]) / config["name"]
 
@@ -385,8 +395,7 @@ def test_two_processes_started_on_one_folder_at_once(small_config, tmp_path):
     config = {**small_config, "trials": 30, "trial_block": 5, "output_dir": str(tmp_path / "both")}
     path = tmp_path / "both.yaml"
     path.write_text(yaml.safe_dump(config))
-    procs = [subprocess.Popen([sys.executable, "-c", RUN_SCRIPT, str(path)], stderr=subprocess.PIPE)
-             for _ in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-c", RUN_SCRIPT, str(path)], stderr=subprocess.PIPE) for _ in range(2)]
     outcomes = [(p.wait(timeout=300), p.stderr.read().decode()) for p in procs]
     assert any(code == 0 for code, _ in outcomes)
     for code, err in outcomes:
@@ -449,8 +458,14 @@ def test_interrupted_report_leaves_no_half_written_page(finished, monkeypatch):
 
 def test_bandit_run_repairs_a_truncated_shard(tmp_path):
     config = {
-        "kind": "bandit", "name": "b", "output_dir": str(tmp_path), "seed": 3, "trials": 4, "T": 256,
-        "epsilons": [1.0], "environments": [{"env": "sphere", "options": {"d": 3, "n_arms": 4}}],
+        "kind": "bandit",
+        "name": "b",
+        "output_dir": str(tmp_path),
+        "seed": 3,
+        "trials": 4,
+        "T": 256,
+        "epsilons": [1.0],
+        "environments": [{"env": "sphere", "options": {"d": 3, "n_arms": 4}}],
         "algorithms": ["elim_iwr_jdp", "linucb"],
     }
     run_dir = quiet(config)
@@ -475,8 +490,16 @@ def test_huge_trial_count_is_refused_by_the_plan(small_config, trials):
 
 
 def test_huge_bandit_trial_count_is_refused_by_the_plan(tmp_path):
-    config = {"kind": "bandit", "name": "b", "output_dir": str(tmp_path), "trials": "1e13", "T": 256,
-              "epsilons": [1.0], "environments": [{"env": "sphere"}], "algorithms": ["linucb"]}
+    config = {
+        "kind": "bandit",
+        "name": "b",
+        "output_dir": str(tmp_path),
+        "trials": "1e13",
+        "T": 256,
+        "epsilons": [1.0],
+        "environments": [{"env": "sphere"}],
+        "algorithms": ["linucb"],
+    }
     with pytest.raises(ConfigError, match="'trials'"):
         quiet(config)
 

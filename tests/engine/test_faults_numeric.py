@@ -40,7 +40,9 @@ def edge_data(n: int, d: int, variant: str, seed: int):
         X[:] = 0.0
     public = rng.uniform(-1.0, 1.0, (max(4, 2 * d), d)) / (2 * d)
     population = Population(
-        cov=np.eye(d) / (3 * d * d), theta=np.full(d, 1 / math.sqrt(d)), noise_var=0.1,
+        cov=np.eye(d) / (3 * d * d),
+        theta=np.full(d, 1 / math.sqrt(d)),
+        noise_var=0.1,
         extra={"radial": (np.array([0.5]), np.array([1.0])), "l1_iso": 0.25, "mean_norm": 0.5, "B": 1.0},
     )
     return X, y, {"stats": gram_stats(X, y), "public_X": public, "population": population}
@@ -61,8 +63,9 @@ def outcome(name: str, X, y, inputs, epsilon: float, delta: float) -> str:
     return "finite"
 
 
-shapes = st.integers(1, 3).flatmap(lambda d: st.tuples(st.sampled_from(sorted({1, max(d - 1, 1), d, d + 1, 25})),
-                                                       st.just(d)))
+shapes = st.integers(1, 3).flatmap(
+    lambda d: st.tuples(st.sampled_from(sorted({1, max(d - 1, 1), d, d + 1, 25})), st.just(d))
+)
 
 
 @pytest.mark.parametrize("name", MECHANISMS)

@@ -34,11 +34,20 @@ def stein_config(nested: bool, draws: int = 2, name: str = "nest", output_dir: s
     if nested:
         entry["nested"] = "n"
     return {
-        "name": name, "output_dir": output_dir, "seed": 11, "trials": 1, "data_draws": draws, "epsilons": [10],
+        "name": name,
+        "output_dir": output_dir,
+        "seed": 11,
+        "trials": 1,
+        "data_draws": draws,
+        "epsilons": [10],
         "delta": "1/n^1.1",
-        "metrics": ["stein_err2"], "common_random_numbers": True, "datasets": [entry],
-        "mechanisms": [{"mechanism": "stein_nonprivate", "hyper": {"family": "logistic", "covariates": "gaussian"}},
-                       {"mechanism": "stein_glm_gauss", "hyper": {"family": "logistic"}}],
+        "metrics": ["stein_err2"],
+        "common_random_numbers": True,
+        "datasets": [entry],
+        "mechanisms": [
+            {"mechanism": "stein_nonprivate", "hyper": {"family": "logistic", "covariates": "gaussian"}},
+            {"mechanism": "stein_glm_gauss", "hyper": {"family": "logistic"}},
+        ],
     }
 
 
@@ -67,8 +76,11 @@ def test_each_n_is_the_prefix_of_the_largest_n_draw() -> None:
 
 def test_nested_m_shares_the_private_rows_and_cuts_the_public_rows() -> None:
     raw = stein_config(nested=False)
-    raw["datasets"][0].update(nested="m", options={"covariates": "gauss_diag", "family": "logistic", "n": 900,
-                                                    "p": 3, "instance_seed": 1}, grid={"m": [10, 40, 25]})
+    raw["datasets"][0].update(
+        nested="m",
+        options={"covariates": "gauss_diag", "family": "logistic", "n": 900, "p": 3, "instance_seed": 1},
+        grid={"m": [10, 40, 25]},
+    )
     config = parse_config(raw)
     prepare_dataset.cache_clear()
     nest_base_draw.cache_clear()

@@ -68,9 +68,7 @@ def test_identical_results_for_any_n_jobs(small_config, tmp_path):
 
 def test_block_size_does_not_change_results(small_config, tmp_path):
     a = run(parse_config({**small_config, "output_dir": str(tmp_path / "a")}), progress=False)
-    b = run(
-        parse_config({**small_config, "output_dir": str(tmp_path / "b"), "trial_block": 5}), progress=False
-    )
+    b = run(parse_config({**small_config, "output_dir": str(tmp_path / "b"), "trial_block": 5}), progress=False)
     pd.testing.assert_frame_equal(load_trials(a), load_trials(b))
 
 
@@ -99,8 +97,9 @@ def test_changed_config_is_not_silently_mixed(small_config, tmp_path):
     run_dir = run(parse_config(small_config), progress=False, log=lambda m: None)
     changed = {**small_config, "seed": 8}
     run(parse_config(changed), progress=False, log=lambda m: None)
-    elsewhere = run(parse_config({**changed, "output_dir": str(tmp_path / "elsewhere")}), progress=False,
-                    log=lambda m: None)
+    elsewhere = run(
+        parse_config({**changed, "output_dir": str(tmp_path / "elsewhere")}), progress=False, log=lambda m: None
+    )
     assert csv_without_timing(run_dir) == csv_without_timing(elsewhere)
 
 
@@ -177,8 +176,13 @@ def test_privacy_columns_follow_the_declared_rule_of_the_hyperparameters():
 
 def real_data_config(tmp_path, name: str, **extra) -> dict:
     return {
-        "name": "real", "output_dir": str(tmp_path / name), "seed": 50, "trials": 4, "trial_block": 2,
-        "epsilons": [0.1, 1.0, 10.0], "delta": "1/n^2",
+        "name": "real",
+        "output_dir": str(tmp_path / name),
+        "seed": 50,
+        "trials": 4,
+        "trial_block": 2,
+        "epsilons": [0.1, 1.0, 10.0],
+        "delta": "1/n^2",
         "datasets": [{"loader": "pol", "label": "Pol"}, {"loader": "protein", "label": "Protein"}],
         "mechanisms": ["ols", "adassp", "linmix", {"mechanism": "ihm", "hyper": {"T": 3}}, "dpgd"],
         **extra,
@@ -195,8 +199,9 @@ def test_bitwise_identical_csv_for_any_n_jobs_and_block_size_on_pol_and_protein(
     Before the fix LinMix differed at 1e-13: the main process computed yᵀy with a 2-thread BLAS, workers with one.
     """
     one = run(parse_config(real_data_config(tmp_path, "one")), n_jobs=1, progress=False, log=lambda m: None)
-    two = run(parse_config(real_data_config(tmp_path, "two", trial_block=3)), n_jobs=2, progress=False,
-              log=lambda m: None)
+    two = run(
+        parse_config(real_data_config(tmp_path, "two", trial_block=3)), n_jobs=2, progress=False, log=lambda m: None
+    )
     reference = csv_without_timing(one)
     assert reference == csv_without_timing(two)
     table = pd.read_csv(one / "trials.csv")
@@ -259,8 +264,11 @@ def test_plan_loads_no_data_and_workers_load_each_dataset_once(small_config, mon
         calls.append(n)
         return info.load(rng, n=n, d=d, theta_norm=theta_norm, noise=noise, n_test=n_test)
 
-    monkeypatch.setitem(registry.DATASETS, "sphere_linear", registry.DatasetInfo(
-        "sphere_linear", counting, info.summary, info.kind, info.spec, info.shape))
+    monkeypatch.setitem(
+        registry.DATASETS,
+        "sphere_linear",
+        registry.DatasetInfo("sphere_linear", counting, info.summary, info.kind, info.spec, info.shape),
+    )
     regression.prepare_dataset.cache_clear()
     config = parse_config({**small_config, "large_dataset_trials": {"nd_above": 1000, "trials": 2}})
     plan = regression.plan_tasks(config, log=lambda m: None)
@@ -268,16 +276,18 @@ def test_plan_loads_no_data_and_workers_load_each_dataset_once(small_config, mon
     assert {task.n_trials for task in plan.tasks} == {2}
     run(config, progress=False, log=lambda m: None)
     assert calls == [300]  # once, in the (only) worker, cached for every block
-    monkeypatch.setitem(registry.DATASETS, "sphere_linear", registry.DatasetInfo(
-        "sphere_linear", counting, info.summary, info.kind, info.spec, None))
+    monkeypatch.setitem(
+        registry.DATASETS,
+        "sphere_linear",
+        registry.DatasetInfo("sphere_linear", counting, info.summary, info.kind, info.spec, None),
+    )
     regression.plan_tasks(config, log=lambda m: None)
     assert calls == [300, 300]  # no declared shape: the plan needs one load to size the trial count
 
 
 def test_data_draws_redraw_the_data_and_draw_zero_is_the_single_draw(small_config, tmp_path):
     plain = load_trials(run(parse_config(small_config), progress=False))
-    drawn_dir = run(parse_config({**small_config, "output_dir": str(tmp_path / "d"), "data_draws": 3}),
-                    progress=False)
+    drawn_dir = run(parse_config({**small_config, "output_dir": str(tmp_path / "d"), "data_draws": 3}), progress=False)
     drawn = load_trials(drawn_dir)
     assert len(drawn) == 3 * len(plain) and sorted(drawn["data_draw"].unique()) == [0, 1, 2]
     first = drawn[drawn["data_draw"] == 0].drop(columns="data_draw").reset_index(drop=True)
@@ -293,11 +303,9 @@ def test_data_draws_redraw_the_data_and_draw_zero_is_the_single_draw(small_confi
 
 
 def test_data_draws_are_identical_for_any_n_jobs(small_config, tmp_path):
-    config = {**small_config, "data_draws": 2, "large_dataset_trials": {"nd_above": 1000, "trials": 3,
-                                                                         "data_draws": 1}}
+    config = {**small_config, "data_draws": 2, "large_dataset_trials": {"nd_above": 1000, "trials": 3, "data_draws": 1}}
     one = run(parse_config({**config, "output_dir": str(tmp_path / "a")}), n_jobs=1, progress=False)
-    two = run(parse_config({**config, "output_dir": str(tmp_path / "b"), "trial_block": 1}), n_jobs=2,
-              progress=False)
+    two = run(parse_config({**config, "output_dir": str(tmp_path / "b"), "trial_block": 1}), n_jobs=2, progress=False)
     assert csv_without_timing(one) == csv_without_timing(two)
     table = load_trials(one)
     assert set(table["data_draw"]) == {0} and set(table["trial"]) == {0, 1, 2}  # large: 1 draw × 3 trials
@@ -326,8 +334,7 @@ def test_metrics_receive_the_trial_coordinates(small_config, monkeypatch):
         monkeypatch.setitem(metrics.LABELS, name, None)
     metrics.register_metric("eps_probe", "probe")(privacy_scaled)
     metrics.register_metric("legacy_probe", "legacy")(legacy)
-    table = load_trials(run(parse_config({**small_config, "metrics": ["eps_probe", "legacy_probe"]}),
-                            progress=False))
+    table = load_trials(run(parse_config({**small_config, "metrics": ["eps_probe", "legacy_probe"]}), progress=False))
     expected = table["epsilon"] * 1000 + table["hp.T"].fillna(0)
     assert np.array_equal(table["eps_probe"], expected) and (table["legacy_probe"] == 1.0).all()
     assert {t.delta for t in seen} == {1 / 300**2} and {t.mechanism for t in seen} == {"adassp", "ihm", "ols"}
@@ -361,10 +368,19 @@ def test_mechanism_error_in_a_block_names_the_block(tmp_path):
     """IHM at ε = 1e-7 on Protein is below its accounting's floor: the run stops naming dataset, mechanism, ε."""
     from dpbench.engine.store import RunError
 
-    config = real_data_config(tmp_path, "floor", epsilons=[1e-7], mechanisms=["ihm"], trials=1,
-                              datasets=[{"loader": "protein", "label": "Protein"}])
-    with pytest.raises(RunError, match=r"dataset Protein, mechanism ihm, ε = 1e-07, trials 0–0: ValueError: "
-                                       r"IHM's sketch budget ε/2 = 5e-08 is below the smallest value"):
+    config = real_data_config(
+        tmp_path,
+        "floor",
+        epsilons=[1e-7],
+        mechanisms=["ihm"],
+        trials=1,
+        datasets=[{"loader": "protein", "label": "Protein"}],
+    )
+    with pytest.raises(
+        RunError,
+        match=r"dataset Protein, mechanism ihm, ε = 1e-07, trials 0–0: ValueError: "
+        r"IHM's sketch budget ε/2 = 5e-08 is below the smallest value",
+    ):
         run(parse_config(config), progress=False, log=lambda m: None)
 
 
@@ -392,9 +408,15 @@ def test_degenerate_data_gives_rows_or_a_named_error(small_config, monkeypatch, 
 
     monkeypatch.setitem(registry.DATASETS, "edge", registry.DatasetInfo("edge", edge, "edge data"))
     for mechanism in ["ols", "adassp", "linmix", "ihm", "dpgd"]:
-        config = {**small_config, "name": f"edge_{mechanism}", "datasets": [{"loader": "edge", "options":
-                  {"kind": shape}}], "mechanisms": [mechanism], "delta": 1e-5, "epsilons": [1e-8, 1.0, 1e8],
-                  "trials": 2}
+        config = {
+            **small_config,
+            "name": f"edge_{mechanism}",
+            "datasets": [{"loader": "edge", "options": {"kind": shape}}],
+            "mechanisms": [mechanism],
+            "delta": 1e-5,
+            "epsilons": [1e-8, 1.0, 1e8],
+            "trials": 2,
+        }
         try:
             table = load_trials(run(parse_config(config), progress=False, log=lambda m: None))
         except RunError as err:
@@ -415,8 +437,9 @@ def test_draw_zero_split_over_tasks_computes_its_characteristics_once(small_conf
     config = {**small_config, "data_draws": 2}
     whole = run(parse_config({**config, "output_dir": str(tmp_path / "whole")}), n_jobs=1, progress=False)
     calls.clear()
-    split = run(parse_config({**config, "output_dir": str(tmp_path / "split"), "trial_block": 1}), n_jobs=1,
-                progress=False)
+    split = run(
+        parse_config({**config, "output_dir": str(tmp_path / "split"), "trial_block": 1}), n_jobs=1, progress=False
+    )
     assert len(calls) == 1
     assert json.loads((split / "datasets.json").read_text()) == json.loads((whole / "datasets.json").read_text())
     assert csv_without_timing(split) == csv_without_timing(whole)

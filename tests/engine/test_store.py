@@ -154,11 +154,14 @@ def test_editing_the_csv_recomputes_exactly_its_trials_and_says_so(study, tmp_pa
     _, messages = go(study)
     (reason,) = [m for m in messages if "changed" in m]
     assert reason.startswith("data of dataset 'mine' changed (mine.csv sha256 ") and reason.endswith(
-        ": 16 trials recomputed")
+        ": 16 trials recomputed"
+    )
     assert ran(messages) == 16
     after = frame(run_dir)
-    pd.testing.assert_frame_equal(after[after["dataset"] == "other"].reset_index(drop=True),
-                                  before[before["dataset"] == "other"].reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        after[after["dataset"] == "other"].reset_index(drop=True),
+        before[before["dataset"] == "other"].reset_index(drop=True),
+    )
     assert not after[after["dataset"] == "mine"]["train_mse"].equals(before[before["dataset"] == "mine"]["train_mse"])
     described = json.loads((run_dir / "datasets.json").read_text())["mine"]
     fresh_dir, _ = go({**study, "output_dir": str(tmp_path / "fresh")})
@@ -231,8 +234,10 @@ def test_missing_drop_is_accepted_and_reruns_only_that_dataset(study, tmp_path):
 def test_a_config_whose_only_dataset_is_unavailable_exits_non_zero(tmp_path, monkeypatch):
     monkeypatch.setenv("DPBENCH_DATA_DIR", str(tmp_path / "no-data"))
     config = tmp_path / "c.yaml"
-    config.write_text(f"name: none\noutput_dir: {tmp_path / 'results'}\ntrials: 2\nepsilons: [1]\n"
-                      "datasets: [pol]\nmechanisms: [ols]\n")
+    config.write_text(
+        f"name: none\noutput_dir: {tmp_path / 'results'}\ntrials: 2\nepsilons: [1]\n"
+        "datasets: [pol]\nmechanisms: [ols]\n"
+    )
     result = CliRunner().invoke(app, ["run", str(config), "--no-progress"])
     assert result.exit_code == 2
     assert "nothing to run: every dataset of the config is unavailable" in result.output
@@ -273,8 +278,11 @@ def test_a_selection_runs_a_part_into_the_same_run_marked_partial(study):
 
 
 def test_a_selection_that_matches_nothing_names_what_the_config_has(study):
-    with pytest.raises(ConfigError, match=r"-m/--mechanism 'linmix' matches nothing in the config; it has: adassp, "
-                                          r"ols"):
+    with pytest.raises(
+        ConfigError,
+        match=r"-m/--mechanism 'linmix' matches nothing in the config; it has: adassp, "
+        r"ols",
+    ):
         go(study, selection=Selection(mechanisms=("linmix",)))
 
 
@@ -335,9 +343,15 @@ def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(stu
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PLUGIN_ROOT), os.environ.get("PYTHONPATH")]))}
     # a terminal's SIGINT disposition (default) whatever this process inherited (a background job's is "ignored",
     # and an ignored SIGINT stays ignored in the child: Python then never raises KeyboardInterrupt)
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env={**env, "DPBENCH_PACE_SECONDS": "0.005"},
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**env, "DPBENCH_PACE_SECONDS": "0.005"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     shard_dir = Path(study["output_dir"]) / "study" / SHARD_DIR
     deadline = time.time() + 120
     while time.time() < deadline and not (shard_dir.is_dir() and len(list(shard_dir.glob("*.csv"))) >= 2):

@@ -48,8 +48,14 @@ def test_unavailable_library_is_reported_not_raised_at_import(tmp_path):
     X, y, _ = sphere_data(100)
     with pytest.raises(diffprivlib_lr.MechanismUnavailableError, match="diffprivlib"):
         INFO.fit(X, y, 1.0, 1e-5, np.random.default_rng(0))
-    raw = {"name": "x", "output_dir": str(tmp_path), "epsilons": [1.0], "trials": 1,
-           "datasets": [{"loader": "sphere_linear", "options": {"n": 50, "d": 2}}], "mechanisms": ["diffprivlib_lr"]}
+    raw = {
+        "name": "x",
+        "output_dir": str(tmp_path),
+        "epsilons": [1.0],
+        "trials": 1,
+        "datasets": [{"loader": "sphere_linear", "options": {"n": 50, "d": 2}}],
+        "mechanisms": ["diffprivlib_lr"],
+    }
     with pytest.raises(ConfigError, match=r"mechanisms\[0\]\.mechanism.*unavailable.*peers"):
         parse_config(raw)
 

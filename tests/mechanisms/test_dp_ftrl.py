@@ -31,24 +31,51 @@ from dpbench.privacy.zcdp import rho_from_epsilon
 # spec 002 §2.3: δ = 1e−6, cells paper / rdp-replace / agm-replace / agm-zero
 EPS = (0.25, 0.5, 1, 2, 4, 8, 16)
 VECTORS = {
-    256: ["90.010 126.725 92.459 46.229", "45.403 63.644 48.346 24.173", "23.095 32.100 25.348 12.674",
-          "11.931 16.321 13.383 6.691", "6.331 8.419 7.161 3.581", "3.503 4.448 3.918 1.959",
-          "2.048 2.433 2.212 1.106"],
-    1024: ["99.509 140.099 102.217 51.109", "50.195 70.361 53.448 26.724", "25.532 35.488 28.023 14.012",
-           "13.190 18.044 14.795 7.398", "6.999 9.308 7.917 3.958", "3.873 4.918 4.331 2.166",
-           "2.264 2.690 2.445 1.223"],
-    4096: ["108.178 152.304 111.122 55.561", "54.568 76.490 58.104 29.052", "27.756 38.579 30.465 15.232",
-           "14.339 19.615 16.084 8.042", "7.609 10.119 8.607 4.303", "4.210 5.346 4.708 2.354",
-           "2.461 2.925 2.658 1.329"],
-    16384: ["116.202 163.601 119.364 59.682", "58.615 82.164 62.414 31.207", "29.815 41.441 32.724 16.362",
-            "15.402 21.070 17.277 8.639", "8.174 10.869 9.245 4.622", "4.522 5.743 5.058 2.529",
-            "2.643 3.142 2.855 1.428"],
+    256: [
+        "90.010 126.725 92.459 46.229",
+        "45.403 63.644 48.346 24.173",
+        "23.095 32.100 25.348 12.674",
+        "11.931 16.321 13.383 6.691",
+        "6.331 8.419 7.161 3.581",
+        "3.503 4.448 3.918 1.959",
+        "2.048 2.433 2.212 1.106",
+    ],
+    1024: [
+        "99.509 140.099 102.217 51.109",
+        "50.195 70.361 53.448 26.724",
+        "25.532 35.488 28.023 14.012",
+        "13.190 18.044 14.795 7.398",
+        "6.999 9.308 7.917 3.958",
+        "3.873 4.918 4.331 2.166",
+        "2.264 2.690 2.445 1.223",
+    ],
+    4096: [
+        "108.178 152.304 111.122 55.561",
+        "54.568 76.490 58.104 29.052",
+        "27.756 38.579 30.465 15.232",
+        "14.339 19.615 16.084 8.042",
+        "7.609 10.119 8.607 4.303",
+        "4.210 5.346 4.708 2.354",
+        "2.461 2.925 2.658 1.329",
+    ],
+    16384: [
+        "116.202 163.601 119.364 59.682",
+        "58.615 82.164 62.414 31.207",
+        "29.815 41.441 32.724 16.362",
+        "15.402 21.070 17.277 8.639",
+        "8.174 10.869 9.245 4.622",
+        "4.522 5.743 5.058 2.529",
+        "2.643 3.142 2.855 1.428",
+    ],
 }
 # δ = 1/N² rows of §2.3: (N, ε) → paper / rdp-replace / agm-replace / agm-zero
 VECTORS_N2 = {
-    (1000, 0.1): (247.4434, 349.308, 240.8181, 120.409), (1000, 1): (25.532, 35.4878, 28.0233, 14.0117),
-    (1000, 10): (3.2371, 4.0324, 3.5892, 1.7946), (13500, 0.1): (338.7113, 478.383, 364.6851, 182.3426),
-    (13500, 1): (34.6591, 48.3955, 40.3227, 20.1614), (13500, 10): (4.1728, 5.3394, 4.8411, 2.4205),
+    (1000, 0.1): (247.4434, 349.308, 240.8181, 120.409),
+    (1000, 1): (25.532, 35.4878, 28.0233, 14.0117),
+    (1000, 10): (3.2371, 4.0324, 3.5892, 1.7946),
+    (13500, 0.1): (338.7113, 478.383, 364.6851, 182.3426),
+    (13500, 1): (34.6591, 48.3955, 40.3227, 20.1614),
+    (13500, 10): (4.1728, 5.3394, 4.8411, 2.4205),
 }
 METHODS = (("paper", "replace_one"), ("rdp", "replace_one"), ("agm", "replace_one"), ("agm", "zero_out"))
 
@@ -149,8 +176,9 @@ def test_tree_noise_law_t1():
     assert np.mean(nu[3] * nu[4]) == pytest.approx(1.0, abs=0.06)  # Cov(ν(4), ν(5)) = 1
     assert np.mean(nu[3] * nu[7]) == pytest.approx(0.0, abs=0.06)  # Cov(ν(4), ν(8)) = 0
     # full covariance = number of shared blocks
-    shared = np.array([[len(set(dyadic_blocks(a)) & set(dyadic_blocks(b))) for b in range(1, 17)]
-                       for a in range(1, 17)])
+    shared = np.array(
+        [[len(set(dyadic_blocks(a)) & set(dyadic_blocks(b))) for b in range(1, 17)] for a in range(1, 17)]
+    )
     assert np.max(np.abs(nu[:16] @ nu[:16].T / reps - shared)) < 0.2
 
 
@@ -262,8 +290,10 @@ def test_no_noise_no_clip_is_averaged_sgd_t2():
         w = w - eta * X[t] * (X[t] @ w - y[t])
     cov = NoiseCovariance.identity(6)
     q = np.sqrt(cov.inv_sq_norms(X))
-    for result in (run_blocked(X, y, q, math.inf, 0.0, eta, cov, np.random.default_rng(0), block=8),
-                   run_reference(X, y, q, 0.0, eta, cov, np.random.default_rng(0), psi=math.inf)):
+    for result in (
+        run_blocked(X, y, q, math.inf, 0.0, eta, cov, np.random.default_rng(0), block=8),
+        run_reference(X, y, q, 0.0, eta, cov, np.random.default_rng(0), psi=math.inf),
+    ):
         np.testing.assert_allclose(result.theta, np.mean(ws, axis=0), rtol=1e-10)
         np.testing.assert_allclose(result.w_last, w, rtol=1e-10)
         assert result.clip_frac == 0.0
@@ -307,8 +337,16 @@ def test_scale_invariance_t4():
     base = run_blocked(X, y, np.sqrt(cov.inv_sq_norms(X)), psi, tau * psi, eta, cov, np.random.default_rng(1))
     c = 7.3
     scaled = cov.scaled(c)
-    other = run_blocked(X, y, np.sqrt(scaled.inv_sq_norms(X)), psi / math.sqrt(c), tau * psi / math.sqrt(c), eta,
-                        scaled, np.random.default_rng(1))
+    other = run_blocked(
+        X,
+        y,
+        np.sqrt(scaled.inv_sq_norms(X)),
+        psi / math.sqrt(c),
+        tau * psi / math.sqrt(c),
+        eta,
+        scaled,
+        np.random.default_rng(1),
+    )
     np.testing.assert_allclose(other.theta, base.theta, rtol=1e-10)
     assert other.clip_frac == base.clip_frac > 0
 
@@ -319,13 +357,17 @@ def test_scale_invariance_t4():
 def test_eta_rule_matches_pilot():
     # spec 002 §5.4 E3 pilot, r = 3, N = 4096 (τ agm replace-one)
     assert eta_rule(4096, 30.465, designed=False, spectrum="poly", r=3, eta_max=1 / 2.404) == pytest.approx(
-        3.69e-3, rel=2e-3)
+        3.69e-3, rel=2e-3
+    )
     assert eta_rule(4096, 30.465, designed=True, spectrum="poly", r=3, eta_max=1 / 2.404) == pytest.approx(
-        4.10e-3, rel=2e-3)
+        4.10e-3, rel=2e-3
+    )
     assert eta_rule(4096, 2.658, designed=False, spectrum="poly", r=3, eta_max=1 / 2.404) == pytest.approx(
-        2.99e-2, rel=2e-3)
+        2.99e-2, rel=2e-3
+    )
     assert eta_rule(4096, 2.658, designed=True, spectrum="poly", r=3, eta_max=1 / 2.404) == pytest.approx(
-        4.70e-2, rel=2e-3)
+        4.70e-2, rel=2e-3
+    )
     assert eta_rule(4096, 0.0, designed=False, spectrum="poly", r=3) == pytest.approx(0.125)
     assert eta_rule(100, 5.0, designed=False, spectrum="exp") == pytest.approx(8 / math.sqrt(2500))
     with pytest.raises(ValueError, match="r > 1"):
@@ -381,21 +423,57 @@ def _design(ds):
 def test_mechanisms_beat_zero_and_record_info(small_problem):
     ds = small_problem
     zero = ds.population.extra["zero_excess"]
-    out_i = fit_identity(ds.X_train, ds.y_train, 2.0, 1e-6, np.random.default_rng(1), neighbour="replace_one",
-                         **_design(ds))
-    out_p = fit_sigma_public(ds.X_train, ds.y_train, 2.0, 1e-6, np.random.default_rng(1), public_X=ds.X_public,
-                             public_C_rows=200, **_design(ds))
-    out_o = fit_sigma_oracle(ds.X_train, ds.y_train, 2.0, 1e-6, np.random.default_rng(1),
-                             population=ds.population, calibration="paper", neighbour="replace_one")
-    out_s = fit_sgd_avg(ds.X_train, ds.y_train, None, None, np.random.default_rng(1), **{
-        k: v for k, v in _design(ds).items() if k != "l0"})
+    out_i = fit_identity(
+        ds.X_train, ds.y_train, 2.0, 1e-6, np.random.default_rng(1), neighbour="replace_one", **_design(ds)
+    )
+    out_p = fit_sigma_public(
+        ds.X_train,
+        ds.y_train,
+        2.0,
+        1e-6,
+        np.random.default_rng(1),
+        public_X=ds.X_public,
+        public_C_rows=200,
+        **_design(ds),
+    )
+    out_o = fit_sigma_oracle(
+        ds.X_train,
+        ds.y_train,
+        2.0,
+        1e-6,
+        np.random.default_rng(1),
+        population=ds.population,
+        calibration="paper",
+        neighbour="replace_one",
+    )
+    out_s = fit_sgd_avg(
+        ds.X_train,
+        ds.y_train,
+        None,
+        None,
+        np.random.default_rng(1),
+        **{k: v for k, v in _design(ds).items() if k != "l0"},
+    )
     for out in (out_i, out_o, out_s):
         assert excess_pop_paper(out.theta, ds) < 0.5 * zero
     # one draw of the public design's noise exceeds zero/2 with probability ≈ 0.1 (eigen and Cholesky factor alike,
     # tests/mechanisms/test_dp_ftrl_speed.py): the median of five trials does not
-    public_excess = [excess_pop_paper(fit_sigma_public(ds.X_train, ds.y_train, 2.0, 1e-6, np.random.default_rng(seed),
-                                                       public_X=ds.X_public, public_C_rows=200, **_design(ds)).theta,
-                                      ds) for seed in range(1, 6)]
+    public_excess = [
+        excess_pop_paper(
+            fit_sigma_public(
+                ds.X_train,
+                ds.y_train,
+                2.0,
+                1e-6,
+                np.random.default_rng(seed),
+                public_X=ds.X_public,
+                public_C_rows=200,
+                **_design(ds),
+            ).theta,
+            ds,
+        )
+        for seed in range(1, 6)
+    ]
     assert np.median(public_excess) < 0.5 * zero
     assert excess_pop_paper(out_s.theta, ds) < excess_pop_paper(out_i.theta, ds)
     assert out_i.info["tau"] == pytest.approx(tau_tree(2.0, 1e-6, 512, "replace_one", "agm"))
@@ -408,10 +486,16 @@ def test_mechanisms_beat_zero_and_record_info(small_problem):
 def test_epsilon_to_infinity_recovers_nonprivate_t9(small_problem):
     ds = small_problem
     design = _design(ds)
-    sgd = fit_sgd_avg(ds.X_train, ds.y_train, None, None, np.random.default_rng(2), eta=0.05,
-                      **{k: v for k, v in design.items() if k != "l0"})
-    priv = fit_identity(ds.X_train, ds.y_train, 1e4, 1e-6, np.random.default_rng(2), eta=0.05,
-                        **design)
+    sgd = fit_sgd_avg(
+        ds.X_train,
+        ds.y_train,
+        None,
+        None,
+        np.random.default_rng(2),
+        eta=0.05,
+        **{k: v for k, v in design.items() if k != "l0"},
+    )
+    priv = fit_identity(ds.X_train, ds.y_train, 1e4, 1e-6, np.random.default_rng(2), eta=0.05, **design)
     assert excess_pop_paper(priv.theta, ds) == pytest.approx(excess_pop_paper(sgd.theta, ds), rel=0.05)
 
 
@@ -426,14 +510,30 @@ def test_mechanism_input_errors(small_problem):
     with pytest.raises(ValueError, match="neighbour"):
         fit_identity(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(0), neighbour="bad", **_design(ds))
     with pytest.raises(ValueError, match="residual_est_infeasible"):
-        fit_sigma_oracle(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(0), population=ds.population,
-                         psi_mode="private_split")
+        fit_sigma_oracle(
+            ds.X_train,
+            ds.y_train,
+            1.0,
+            1e-6,
+            np.random.default_rng(0),
+            population=ds.population,
+            psi_mode="private_split",
+        )
 
 
 def test_adaptive_clipping_option1_runs_and_is_capped(small_problem):
     ds = small_problem
-    capped = fit_sigma_oracle(ds.X_train, ds.y_train, 4.0, 1e-6, np.random.default_rng(3), population=ds.population,
-                              psi_mode="public_labeled", estimating_m=64, psi_cap=1.0)
+    capped = fit_sigma_oracle(
+        ds.X_train,
+        ds.y_train,
+        4.0,
+        1e-6,
+        np.random.default_rng(3),
+        population=ds.population,
+        psi_mode="public_labeled",
+        estimating_m=64,
+        psi_cap=1.0,
+    )
     assert capped.info["psi"] <= 1.0 + 1e-12
     assert np.isfinite(excess_pop_paper(capped.theta, ds))
 
@@ -459,8 +559,9 @@ def test_nonprivate_rate_t5_small():
         for seed in range(4):
             ds = load(np.random.default_rng(seed), n=n, d=512, r=2.0, public_M=0, public_MC=0)
             ex = ds.population.extra
-            out = fit_sgd_avg(ds.X_train, ds.y_train, None, None, np.random.default_rng(seed), spectrum="poly", r=2.0,
-                              trH=ex["trH"])
+            out = fit_sgd_avg(
+                ds.X_train, ds.y_train, None, None, np.random.default_rng(seed), spectrum="poly", r=2.0, trH=ex["trH"]
+            )
             vals.append(excess_pop_paper(out.theta, ds))
         means.append(np.mean(vals))
     slope = np.polyfit(np.log(ns), np.log(means), 1)[0]
@@ -470,14 +571,17 @@ def test_nonprivate_rate_t5_small():
 def test_public_design_cache_is_keyed_on_the_data(small_problem):
     ds = small_problem
     kwargs = dict(public_C_rows=200, **_design(ds))
-    first = fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=ds.X_public,
-                             **kwargs)
-    again = fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=ds.X_public,
-                             **kwargs)
+    first = fit_sigma_public(
+        ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=ds.X_public, **kwargs
+    )
+    again = fit_sigma_public(
+        ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=ds.X_public, **kwargs
+    )
     np.testing.assert_array_equal(first.theta, again.theta)
     other_public = ds.X_public[::-1].copy()  # same rows, different Σ/C split
-    other = fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=other_public,
-                             **kwargs)
+    other = fit_sigma_public(
+        ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=other_public, **kwargs
+    )
     assert not np.array_equal(first.theta, other.theta)
 
 
@@ -496,8 +600,16 @@ def test_public_split_loader():
 def test_uncapped_option1_divergence_is_reported_as_nan(small_problem):
     """Spec 002 §3.5 pilot: un-capped RESIDUALEST Option 1 feeds noise back into ψ and diverges at small ε."""
     ds = small_problem
-    out = fit_sigma_oracle(ds.X_train, ds.y_train, 0.5, 1e-6, np.random.default_rng(3), population=ds.population,
-                           psi_mode="public_labeled", estimating_m=64)
+    out = fit_sigma_oracle(
+        ds.X_train,
+        ds.y_train,
+        0.5,
+        1e-6,
+        np.random.default_rng(3),
+        population=ds.population,
+        psi_mode="public_labeled",
+        estimating_m=64,
+    )
     assert out.info["diverged"] is True and out.info["psi"] > 1e10
     assert np.all(np.isnan(out.theta))
 
@@ -515,9 +627,17 @@ def test_report_exponents_and_slopes():
     assert rate_exponent("designed", "poly", 2.0) == pytest.approx(rate_exponent("identity", "poly", 2.0))
     assert rate_exponent("designed", "exp", None) == pytest.approx(2 / 3)
     ns = np.array([256, 1024, 4096])
-    trials = pd.DataFrame({"data.n": np.repeat(ns, 2), "data.spectrum": "poly", "data.r": 3.0,
-                           "label": "I", "mechanism": "dp_ftrl_identity", "epsilon": 1.0,
-                           "excess_pop_paper": np.repeat(3.0 * ns**-0.2, 2)})
+    trials = pd.DataFrame(
+        {
+            "data.n": np.repeat(ns, 2),
+            "data.spectrum": "poly",
+            "data.r": 3.0,
+            "label": "I",
+            "mechanism": "dp_ftrl_identity",
+            "epsilon": 1.0,
+            "excess_pop_paper": np.repeat(3.0 * ns**-0.2, 2),
+        }
+    )
     table = slope_table(trials, "excess_pop_paper")
     assert table["slope"].iloc[0] == pytest.approx(-0.2, abs=1e-3)
     assert bool(table.iloc[0, 5]) is False  # −0.2 > −0.429 + 0.1: the one-sided check fails
@@ -529,9 +649,20 @@ def test_control_figures_name_the_runs_dimension():
 
     from dpbench.papers.ftrl.controls import eta_figure
 
-    rows = [{"dataset": "λ_i = i^-3", "d": 2048, "n": 4096, "epsilon": 1.0, "label": f"{mech} (eta={eta})",
-             "hp.eta": eta, "info.eta": 0.003 if eta == "rule" else float(eta), "excess_pop_paper": v}
-            for mech in ("DP-FTRL-I", "DP-FTRL-Σ (oracle H)") for eta, v in (("rule", 0.01), ("0.001", 0.02),
-                                                                               ("0.01", 0.015)) for _ in range(3)]
+    rows = [
+        {
+            "dataset": "λ_i = i^-3",
+            "d": 2048,
+            "n": 4096,
+            "epsilon": 1.0,
+            "label": f"{mech} (eta={eta})",
+            "hp.eta": eta,
+            "info.eta": 0.003 if eta == "rule" else float(eta),
+            "excess_pop_paper": v,
+        }
+        for mech in ("DP-FTRL-I", "DP-FTRL-Σ (oracle H)")
+        for eta, v in (("rule", 0.01), ("0.001", 0.02), ("0.01", 0.015))
+        for _ in range(3)
+    ]
     fig = eta_figure([pd.DataFrame(rows)], caption="")
     assert "d = 2048, N = 4096" in fig._suptitle.get_text()

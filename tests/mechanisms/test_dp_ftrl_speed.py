@@ -70,11 +70,13 @@ def test_shared_stream_work_is_bit_identical_to_a_cold_run():
     ds = _frozen_problem(300, 16)
     fits = {
         "identity": lambda rng: fit_identity(ds.X_train, ds.y_train, 1.0, 1e-6, rng, **_design(ds)),
-        "public": lambda rng: fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, rng, public_X=ds.X_public,
-                                               public_C_rows=40, **_design(ds)),
+        "public": lambda rng: fit_sigma_public(
+            ds.X_train, ds.y_train, 1.0, 1e-6, rng, public_X=ds.X_public, public_C_rows=40, **_design(ds)
+        ),
         "oracle": lambda rng: fit_sigma_oracle(ds.X_train, ds.y_train, 1.0, 1e-6, rng, population=ds.population),
-        "sgd": lambda rng: fit_sgd_avg(ds.X_train, ds.y_train, None, None, rng, spectrum="poly", r=2.0,
-                                       trH=ds.population.extra["trH"]),
+        "sgd": lambda rng: fit_sgd_avg(
+            ds.X_train, ds.y_train, None, None, rng, spectrum="poly", r=2.0, trH=ds.population.extra["trH"]
+        ),
     }
     warm = {name: fit(np.random.default_rng(5)).theta for name, fit in fits.items()}  # the store fills and hits
     assert any(key[0] == "grams" for key in dp_ftrl_stores._STREAMS)
@@ -106,8 +108,9 @@ def test_eigen_factor_is_the_same_sigma():
     X = rng.standard_normal((5, 6))
     np.testing.assert_allclose(eig.inv_sq_norms(X), chol.inv_sq_norms(X), rtol=1e-12)
     U = rng.standard_normal((5, 6))  # xᵀ(F u) = (Fᵀx)ᵀu for the eigen factor too
-    np.testing.assert_allclose(np.einsum("ij,ij->i", X, eig.apply_factor(U)),
-                               np.einsum("ij,ij->i", eig.transpose_apply(X), U), rtol=1e-12)
+    np.testing.assert_allclose(
+        np.einsum("ij,ij->i", X, eig.apply_factor(U)), np.einsum("ij,ij->i", eig.transpose_apply(X), U), rtol=1e-12
+    )
     with pytest.raises(ValueError, match="sigma_factor"):
         dp_ftrl_stores.cached_public_cov(P, 1.0, "svd")
 
@@ -117,9 +120,22 @@ def _public_estimates(ds, seeds, *, engine: str, factor: str, noise_mult: float 
     tau = 6.0 * noise_mult  # noise-dominated regime: the estimate's law is mostly the noise's
     out = []
     for seed in seeds:
-        theta, _ = fit_dp_ftrl(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed), sigma_design="public",
-                               tau=tau, calibration_info={}, public_X=ds.X_public, eta=0.05, public_C_rows=40,
-                               engine=engine, sigma_factor=factor, **_design(ds))
+        theta, _ = fit_dp_ftrl(
+            ds.X_train,
+            ds.y_train,
+            1.0,
+            1e-6,
+            np.random.default_rng(seed),
+            sigma_design="public",
+            tau=tau,
+            calibration_info={},
+            public_X=ds.X_public,
+            eta=0.05,
+            public_C_rows=40,
+            engine=engine,
+            sigma_factor=factor,
+            **_design(ds),
+        )
         out.append(excess_pop_paper(theta, ds))
     return np.array(out)
 
@@ -205,8 +221,14 @@ def test_public_c_norms_are_shared_across_lambdas_bit_for_bit():
         cov = dp_ftrl_stores.cached_public_cov(P, lam)
         assert cov.kind == "eigen"
         np.testing.assert_array_equal(dp_ftrl_stores.public_inv_sq_norms(cov, P_C), cov.inv_sq_norms(P_C))
-    assert sum(isinstance(key, tuple) and key[0] == "rotated_c" for design in dp_ftrl_stores._PUBLIC.values()
-               for key in design) == 1
+    assert (
+        sum(
+            isinstance(key, tuple) and key[0] == "rotated_c"
+            for design in dp_ftrl_stores._PUBLIC.values()
+            for key in design
+        )
+        == 1
+    )
 
 
 def test_stream_rows_reuses_one_buffer_and_gathers_exactly():
@@ -249,13 +271,20 @@ def _public_fit_outputs(sampler: str, seeds, gram_mult: float = 1.0) -> tuple[np
     """(½‖θ̂ − w*‖²_H, tr̂(Σ⁻¹H)) of DP-FTRL-Σ (public), each seed its own data draw with the public sampler."""
     excess, trace = [], []
     for seed in seeds:
-        ds = load(np.random.default_rng(seed), n=48, d=6, spectrum="poly", r=2.0, public_MC=20,
-                  public_sampler=sampler)
+        ds = load(np.random.default_rng(seed), n=48, d=6, spectrum="poly", r=2.0, public_MC=20, public_sampler=sampler)
         public = ds.X_public
         if gram_mult != 1.0:
             public = dp_ftrl_covariance.PublicMoments(gram_mult * public.gram, public.m, public.rows)
-        fit = fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed + 1), public_X=public,
-                               public_C_rows=20, **_design(ds))
+        fit = fit_sigma_public(
+            ds.X_train,
+            ds.y_train,
+            1.0,
+            1e-6,
+            np.random.default_rng(seed + 1),
+            public_X=public,
+            public_C_rows=20,
+            **_design(ds),
+        )
         excess.append(excess_pop_paper(fit.theta, ds))
         trace.append(fit.info["trSH_est"])
     return np.array(excess), np.array(trace)
@@ -281,8 +310,19 @@ def test_public_moments_split_and_fit_agree_with_the_rows():
     assert moments.shape == rows.shape and len(moments) == len(rows)
     assert moments.mean_sq_norm() == pytest.approx(float(np.mean(np.einsum("ij,ij->i", rows, rows))), rel=1e-12)
     for held_out in (40, 25):
-        fits = [fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(9), public_X=public,
-                                 public_C_rows=held_out, **_design(ds)) for public in (rows, moments)]
+        fits = [
+            fit_sigma_public(
+                ds.X_train,
+                ds.y_train,
+                1.0,
+                1e-6,
+                np.random.default_rng(9),
+                public_X=public,
+                public_C_rows=held_out,
+                **_design(ds),
+            )
+            for public in (rows, moments)
+        ]
         np.testing.assert_allclose(fits[1].theta, fits[0].theta, rtol=1e-8, atol=1e-12)
         assert fits[1].info["M"] == fits[0].info["M"] == len(rows) - held_out
         assert fits[1].info["C"] == pytest.approx(fits[0].info["C"], rel=1e-10)
@@ -309,9 +349,21 @@ def _order_estimates(shuffle: bool, seeds, tau: float = 1.0) -> np.ndarray:
     for seed in seeds:
         ds = load(np.random.default_rng(seed), n=64, d=6, spectrum="poly", r=2.0, public_MC=20)
         for design in ("public", "identity"):
-            theta, _ = fit_dp_ftrl(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed + 1),
-                                   sigma_design=design, tau=tau, calibration_info={}, public_X=ds.X_public, eta=0.2,
-                                   public_C_rows=20, shuffle=shuffle, **_design(ds))
+            theta, _ = fit_dp_ftrl(
+                ds.X_train,
+                ds.y_train,
+                1.0,
+                1e-6,
+                np.random.default_rng(seed + 1),
+                sigma_design=design,
+                tau=tau,
+                calibration_info={},
+                public_X=ds.X_public,
+                eta=0.2,
+                public_C_rows=20,
+                shuffle=shuffle,
+                **_design(ds),
+            )
             out.append(excess_pop_paper(theta, ds))
     return np.array(out).reshape(-1, 2).T
 
@@ -336,8 +388,16 @@ def test_next_data_draw_drops_the_previous_draws_work_and_reuses_its_xv_memory()
     draws = [_frozen_problem(300, 16, seed) for seed in (11, 12)]
 
     def public(ds, seed):
-        return fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(seed), public_X=ds.X_public,
-                                public_C_rows=40, **_design(ds)).theta
+        return fit_sigma_public(
+            ds.X_train,
+            ds.y_train,
+            1.0,
+            1e-6,
+            np.random.default_rng(seed),
+            public_X=ds.X_public,
+            public_C_rows=40,
+            **_design(ds),
+        ).theta
 
     cold = []
     for ds in draws:
@@ -365,8 +425,16 @@ def test_freeing_the_data_empties_the_stores():
     import gc
 
     ds = _frozen_problem(300, 16, 13)
-    fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(1), public_X=ds.X_public,
-                     public_C_rows=40, **_design(ds))
+    fit_sigma_public(
+        ds.X_train,
+        ds.y_train,
+        1.0,
+        1e-6,
+        np.random.default_rng(1),
+        public_X=ds.X_public,
+        public_C_rows=40,
+        **_design(ds),
+    )
     assert dp_ftrl_stores._STREAMS and dp_ftrl_stores._CACHE
     ds = None
     gc.collect()

@@ -120,10 +120,10 @@ def test_W_basis_table_and_iteration(B, gamma, lam, expected):
 
 
 def test_U_closed_forms():
-    assert np.diag(U_basis(P_BASIS, 1, 0.01)) == pytest.approx([1.960784, 4.761905, 16.666667, 50, 90.909091],
-                                                               rel=1e-6)
-    assert np.diag(U_basis(P_BASIS, 2, 0.01)) == pytest.approx([0.990099, 2.439024, 9.090909, 33.333333,
-                                                                83.333333], rel=1e-6)
+    assert np.diag(U_basis(P_BASIS, 1, 0.01)) == pytest.approx([1.960784, 4.761905, 16.666667, 50, 90.909091], rel=1e-6)
+    assert np.diag(U_basis(P_BASIS, 2, 0.01)) == pytest.approx(
+        [0.990099, 2.439024, 9.090909, 33.333333, 83.333333], rel=1e-6
+    )
     sol = solve_info_matrix("ldp", 2 * np.eye(5), P_BASIS, 0.01)
     assert np.abs(sol.X - U_basis(P_BASIS, 2, 0.01)).max() < 1e-8
     r, q = [1.0, 0.1], [0.01, 0.99]
@@ -151,8 +151,11 @@ def test_isotropic_closed_form_matches_iteration_on_sphere_sample():
 
 @pytest.mark.parametrize(
     "kind, lam, gamma, expected",
-    [("ldp", 0.01, 0.0, [4.5099, 2.2549, 1.1275, 0.5637]), ("ldp", 1e-3, 0.0, [6.2146, 3.1073]),
-     ("dp", 0.01, 1.0, [4.5564, 2.2402, 1.1145, 0.5560])],
+    [
+        ("ldp", 0.01, 0.0, [4.5099, 2.2549, 1.1275, 0.5637]),
+        ("ldp", 1e-3, 0.0, [6.2146, 3.1073]),
+        ("dp", 0.01, 1.0, [4.5564, 2.2402, 1.1145, 0.5560]),
+    ],
 )
 def test_iteration_log_eig_sequences(kind, lam, gamma, expected):
     sol = solve_info_matrix(kind, np.eye(5), P_BASIS, lam, gamma)
@@ -265,8 +268,11 @@ def _neighbour_pairs(rng, W, B, n, d):
     y = rng.choice([-1.0, 1.0], n)
     vals, vecs = np.linalg.eigh(W)
     top = B * vecs[:, -1]
-    for phi_new, y_new in [(top, 1.0), (-top, -1.0), *((B * z / np.linalg.norm(z), 1.0)
-                                                     for z in rng.standard_normal((20, d)))]:
+    for phi_new, y_new in [
+        (top, 1.0),
+        (-top, -1.0),
+        *((B * z / np.linalg.norm(z), 1.0) for z in rng.standard_normal((20, d))),
+    ]:
         X2, y2 = X.copy(), y.copy()
         X2[0], y2[0] = phi_new, -y[0] * y_new
         yield X, y, X2, y2
@@ -336,16 +342,24 @@ def test_noise_scales_sympriv_and_stage2():
     expected = 2 * sigma_chen(eps, delta) / (gamma * 100)
     psi = []
     for _ in range(4000):
-        _, info = iw_central.iwr_dp_stage2(Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1e9, epsilon=eps,
-                                           delta=delta, rng=rng)
+        _, info = iw_central.iwr_dp_stage2(
+            Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1e9, epsilon=eps, delta=delta, rng=rng
+        )
         psi.append(info["std_psi"])
     assert psi[0] == pytest.approx(expected)
-    _, info_z = iw_central.iwr_dp_stage2(Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1.0, epsilon=eps,
-                                         delta=delta, rng=rng, neighbour="zero_out")
+    _, info_z = iw_central.iwr_dp_stage2(
+        Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1.0, epsilon=eps, delta=delta, rng=rng, neighbour="zero_out"
+    )
     assert info_z["std_psi"] == pytest.approx(expected / 2)
     # measured: θ̂ = ψ̃/λ with λ = 1 and Ψ = 0
-    thetas = np.array([iw_central.iwr_dp_stage2(Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1.0, epsilon=eps,
-                                                delta=delta, rng=rng)[0] for _ in range(10_000)])
+    thetas = np.array(
+        [
+            iw_central.iwr_dp_stage2(
+                Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1.0, epsilon=eps, delta=delta, rng=rng
+            )[0]
+            for _ in range(10_000)
+        ]
+    )
     # (Ψ̃ + I)^{-1}ψ̃ with small Ψ noise: check the marginal std against the formula loosely (Ψ noise inflates)
     assert thetas[:, 0].std() >= expected * 0.98
 
@@ -384,8 +398,9 @@ def test_l2ball_sampler():
 # generators, E1, mechanisms
 
 
-@pytest.mark.parametrize("loader, options", [("iw_twoscale", {}), ("iw_gauss", {}), ("iw_spike", {}),
-                                             ("iw_twoscale_1d", {})])
+@pytest.mark.parametrize(
+    "loader, options", [("iw_twoscale", {}), ("iw_gauss", {}), ("iw_spike", {}), ("iw_twoscale_1d", {})]
+)
 def test_generators_exact_quantities(loader, options):
     ds = registry.get_dataset(loader).load(np.random.default_rng(0), n=200_000, **options)
     X, pop = ds.X_train, ds.population
@@ -410,8 +425,16 @@ def test_e1_matches_spec_table():
     assert comp["ratio_ssp"].between(0.98, 1.02).all()
 
 
-IW_MECHS = ["iwr_dp", "iwr_dp_erm", "ssp_ball", "dp_sgd_improper", "iwr_ldp", "iwr_glm_ldp", "ldp_clipped_sgd",
-            "ldp_ssp"]
+IW_MECHS = [
+    "iwr_dp",
+    "iwr_dp_erm",
+    "ssp_ball",
+    "dp_sgd_improper",
+    "iwr_ldp",
+    "iwr_glm_ldp",
+    "ldp_clipped_sgd",
+    "ldp_ssp",
+]
 
 
 @pytest.mark.parametrize("name", IW_MECHS)
@@ -442,8 +465,9 @@ def test_label_dp_oracle_is_registered_as_label_model():
     ds = registry.get_dataset("iw_twoscale").load(np.random.default_rng(0), n=3000, d=3)
     info = registry.get_mechanism("iwr_dp_oracle_label")
     assert info.privacy_model == "label"
-    oracle = registry.get_mechanism("iwr_dp_oracle").fit(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(1),
-                                                         population=ds.population)
+    oracle = registry.get_mechanism("iwr_dp_oracle").fit(
+        ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(1), population=ds.population
+    )
     label = info.fit(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(1))
     assert label.info["std"] == pytest.approx(oracle.info["std"])
     assert np.linalg.norm(label.theta - oracle.theta) < 0.5 * np.linalg.norm(oracle.theta - ds.population.theta) + 0.5
@@ -455,12 +479,14 @@ def test_one_dimensional_mechanisms():
         out = registry.get_mechanism(name).fit(ds.X_train, ds.y_train, 1.0, None, np.random.default_rng(2))
         assert abs(out.theta[0] - ds.population.theta[0]) < 0.3
         assert out.info["b_psi"] == 4.0 and out.info["b_Psi"] == 2.0
-        paper = registry.get_mechanism(name).fit(ds.X_train, ds.y_train, 1.0, None, np.random.default_rng(2),
-                                                 paper_scale=True)
+        paper = registry.get_mechanism(name).fit(
+            ds.X_train, ds.y_train, 1.0, None, np.random.default_rng(2), paper_scale=True
+        )
         assert paper.info["epsilon_effective"] == 1.5
     with pytest.raises(ValueError, match="one-dimensional"):
-        registry.get_mechanism("ldp_simple_1d").fit(np.zeros((10, 2)), np.zeros(10), 1.0, None,
-                                                    np.random.default_rng(0))
+        registry.get_mechanism("ldp_simple_1d").fit(
+            np.zeros((10, 2)), np.zeros(10), 1.0, None, np.random.default_rng(0)
+        )
 
 
 def test_nonprivate_iwr_dp_is_close_to_ols_and_literal_noise_flag():
@@ -473,8 +499,7 @@ def test_nonprivate_iwr_dp_is_close_to_ols_and_literal_noise_flag():
     ols = np.linalg.lstsq(ds.X_train, ds.y_train, rcond=None)[0]
     np_iwr = iw_central.fit_iwr_dp(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(0), nonprivate=True)
     assert err(np_iwr.theta) <= 6 * err(ols) + 1e-5
-    lit = iw_central.fit_iwr_dp(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(0),
-                                paper_literal_noise=True)
+    lit = iw_central.fit_iwr_dp(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(0), paper_literal_noise=True)
     assert lit.info["epsilon_effective"] == 1.0
 
 
@@ -531,8 +556,18 @@ def _e5_trials(seed: int = 0):
                     for trial in range(4):
                         base = abs(rng.standard_normal()) * 0.01
                         for mech, factor in (("ldp_simple_1d", 1.0), ("ldp_laplace_ssp_1d", 1.0 if rho == 1 else 3.0)):
-                            rows.append({"data.rho": rho, "data.s": s, "data.n": n, "epsilon": eps, "mechanism": mech,
-                                         "data_draw": draw, "trial": trial, "abs_error_1d": base * factor})
+                            rows.append(
+                                {
+                                    "data.rho": rho,
+                                    "data.s": s,
+                                    "data.n": n,
+                                    "epsilon": eps,
+                                    "mechanism": mech,
+                                    "data_draw": draw,
+                                    "trial": trial,
+                                    "abs_error_1d": base * factor,
+                                }
+                            )
     return pd.DataFrame(rows)
 
 
@@ -566,10 +601,22 @@ def test_iw_zero_level_annotation_draws_theta_zero_on_top(tmp_path):
 
     from dpbench.analysis.figures.curves import render
 
-    rows = [{"dataset": "A", "dataset_id": "A", "mechanism": mech, "label": label, "privacy_model": model,
-             "epsilon": eps, "data_draw": 0, "trial": t, "err": value * (1 + 0.01 * t)}
-            for mech, label, model, value in (("iwr_ldp", "IWR-LDP", "local", 0.05), ("iw_zero", "θ = 0", "none", 0.07))
-            for eps in (0.5, 1.0) for t in range(5)]
+    rows = [
+        {
+            "dataset": "A",
+            "dataset_id": "A",
+            "mechanism": mech,
+            "label": label,
+            "privacy_model": model,
+            "epsilon": eps,
+            "data_draw": 0,
+            "trial": t,
+            "err": value * (1 + 0.01 * t),
+        }
+        for mech, label, model, value in (("iwr_ldp", "IWR-LDP", "local", 0.05), ("iw_zero", "θ = 0", "none", 0.07))
+        for eps in (0.5, 1.0)
+        for t in range(5)
+    ]
     folder = tmp_path / "run"
     folder.mkdir()
     pd.DataFrame(rows).to_csv(folder / "trials.csv", index=False)
@@ -591,9 +638,19 @@ def test_ablation_caption_counts_fits_per_d_and_figure_legend_is_readable():
             for eps in (0.1, 1.0):
                 for draw in range(draws):
                     for trial in range(trials):
-                        rows.append({"dataset": "G", "data.d": d, "n": 1_000_000, "data.theta_norm": 0.5,
-                                     "label": label, "epsilon": eps, "data_draw": draw, "trial": trial,
-                                     "param_error_sigma": 1e-4 * (1 + draw + trial) / eps})
+                        rows.append(
+                            {
+                                "dataset": "G",
+                                "data.d": d,
+                                "n": 1_000_000,
+                                "data.theta_norm": 0.5,
+                                "label": label,
+                                "epsilon": eps,
+                                "data_draw": draw,
+                                "trial": trial,
+                                "param_error_sigma": 1e-4 * (1 + draw + trial) / eps,
+                            }
+                        )
     trials = pd.DataFrame(rows)
     caption = default_caption(trials, "param_error_sigma")
     assert caption.startswith("Synthetic control")

@@ -42,10 +42,12 @@ def test_floor_activation_rates_T15():
     fit = registry.get_mechanism("iwr_dp").fit
     two = _load("iw_twoscale", 100_000)
     gauss = _load("iw_gauss", 100_000)
-    rate_two = np.mean([fit(two.X_train, two.y_train, 0.1, 1e-5, np.random.default_rng(s)).info["floor_rate"]
-                        for s in range(6)])
-    rate_gauss = np.mean([fit(gauss.X_train, gauss.y_train, 0.1, 1e-5, np.random.default_rng(s)).info["floor_rate"]
-                          for s in range(6)])
+    rate_two = np.mean(
+        [fit(two.X_train, two.y_train, 0.1, 1e-5, np.random.default_rng(s)).info["floor_rate"] for s in range(6)]
+    )
+    rate_gauss = np.mean(
+        [fit(gauss.X_train, gauss.y_train, 0.1, 1e-5, np.random.default_rng(s)).info["floor_rate"] for s in range(6)]
+    )
     assert rate_two >= 0.3  # spec prototype ≈ 0.8
     assert rate_gauss <= 0.1  # spec prototype 0
 
@@ -56,8 +58,7 @@ def test_alg1_matches_closed_form_T13():
     theta = ds.population.theta[0]
     m1 = 0.1 + 0.9 * 0.3
     fit = registry.get_mechanism("ldp_simple_1d").fit
-    errs = [abs(fit(ds.X_train, ds.y_train, 1.0, None, np.random.default_rng(s)).theta[0] - theta)
-            for s in range(300)]
+    errs = [abs(fit(ds.X_train, ds.y_train, 1.0, None, np.random.default_rng(s)).theta[0] - theta) for s in range(300)]
     var_sy = 1 - (m1 * theta) ** 2
     var_abs = (0.1 + 0.9 * 0.09) - m1**2
     sd = math.sqrt((2 * 16 + var_sy + theta**2 * (2 * 4 + var_abs)) / 100_000) / m1
@@ -76,8 +77,9 @@ def test_1d_separation_ratio_T13():
     errs = {}
     for name in ("ldp_simple_1d", "ldp_laplace_ssp_1d"):
         fit = registry.get_mechanism(name).fit
-        errs[name] = np.mean([abs(fit(ds.X_train, ds.y_train, 1.0, None, np.random.default_rng(s)).theta[0] - theta)
-                              for s in range(60)])
+        errs[name] = np.mean(
+            [abs(fit(ds.X_train, ds.y_train, 1.0, None, np.random.default_rng(s)).theta[0] - theta) for s in range(60)]
+        )
     ratio = errs["ldp_laplace_ssp_1d"] / errs["ldp_simple_1d"]
     assert 2.7 <= ratio <= 11
 
@@ -88,8 +90,13 @@ def test_nonprivate_limit_T10(gen, bound):
     """T10: σ = 0 through the same code path, n = 1e6, d = 5: within 1–4× of OLS (prototype 1.26×, 2.06×)."""
     ds = _load(gen, 1_000_000)
     ols = np.linalg.lstsq(ds.X_train, ds.y_train, rcond=None)[0]
-    errs = [_err(iw_central.fit_iwr_dp(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(s),
-                                       nonprivate=True).theta, ds.population) for s in range(3)]
+    errs = [
+        _err(
+            iw_central.fit_iwr_dp(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(s), nonprivate=True).theta,
+            ds.population,
+        )
+        for s in range(3)
+    ]
     # one data draw: compare with OLS on the same data, factor-2 slack on the spec's 1–4× window
     assert np.median(errs) <= 2 * bound * _err(ols, ds.population)
 
@@ -103,10 +110,20 @@ def test_central_pilot_T11():
     out = {}
     for gen, eps in (("iw_twoscale", 0.3), ("iw_spike", 0.1), ("iw_gauss", 1.0)):
         ds = _load(gen, 100_000)
-        iwr = np.median([_err(fit(ds.X_train, ds.y_train, eps, 1e-5, np.random.default_rng(s)).theta,
-                              ds.population) for s in range(10)])
-        ada = np.median([_err(adassp_replace_classical(ds.X_train, ds.y_train, eps, 1e-5, np.random.default_rng(s)),
-                              ds.population) for s in range(10)])
+        iwr = np.median(
+            [
+                _err(fit(ds.X_train, ds.y_train, eps, 1e-5, np.random.default_rng(s)).theta, ds.population)
+                for s in range(10)
+            ]
+        )
+        ada = np.median(
+            [
+                _err(
+                    adassp_replace_classical(ds.X_train, ds.y_train, eps, 1e-5, np.random.default_rng(s)), ds.population
+                )
+                for s in range(10)
+            ]
+        )
         out[gen] = (iwr, ada, _err(np.zeros(ds.d), ds.population))
     assert out["iw_twoscale"][0] / out["iw_twoscale"][1] <= 1.2
     assert out["iw_spike"][0] / out["iw_spike"][1] >= 0.5
@@ -121,7 +138,13 @@ def test_rate_slope_T12():
     med = []
     for n in (100_000, 1_000_000):
         ds = _load("iw_twoscale", n)
-        med.append(np.median([_err(fit(ds.X_train, ds.y_train, 0.1, 1e-5, np.random.default_rng(s)).theta,
-                                   ds.population) for s in range(6)]))
+        med.append(
+            np.median(
+                [
+                    _err(fit(ds.X_train, ds.y_train, 0.1, 1e-5, np.random.default_rng(s)).theta, ds.population)
+                    for s in range(6)
+                ]
+            )
+        )
     slope = math.log(med[1] / med[0]) / math.log(10)
     assert -2.1 <= slope <= -0.9

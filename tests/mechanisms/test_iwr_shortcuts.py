@@ -24,15 +24,21 @@ def one_d_estimates(name: str, simulation: str, seed: int, epsilon: float = 8.0,
     """θ̂ of TRIALS fits on one G-TwoScale-1D(0.3, 0.5) draw (θ* ≈ 0.44: the estimate is rarely clipped at ±1)."""
     ds = registry.get_dataset("iw_twoscale_1d").load(np.random.default_rng(7), n=n, rho=0.3, s=0.5)
     fit = registry.get_mechanism(name).fit
-    return np.array([fit(ds.X_train, ds.y_train, epsilon, None, np.random.default_rng([seed, t]),
-                         simulation=simulation).theta[0] for t in range(TRIALS)])
+    return np.array(
+        [
+            fit(ds.X_train, ds.y_train, epsilon, None, np.random.default_rng([seed, t]), simulation=simulation).theta[0]
+            for t in range(TRIALS)
+        ]
+    )
 
 
 def ks_pvalues(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     """KS p-values of θ̂ and of |θ̂ − m| (m: the pooled median, a proxy of the noiseless ratio)."""
     centre = float(np.median(np.concatenate([a, b])))
-    return {"theta": float(sps.ks_2samp(a, b).pvalue),
-            "deviation": float(sps.ks_2samp(np.abs(a - centre), np.abs(b - centre)).pvalue)}
+    return {
+        "theta": float(sps.ks_2samp(a, b).pvalue),
+        "deviation": float(sps.ks_2samp(np.abs(a - centre), np.abs(b - centre)).pvalue),
+    }
 
 
 @pytest.mark.parametrize("name", ["ldp_simple_1d", "ldp_laplace_ssp_1d"])

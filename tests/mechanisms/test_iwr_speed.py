@@ -98,12 +98,15 @@ def _frozen_draw(loader: str, n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-@pytest.mark.parametrize("name, hyper", [
-    ("ssp_ball", {}),
-    ("iwr_dp_ablation", {"weights": "identity", "shuffle": False}),
-    ("iwr_dp_ablation", {"weights": "identity", "stage2_rows": "all", "shuffle": False}),
-    ("dp_sgd_improper", {"shuffle": False}),
-])
+@pytest.mark.parametrize(
+    "name, hyper",
+    [
+        ("ssp_ball", {}),
+        ("iwr_dp_ablation", {"weights": "identity", "shuffle": False}),
+        ("iwr_dp_ablation", {"weights": "identity", "stage2_rows": "all", "shuffle": False}),
+        ("dp_sgd_improper", {"shuffle": False}),
+    ],
+)
 def test_memoised_mechanisms_give_the_same_numbers(name, hyper):
     """Memo on (read-only arrays, repeated trials) vs no memo (writeable copies): bit-identical estimates."""
     X, y = _frozen_draw("iw_twoscale", 4000, 3)
@@ -150,8 +153,12 @@ def test_unit_rows_match_the_masked_division(d):
     M = rng.standard_normal((3000, d))
     M[::5] = 0.0
     M[1::5] = -0.0
-    ref = np.divide(M, np.linalg.norm(M, axis=1, keepdims=True), out=np.zeros_like(M),
-                    where=np.linalg.norm(M, axis=1, keepdims=True) > 0)
+    ref = np.divide(
+        M,
+        np.linalg.norm(M, axis=1, keepdims=True),
+        out=np.zeros_like(M),
+        where=np.linalg.norm(M, axis=1, keepdims=True) > 0,
+    )
     fast = unit_rows(M)
     assert np.array_equal(fast, ref) and np.array_equal(np.signbit(fast), np.signbit(ref))
 

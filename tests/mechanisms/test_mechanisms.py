@@ -112,10 +112,7 @@ def test_private_estimates_approach_ols_for_large_epsilon():
     floor = stats.ols_loss / stats.n
     for name in ["adassp", "ihm"]:
         mse = np.mean(
-            [
-                np.mean((y - X @ fit(name, X, y, eps=50.0, delta=1e-8, seed=s, stats=stats).theta) ** 2)
-                for s in range(5)
-            ]
+            [np.mean((y - X @ fit(name, X, y, eps=50.0, delta=1e-8, seed=s, stats=stats).theta) ** 2) for s in range(5)]
         )
         assert mse < floor * 1.02, name
 
@@ -174,9 +171,7 @@ def test_gram_and_explicit_sketch_have_the_same_output_law(name):
     for sketch in ("gram", "explicit"):
         draws[sketch] = np.array(
             [
-                fit(
-                    name, X, y, eps=2.0, delta=1e-3, seed=10_000 * (sketch == "gram") + s, sketch=sketch
-                ).theta
+                fit(name, X, y, eps=2.0, delta=1e-3, seed=10_000 * (sketch == "gram") + s, sketch=sketch).theta
                 for s in range(1500)
             ]
         )

@@ -79,8 +79,9 @@ def dataset(loader: str, n: int, options: tuple, y_scale: float) -> tuple[np.nda
     return ds.X_train, y_scale * ds.y_train, inputs
 
 
-def estimates(case: Case, simulation: str, trials: int, seed: int, eps_scale: float = 1.0, n: int | None = None
-              ) -> np.ndarray:
+def estimates(
+    case: Case, simulation: str, trials: int, seed: int, eps_scale: float = 1.0, n: int | None = None
+) -> np.ndarray:
     """θ̂ of ``trials`` independent fits (seeds [seed, t])."""
     X, y, available = dataset(case.loader, n or case.n, tuple(sorted(case.options.items())), case.y_scale)
     info = registry.get_mechanism(case.mechanism)
@@ -88,8 +89,7 @@ def estimates(case: Case, simulation: str, trials: int, seed: int, eps_scale: fl
     out = []
     for t in range(trials):
         rng = np.random.default_rng([seed, t])
-        fit = info.fit(X, y, case.epsilon * eps_scale, case.delta, rng, **inputs, **case.hyper,
-                       simulation=simulation)
+        fit = info.fit(X, y, case.epsilon * eps_scale, case.delta, rng, **inputs, **case.hyper, simulation=simulation)
         out.append(fit.theta)
     return np.array(out)
 
@@ -142,19 +142,23 @@ def epoch(N: int, d: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
 
 
 ORACLES: dict[str, Callable[..., np.ndarray]] = {
-    "iwr_ldp_fit": lambda data, rng, sim, eps: oracles.iwr_ldp_fit(
-        data, eps, 1e-5, rng, fail_prob=0.05, simulation=sim, calibration="agm").theta,
-    "ssp_ols_fit_local": lambda data, rng, sim, eps: oracles.ssp_ols_fit(
-        data, eps, 1e-5, rng, fail_prob=0.05, local=True, simulation=sim, calibration="agm").theta,
+    "iwr_ldp_fit": lambda data, rng, sim, eps: (
+        oracles.iwr_ldp_fit(data, eps, 1e-5, rng, fail_prob=0.05, simulation=sim, calibration="agm").theta
+    ),
+    "ssp_ols_fit_local": lambda data, rng, sim, eps: (
+        oracles.ssp_ols_fit(data, eps, 1e-5, rng, fail_prob=0.05, local=True, simulation=sim, calibration="agm").theta
+    ),
     "dimfree_ldp_fit": lambda data, rng, sim, eps: oracles.dimfree_ldp_fit(
-        data, eps, 1e-5, rng, fail_prob=0.05, simulation=sim, calibration="agm")[0],
+        data, eps, 1e-5, rng, fail_prob=0.05, simulation=sim, calibration="agm"
+    )[0],
 }
 #: ε per oracle (AGM calibration) at which the estimate at N = 400 is informative about the noise scale
 ORACLE_EPSILON = {"iwr_ldp_fit": 8.0, "ssp_ols_fit_local": 8.0, "dimfree_ldp_fit": 1.0}
 
 
-def oracle_estimates(name: str, simulation: str, trials: int, seed: int, N: int = 400, noise_error: float = 1.0
-                     ) -> np.ndarray:
+def oracle_estimates(
+    name: str, simulation: str, trials: int, seed: int, N: int = 400, noise_error: float = 1.0
+) -> np.ndarray:
     epsilon = ORACLE_EPSILON[name] / noise_error
     Phi, y = epoch(N, 3)
     out = []

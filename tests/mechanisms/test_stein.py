@@ -112,8 +112,8 @@ def test_regime_threshold_n_star():
 
 
 @pytest.mark.parametrize(
-    "s, kappa_log, c_log", [(0.25, 0.246211, 4.061562), (0.5, 0.236044, 4.236491), (0.75, 0.222065, 4.503178),
-                            (1.0, 0.206621, 4.839780)]
+    "s, kappa_log, c_log",
+    [(0.25, 0.246211, 4.061562), (0.5, 0.236044, 4.236491), (0.75, 0.222065, 4.503178), (1.0, 0.206621, 4.839780)],
 )
 def test_stein_constants_table(s, kappa_log, c_log):
     """C2 reference values and closed forms."""
@@ -251,8 +251,17 @@ def test_simulated_users_and_shortcut_estimators_agree_in_distribution():
     errs = {True: [], False: []}
     for sim in (True, False):
         for t in range(150):
-            f = stein_fit(ds.X_train, ds.y_train, 30.0, 1e-3, np.random.default_rng(1000 + t), ds.X_public,
-                          covariates="l1", r=1.0, simulate_users=sim)
+            f = stein_fit(
+                ds.X_train,
+                ds.y_train,
+                30.0,
+                1e-3,
+                np.random.default_rng(1000 + t),
+                ds.X_public,
+                covariates="l1",
+                r=1.0,
+                simulate_users=sim,
+            )
             errs[sim].append(f.info["ols_norm"])
     assert sps.ks_2samp(errs[True], errs[False]).pvalue > 1e-3
 
@@ -330,11 +339,15 @@ def test_literal_ldp_is_noise_dominated_and_central_is_not():
     ds = load_synth(np.random.default_rng(14), n=100_000, p=10)
     st = gram_stats(ds.X_train, ds.y_train)
     d = 100_000**-1.1
-    lit = [stein_err2(stein_fit(st.X, st.y, 10.0, d, np.random.default_rng(t), ds.X_public, stats=st).theta, ds, st)
-           for t in range(7)]
+    lit = [
+        stein_err2(stein_fit(st.X, st.y, 10.0, d, np.random.default_rng(t), ds.X_public, stats=st).theta, ds, st)
+        for t in range(7)
+    ]
     cen = registry.get_mechanism("stein_central_diagnostic")
-    central = [stein_err2(cen.fit(st.X, st.y, 10.0, d, np.random.default_rng(t), public_X=ds.X_public,
-                                  stats=st).theta, ds, st) for t in range(7)]
+    central = [
+        stein_err2(cen.fit(st.X, st.y, 10.0, d, np.random.default_rng(t), public_X=ds.X_public, stats=st).theta, ds, st)
+        for t in range(7)
+    ]
     assert 0.5 < np.median(lit) < 3.0
     assert np.median(central) < 0.2
     info = stein_fit(st.X, st.y, 10.0, d, np.random.default_rng(0), ds.X_public, stats=st).info
@@ -351,8 +364,9 @@ def test_registered_mechanisms_and_input_errors():
     out = nlr(ds.X_train, ds.y_train, 5.0, 1e-4, np.random.default_rng(0), public_X=ds.X_public, family="cubic")
     assert out.info["y_bound"] == pytest.approx(1.05)
     with pytest.raises(ValueError, match="family"):
-        registry.get_mechanism("stein_glm_l1").fit(ds.X_train, ds.y_train, 5.0, 1e-4, np.random.default_rng(0),
-                                                   public_X=ds.X_public, family="cubic")
+        registry.get_mechanism("stein_glm_l1").fit(
+            ds.X_train, ds.y_train, 5.0, 1e-4, np.random.default_rng(0), public_X=ds.X_public, family="cubic"
+        )
     with pytest.raises(ValueError, match="ℓ1"):
         nlr(2 * ds.X_train, ds.y_train, 5.0, 1e-4, np.random.default_rng(0), public_X=ds.X_public, family="cubic")
     with pytest.raises(ValueError, match="public_X"):
@@ -367,15 +381,33 @@ def test_two_round_baseline_runs_and_projects():
     lo, hi = projection_interval(FAMILIES["logistic_link"], 1.0)
     assert hi == pytest.approx(math.log(1 + math.e) + 0.05)
     ds = load_synth(np.random.default_rng(16), n=5000, p=3)
-    f = two_round_fit(ds.X_train, ds.y_train, 10.0, 1e-4, np.random.default_rng(0), family="logistic",
-                      covariates="gaussian", r=None, sigma_op_norm=ds.population.extra["sigma_op_norm"],
-                      calibration="classical")
+    f = two_round_fit(
+        ds.X_train,
+        ds.y_train,
+        10.0,
+        1e-4,
+        np.random.default_rng(0),
+        family="logistic",
+        covariates="gaussian",
+        r=None,
+        sigma_op_norm=ds.population.extra["sigma_op_norm"],
+        calibration="classical",
+    )
     assert f.info["r"] == pytest.approx(math.sqrt(10 * 3 * ds.population.extra["sigma_op_norm"] * math.log(5000)))
     assert f.info["s_y"] == pytest.approx(math.sqrt(8 * log_term(1e-4)) / 10.0)
     assert f.info["delta_spent"] == pytest.approx(1.5e-4)
     with pytest.raises(ValueError, match="sigma_op_norm"):
-        two_round_fit(ds.X_train, ds.y_train, 10.0, 1e-4, np.random.default_rng(0), family="logistic",
-                      covariates="gaussian", r=None, sigma_op_norm=None)
+        two_round_fit(
+            ds.X_train,
+            ds.y_train,
+            10.0,
+            1e-4,
+            np.random.default_rng(0),
+            family="logistic",
+            covariates="gaussian",
+            r=None,
+            sigma_op_norm=None,
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -30,9 +30,12 @@ def test_sklearn_baseline_solvers_reach_the_same_optimum():
 
     ds = load_skin(np.random.default_rng(3), n=20_000, m=1_000)
     fit = get_mechanism("stein_sklearn_logreg").fit
-    values = {solver: sklearn_objective(ds.X_train, ds.y_train, fit(ds.X_train, ds.y_train, 1.0, 0.5,
-                                                                      np.random.default_rng(0), solver=solver).theta)
-              for solver in ("lbfgs", "newton-cholesky")}
+    values = {
+        solver: sklearn_objective(
+            ds.X_train, ds.y_train, fit(ds.X_train, ds.y_train, 1.0, 0.5, np.random.default_rng(0), solver=solver).theta
+        )
+        for solver in ("lbfgs", "newton-cholesky")
+    }
     assert values["newton-cholesky"] <= values["lbfgs"] + 1e-12
     assert values["lbfgs"] - values["newton-cholesky"] < 1e-4
 
@@ -121,11 +124,13 @@ def test_fused_baseline_pass_equals_the_two_pass_objective(family: str, monkeypa
     rows_loss, dz = fam.loss_grad(X @ w, y)
     assert loss == pytest.approx(np.sum(rows_loss) / 5003, rel=1e-12)
     np.testing.assert_allclose(grad, X.T @ dz / 5003, rtol=1e-11, atol=1e-15)
+
     def two_pass(v: np.ndarray) -> tuple[float, np.ndarray]:
         rows, dz_v = fam.loss_grad(X @ v, y)
         return float(np.sum(rows) / 5003), X.T @ dz_v / 5003
 
     theta, _ = glm.minimise_baseline_loss(X, y, fam, np.zeros(7))
-    reference = glm.minimize(two_pass, np.zeros(7), jac=True, method="L-BFGS-B",
-                             options={"gtol": 1e-10, "maxiter": 2000}).x
+    reference = glm.minimize(
+        two_pass, np.zeros(7), jac=True, method="L-BFGS-B", options={"gtol": 1e-10, "maxiter": 2000}
+    ).x
     np.testing.assert_allclose(theta, reference, rtol=1e-6, atol=1e-7)

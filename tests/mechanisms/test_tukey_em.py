@@ -178,8 +178,9 @@ def test_too_few_rows_per_model_releases_zero():
     assert not result.theta.any()
 
 
-@pytest.mark.parametrize("hyper, match", [({"models": 1}, "models"), ({"models": 2.5}, "models"),
-                                          ({"jitter": -1.0}, "jitter")])
+@pytest.mark.parametrize(
+    "hyper, match", [({"models": 1}, "models"), ({"models": 2.5}, "models"), ({"jitter": -1.0}, "jitter")]
+)
 def test_bad_hyperparameters_are_named(hyper, match):
     X = np.ones((100, 2))
     with pytest.raises(ValueError, match=match):

@@ -147,8 +147,16 @@ def test_perfect_oracle_regret_is_bounded_by_the_schedule():
 
     env = get_env("powerlaw").make(np.random.default_rng(0), d=20, n_arms=6)
     T, eps, delta = 2**11, 1.0, 1e-5
-    res = run_bandit(env, "squarecb_perfect_oracle", T, math.inf, delta, np.random.default_rng(1),
-                     schedule="jdp", schedule_epsilon=eps)
+    res = run_bandit(
+        env,
+        "squarecb_perfect_oracle",
+        T,
+        math.inf,
+        delta,
+        np.random.default_rng(1),
+        schedule="jdp",
+        schedule_epsilon=eps,
+    )
     bounds = doubling_epochs(T)
     J = len(bounds) - 1
     fail_epoch = (1.0 / T) / (2 * J * J)
@@ -158,7 +166,7 @@ def test_perfect_oracle_regret_is_bounded_by_the_schedule():
         if n_prev < 8:
             continue
         gamma = math.sqrt(env.n_arms) / rate_jdp(n_prev, sigma, fail_epoch)
-        epoch_regret = res.regret[bounds[j]:bounds[j + 1]].sum()
+        epoch_regret = res.regret[bounds[j] : bounds[j + 1]].sum()
         assert epoch_regret <= (bounds[j + 1] - bounds[j]) * (env.n_arms - 1) / gamma + 1e-9
     assert res.ledger.used == 0  # the control never reads a reward
     with pytest.raises(ValueError, match="schedule"):
@@ -183,10 +191,22 @@ def test_dimfree_regression_mechanisms_and_powerlaw_data():
 def _bandit_trials():
     rows = []
     for trial in range(6):
-        for label, eps, model, reg in (("elim", 1.0, "joint", 30.0 + trial), ("elim", math.inf, "joint", 10.0),
-                                       ("linucb", math.inf, "none", 5.0)):
-            rows.append({"dataset_id": "env", "label": label, "epsilon": eps, "privacy_model": model,
-                         "trial": trial, "T": 1024, "regret": reg})
+        for label, eps, model, reg in (
+            ("elim", 1.0, "joint", 30.0 + trial),
+            ("elim", math.inf, "joint", 10.0),
+            ("linucb", math.inf, "none", 5.0),
+        ):
+            rows.append(
+                {
+                    "dataset_id": "env",
+                    "label": label,
+                    "epsilon": eps,
+                    "privacy_model": model,
+                    "trial": trial,
+                    "T": 1024,
+                    "regret": reg,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -211,8 +231,18 @@ def test_eta_table_picks_the_grid_minimum_and_pairs_ratios():
     for label, base in (("DP-FTRL-I", 1.0), ("DP-FTRL-Σ (oracle H)", 0.5)):
         for eta, factor in (("rule", 3.0), ("0.01", 2.0), ("0.1", 1.0), ("1.0", 4.0)):
             for rep in range(3):
-                rows.append({"dataset": "λ", "epsilon": 1.0, "label": label, "hp.eta": eta, "info.eta": 0.05,
-                             "data_draw": rep, "trial": 0, "excess_pop_paper": base * factor * (1 + 0.01 * rep)})
+                rows.append(
+                    {
+                        "dataset": "λ",
+                        "epsilon": 1.0,
+                        "label": label,
+                        "hp.eta": eta,
+                        "info.eta": 0.05,
+                        "data_draw": rep,
+                        "trial": 0,
+                        "excess_pop_paper": base * factor * (1 + 0.01 * rep),
+                    }
+                )
     table = eta_table(pd.DataFrame(rows))
     best = table[(table["label"] == "DP-FTRL-I") & (table["eta"] == "grid-best")].iloc[0]
     assert best["eta_value"] == pytest.approx(0.1) and best["mean"] == pytest.approx(1.01)
@@ -241,13 +271,22 @@ def test_l2_ablation_scales_the_noise_by_p_and_sqrt_p(pm1):
 
 
 def test_exact_covariance_control_is_accurate_when_the_noise_is_negligible(pm1):
-    res = fit("stein_xty_oracle_cov", pm1.X_train, pm1.y_train, 1e6, 1e-6, np.random.default_rng(0),
-              public_X=pm1.X_public, population=pm1.population)
+    res = fit(
+        "stein_xty_oracle_cov",
+        pm1.X_train,
+        pm1.y_train,
+        1e6,
+        1e-6,
+        np.random.default_rng(0),
+        public_X=pm1.X_public,
+        population=pm1.population,
+    )
     w = pm1.population.theta
     assert np.sum((res.theta - w) ** 2) / np.sum(w**2) < 0.05 and res.info["xty_snr"] > 10
     with pytest.raises(ValueError, match="population"):
-        fit("stein_xty_oracle_cov", pm1.X_train, pm1.y_train, 4.0, 1e-6, np.random.default_rng(0),
-            public_X=pm1.X_public)
+        fit(
+            "stein_xty_oracle_cov", pm1.X_train, pm1.y_train, 4.0, 1e-6, np.random.default_rng(0), public_X=pm1.X_public
+        )
 
 
 def test_snr_and_a8_tables():
@@ -267,6 +306,15 @@ def test_snr_and_a8_tables():
 
 
 def test_control_analyses_are_registered():
-    for name in ("iw-ablation", "bandit-ratios", "bandit-dimfree-control", "bandit-f8", "bandit-coverage",
-                 "ftrl-eta-grid", "ftrl-slopes", "stein-snr", "stein-ctrl"):
+    for name in (
+        "iw-ablation",
+        "bandit-ratios",
+        "bandit-dimfree-control",
+        "bandit-f8",
+        "bandit-coverage",
+        "ftrl-eta-grid",
+        "ftrl-slopes",
+        "stein-snr",
+        "stein-ctrl",
+    ):
         assert registry.get_analysis(name).name == name

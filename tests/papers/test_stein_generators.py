@@ -39,8 +39,9 @@ def ols_summaries(sampler: str, seed: int) -> np.ndarray:
     """Per data set (n = 200, p = 3, logistic GLM): Σ_j θ̂_j and ‖θ̂‖ of the least-squares fit θ̂ = (XᵀX)⁻¹Xᵀy."""
     out = np.empty((DATASETS, 2))
     for k in range(DATASETS):
-        ds = generators.load(np.random.default_rng([seed, k]), covariates="bernoulli", n=200, p=3,
-                             bernoulli_sampler=sampler)
+        ds = generators.load(
+            np.random.default_rng([seed, k]), covariates="bernoulli", n=200, p=3, bernoulli_sampler=sampler
+        )
         theta = np.linalg.solve(ds.X_train.T @ ds.X_train, ds.X_train.T @ ds.y_train)
         out[k] = theta.sum(), np.linalg.norm(theta)
     return out

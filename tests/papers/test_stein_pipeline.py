@@ -21,9 +21,14 @@ CONFIG = {
     "epsilons": [4, 20],
     "delta": "1/n^1.1",
     "metrics": ["stein_err2", "stein_errinf"],
-    "datasets": [{"loader": "stein_synthetic", "label": "p = 3",
-                  "options": {"covariates": "gauss_diag", "family": "logistic", "p": 3},
-                  "grid": {"n": [2000, 4000]}}],
+    "datasets": [
+        {
+            "loader": "stein_synthetic",
+            "label": "p = 3",
+            "options": {"covariates": "gauss_diag", "family": "logistic", "p": 3},
+            "grid": {"n": [2000, 4000]},
+        }
+    ],
     "mechanisms": [
         {"mechanism": "stein_glm_gauss", "label": "Alg 1 (LDP)"},
         {"mechanism": "stein_central_diagnostic", "label": "DIAGNOSTIC central"},
@@ -32,8 +37,16 @@ CONFIG = {
     "plot": {"metric": "stein_err2", "x": "data.n", "hue": "epsilon", "logy": True},
 }
 #: the figure preset of configs/stein/*.yaml
-PRESET = {"metric": "stein_err2", "x": "data.n", "hue": "epsilon", "style": "label", "stat": "median",
-          "interval": "bootstrap", "baseline": {"privacy_model": "none"}, "logy": True}
+PRESET = {
+    "metric": "stein_err2",
+    "x": "data.n",
+    "hue": "epsilon",
+    "style": "label",
+    "stat": "median",
+    "interval": "bootstrap",
+    "baseline": {"privacy_model": "none"},
+    "logy": True,
+}
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +74,13 @@ def test_preset_draws_baseline_once_and_styles_the_diagnostic(tiny_run):
     drawing = render(tiny_run, **PRESET)
     (ax,) = drawing.figure.axes
     lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label().startswith("_")}
-    assert set(lines) == {"Alg 1 (LDP), ε=4", "Alg 1 (LDP), ε=20", "DIAGNOSTIC central, ε=4",
-                          "DIAGNOSTIC central, ε=20", "non-private Stein"}
+    assert set(lines) == {
+        "Alg 1 (LDP), ε=4",
+        "Alg 1 (LDP), ε=20",
+        "DIAGNOSTIC central, ε=4",
+        "DIAGNOSTIC central, ε=20",
+        "non-private Stein",
+    }
     assert lines["DIAGNOSTIC central, ε=4"].get_linestyle() == ":" and lines["Alg 1 (LDP), ε=4"].get_linestyle() == "-"
     assert lines["Alg 1 (LDP), ε=4"].get_color() == lines["DIAGNOSTIC central, ε=4"].get_color()
     assert lines["non-private Stein"].get_linestyle() == "--"
@@ -88,8 +106,10 @@ def test_cli_plot_and_table_analysis(tiny_run):
     result = CliRunner().invoke(app, ["plot", str(tiny_run)])
     assert result.exit_code == 0, result.output
     assert (tiny_run / "figure_stein_err2_vs_data_n.png").stat().st_size > 10_000
-    result = CliRunner().invoke(app, ["plot", str(tiny_run), "--x", "epsilon", "--hue", "data.n", "--fit",
-                                      "--stat", "mean", "--interval", "normal"])
+    result = CliRunner().invoke(
+        app,
+        ["plot", str(tiny_run), "--x", "epsilon", "--hue", "data.n", "--fit", "--stat", "mean", "--interval", "normal"],
+    )
     assert result.exit_code == 0 and "slope" in result.output, result.output
     assert (tiny_run / "figure_stein_err2_slopes.csv").is_file()
     bad = CliRunner().invoke(app, ["plot", str(tiny_run), "--metric", "nope"])

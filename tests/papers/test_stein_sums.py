@@ -104,16 +104,36 @@ def test_rows_free_fit_records_the_clipping_tv_bound_and_refuses_a_large_one() -
     model, public_X = instance()
     fit = registry.get_mechanism("stein_glm_gauss").fit
     stats = model.sums(N, np.random.default_rng(1))
-    result = fit(None, None, 10.0, 1e-4, np.random.default_rng(2), public_X=public_X, stats=stats, family="linear",
-                 clip_y=True)
+    result = fit(
+        None, None, 10.0, 1e-4, np.random.default_rng(2), public_X=public_X, stats=stats, family="linear", clip_y=True
+    )
     # B_y = 1 is 10 sd of y, r ≈ 2.7 is 34 sd of a coordinate: n·P ≈ 2000·1.5e-23
     assert 0.0 < result.info["clip_tv_bound"] < 1e-18
     with pytest.raises(ValueError, match="P\\(row clipped\\)"):
-        fit(None, None, 10.0, 1e-4, np.random.default_rng(2), public_X=public_X, stats=stats, family="linear",
-            clip_y=True, y_bound=0.3)
+        fit(
+            None,
+            None,
+            10.0,
+            1e-4,
+            np.random.default_rng(2),
+            public_X=public_X,
+            stats=stats,
+            family="linear",
+            clip_y=True,
+            y_bound=0.3,
+        )
     with pytest.raises(ValueError, match="per_user"):
-        fit(None, None, 10.0, 1e-4, np.random.default_rng(2), public_X=public_X, stats=stats, family="linear",
-            simulation="per_user")
+        fit(
+            None,
+            None,
+            10.0,
+            1e-4,
+            np.random.default_rng(2),
+            public_X=public_X,
+            stats=stats,
+            family="linear",
+            simulation="per_user",
+        )
 
 
 def test_engine_refuses_a_rows_only_mechanism_on_rows_free_data() -> None:
@@ -128,8 +148,9 @@ def test_engine_refuses_a_rows_only_mechanism_on_rows_free_data() -> None:
 
 def test_registry_refuses_rows_free_without_stats() -> None:
     with pytest.raises(ValueError, match="rows_free"):
-        registry.register_mechanism("x_rows_free", summary="x", privacy_model="none", neighbour="none",
-                                    rows_free=True, _into={})(lambda X, y, epsilon, delta, rng: None)
+        registry.register_mechanism(
+            "x_rows_free", summary="x", privacy_model="none", neighbour="none", rows_free=True, _into={}
+        )(lambda X, y, epsilon, delta, rng: None)
 
 
 def test_rows_and_sums_loaders_share_the_instance() -> None:
@@ -147,8 +168,14 @@ def run_rows_free(tmp_path, mechanisms: list[dict]) -> object:
     from dpbench.engine import run
 
     config = {
-        "name": "rows_free", "output_dir": str(tmp_path), "seed": 1, "trials": 2, "epsilons": [10.0], "n_jobs": 1,
-        "delta": "1/n^1.1", "metrics": ["stein_err2"],
+        "name": "rows_free",
+        "output_dir": str(tmp_path),
+        "seed": 1,
+        "trials": 2,
+        "epsilons": [10.0],
+        "n_jobs": 1,
+        "delta": "1/n^1.1",
+        "metrics": ["stein_err2"],
         "datasets": [{"loader": "stein_linear_sums", "options": {"n": 10**12, "m": 500}}],
         "mechanisms": mechanisms,
     }
@@ -160,10 +187,13 @@ def test_engine_runs_rows_free_data_end_to_end(tmp_path) -> None:
 
     import pandas as pd
 
-    run_dir = run_rows_free(tmp_path, [
-        {"mechanism": "stein_glm_gauss", "hyper": {"family": "linear", "clip_y": True}},
-        {"mechanism": "stein_nonprivate", "hyper": {"family": "linear"}},
-    ])
+    run_dir = run_rows_free(
+        tmp_path,
+        [
+            {"mechanism": "stein_glm_gauss", "hyper": {"family": "linear", "clip_y": True}},
+            {"mechanism": "stein_nonprivate", "hyper": {"family": "linear"}},
+        ],
+    )
     trials = pd.read_csv(run_dir / "trials.csv")
     assert len(trials) == 4 and (trials["n"] == 10**12).all()
     assert trials["stein_err2"].max() < 1e-2  # n ≫ n*: the literal error is ≈ n*/(16n) ≈ 3·10⁻⁴
@@ -179,14 +209,24 @@ def test_config_validation_refuses_a_rows_only_mechanism_on_rows_free_data(tmp_p
     from dpbench.config import parse_config
 
     config = {
-        "name": "rows_free", "output_dir": str(tmp_path), "seed": 1, "trials": 2, "epsilons": [10.0],
-        "delta": "1/n^1.1", "metrics": ["stein_err2"],
+        "name": "rows_free",
+        "output_dir": str(tmp_path),
+        "seed": 1,
+        "trials": 2,
+        "epsilons": [10.0],
+        "delta": "1/n^1.1",
+        "metrics": ["stein_err2"],
         "datasets": [{"loader": "stein_linear_sums", "options": {"n": 10**12, "m": 500}}],
-        "mechanisms": [{"mechanism": "stein_nonprivate", "hyper": {"family": "linear"}},
-                       {"mechanism": "stein_nonprivate_mle", "hyper": {"family": "linear"}}],
+        "mechanisms": [
+            {"mechanism": "stein_nonprivate", "hyper": {"family": "linear"}},
+            {"mechanism": "stein_nonprivate_mle", "hyper": {"family": "linear"}},
+        ],
     }
-    with pytest.raises(ConfigError, match=r"'mechanisms\[1\].mechanism': 'stein_nonprivate_mle' needs data rows, "
-                                          r"but datasets\[0\] \(stein_linear_sums .*\) has none"):
+    with pytest.raises(
+        ConfigError,
+        match=r"'mechanisms\[1\].mechanism': 'stein_nonprivate_mle' needs data rows, "
+        r"but datasets\[0\] \(stein_linear_sums .*\) has none",
+    ):
         parse_config(config)
     assert not (tmp_path / "rows_free").exists()  # nothing written
     rows = {**config, "datasets": [{"loader": "stein_linear_sums", "options": {"n": 1000, "m": 50, "rows": True}}]}

@@ -48,11 +48,35 @@ from dpbench.registry import unknown_name
 
 #: defaults of every preset option
 DEFAULTS: dict[str, Any] = {
-    "metric": "train_mse", "x": "epsilon", "hue": "label", "panel": "dataset", "row": None, "style": None,
-    "stat": "mean", "interval": "normal", "resamples": 1000, "seed": 0, "logx": None, "logy": False,
-    "zero_below": 1e-10, "refs": True, "hlines": (), "where": None, "pool": (), "baseline": None, "tag_models": False,
-    "fit": False, "fit_min": None, "fit_max": None, "fit_draw": False, "title": None, "caption": None, "ncols": None,
-    "annotate": None, "out": None, "ref_slopes": (),
+    "metric": "train_mse",
+    "x": "epsilon",
+    "hue": "label",
+    "panel": "dataset",
+    "row": None,
+    "style": None,
+    "stat": "mean",
+    "interval": "normal",
+    "resamples": 1000,
+    "seed": 0,
+    "logx": None,
+    "logy": False,
+    "zero_below": 1e-10,
+    "refs": True,
+    "hlines": (),
+    "where": None,
+    "pool": (),
+    "baseline": None,
+    "tag_models": False,
+    "fit": False,
+    "fit_min": None,
+    "fit_max": None,
+    "fit_draw": False,
+    "title": None,
+    "caption": None,
+    "ncols": None,
+    "annotate": None,
+    "out": None,
+    "ref_slopes": (),
 }
 #: options of one figure (the config's ``plot:`` may also hold ``metrics``: one figure each)
 PLOT_OPTIONS = tuple(DEFAULTS)
@@ -65,6 +89,8 @@ REF_WORDS = {":": "dotted", "-.": "dash-dot"}
 #: the note line reserved for the reference lines; written only if at least one is drawn (:func:`refs_note`)
 REFS_NOTE = "\0refs"
 MODEL_TAG = {"central": "central", "local": "local", "label": "label-DP", "joint": "JDP", "none": "non-private"}
+
+
 def _ordered(values: pd.Series, preferred: list[Any] | None = None) -> list[Any]:
     """Unique values: ``preferred`` order first, else ascending for numbers, else order of appearance."""
     unique = list(pd.unique(values))
@@ -94,8 +120,9 @@ def _matches(frame: pd.DataFrame, selection: Mapping[str, Sequence[Any]] | None,
     mask = pd.Series(True, index=frame.index)
     for column, wanted in (selection or {}).items():
         if column not in frame:
-            raise ValueError(f"{option}: " + unknown_name("column", column, frame.columns,
-                                                          see="the header of trials.csv"))
+            raise ValueError(
+                f"{option}: " + unknown_name("column", column, frame.columns, see="the header of trials.csv")
+            )
         values = frame[column]
         if pd.api.types.is_numeric_dtype(values):
             try:
@@ -172,8 +199,11 @@ def _bottom_lines(text: str, width_in: float, fontsize: float) -> list[str]:
 
 def preprocessing_notes(run: Run) -> list[str]:
     """A note naming the datasets whose preprocessing was declared as data-dependent (``bounds: benchmark``)."""
-    benchmark = [ident for ident, info in run.datasets.items()
-                 if isinstance(info, dict) and (info.get("meta") or {}).get("bounds") == "benchmark"]
+    benchmark = [
+        ident
+        for ident, info in run.datasets.items()
+        if isinstance(info, dict) and (info.get("meta") or {}).get("bounds") == "benchmark"
+    ]
     if not benchmark:
         return []
     return ["Benchmark bounds (data-dependent normalisation, NOT private): " + ", ".join(benchmark) + "."]
@@ -181,8 +211,11 @@ def preprocessing_notes(run: Run) -> list[str]:
 
 def _describe_points(o: Mapping[str, Any], counts: pd.Series) -> str:
     """One line saying what a point and its band are, e.g. "median ± 95% bootstrap CI (1000 resamples), R = 20"."""
-    band = {"normal": "95% normal CI (±1.96·se)", "bootstrap": f"95% bootstrap CI ({o['resamples']} resamples, "
-            f"seed {o['seed']})", "none": "no band"}[o["interval"]]
+    band = {
+        "normal": "95% normal CI (±1.96·se)",
+        "bootstrap": f"95% bootstrap CI ({o['resamples']} resamples, seed {o['seed']})",
+        "none": "no band",
+    }[o["interval"]]
     lo, hi = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
     trials = f"R = {lo}" if lo == hi else f"R = {lo}–{hi}"
     pooled = f"; pooled over {', '.join(axis_name(c) for c in o['pool'])}" if o["pool"] else ""
@@ -236,8 +269,10 @@ def _select(run: Run, o: dict[str, Any]) -> _Selection:
     panel, row = _panel_column(trials, o), o["row"]
     for option, column in (("x", x), ("hue", hue), ("panel", panel), ("row", row), ("style", o["style"])):
         if column is not None and column not in trials:
-            raise ValueError(f"{option}: " + unknown_name("column", column, trials.columns,
-                                                          see=f"the header of {run.path / 'trials.csv'}"))
+            raise ValueError(
+                f"{option}: "
+                + unknown_name("column", column, trials.columns, see=f"the header of {run.path / 'trials.csv'}")
+            )
     if not pd.api.types.is_numeric_dtype(trials[x]):
         raise ValueError(f"x={x!r} must be a numeric column")
     drawn = [c for c in (x, hue, panel, row) if c is not None]
@@ -246,8 +281,11 @@ def _select(run: Run, o: dict[str, Any]) -> _Selection:
     trials["_value"] = metric_values(trials, o["metric"], run.datasets).to_numpy()
     nan_count = int(trials["_value"].isna().sum())
     if nan_count:
-        warnings.warn(f"{run.path.name}: {nan_count} of {len(trials)} trials have a NaN {o['metric']}; ignored",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{run.path.name}: {nan_count} of {len(trials)} trials have a NaN {o['metric']}; ignored",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
     # baseline rows (e.g. non-private references): drawn once (first ε), in every panel they share
     is_base = _matches(trials, o["baseline"], "baseline") if o["baseline"] else pd.Series(False, index=trials.index)
@@ -261,8 +299,7 @@ def _select(run: Run, o: dict[str, Any]) -> _Selection:
     grid_keys = [c for c in (row, panel) if c is not None]
     style = o["style"] if o["style"] not in (None, hue) else None
     main = trials[~trials["_base"]]
-    extras = _split_columns(main if len(main) else trials, [*grid_keys, hue, *([style] if style else [])], x,
-                            o["pool"])
+    extras = _split_columns(main if len(main) else trials, [*grid_keys, hue, *([style] if style else [])], x, o["pool"])
     # a baseline ignores ε: its hue and extras other than ε identify it
     trials["_hue"] = trials[hue]
     if hue == "epsilon":
@@ -272,8 +309,9 @@ def _select(run: Run, o: dict[str, Any]) -> _Selection:
         curve_keys.append("label")  # a baseline's own label identifies it
     if "epsilon" in extras:
         trials.loc[trials["_base"], "epsilon"] = np.nan
-    points = summarise(trials, "_value", [*grid_keys, *curve_keys, x], o["stat"], o["interval"], o["resamples"],
-                       o["seed"])
+    points = summarise(
+        trials, "_value", [*grid_keys, *curve_keys, x], o["stat"], o["interval"], o["resamples"], o["seed"]
+    )
     points = points[np.isfinite(points[x].astype(float))]
     return _Selection(run, o, trials, panel, row, style, extras, curve_keys, points, nan_count)
 
@@ -324,8 +362,9 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
     o, run, points, panel, row = sel.o, sel.run, sel.points, sel.panel, sel.row
     main_points = points[~points["_base"].astype(bool)]
     source = main_points if len(main_points) else points
-    panels = _ordered(source[panel], None if pd.api.types.is_numeric_dtype(source[panel]) else
-                      list(pd.unique(source[panel])))
+    panels = _ordered(
+        source[panel], None if pd.api.types.is_numeric_dtype(source[panel]) else list(pd.unique(source[panel]))
+    )
     if row:  # a grid: one row per `row` value, one column per `panel` value
         rows_ = _ordered(source[row])
         present = source.groupby([row, panel], dropna=False).size()
@@ -339,8 +378,11 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
     caption = run.caption if o["caption"] is None else o["caption"]
     fig_w = max(6.4, ncols * PANEL_SIZE[0] + 0.6)
     draw_refs = o["refs"] and (o["metric"] == "train_mse" or (o["metric"] in EXCESS_NAMES and not o["logy"]))
-    legend_labels = [curves.legend[c] for c in curves.order] + [h["label"] for h in o["hlines"] if h["label"]] + [
-        r["label"] or f"slope {r['slope']:+g}" for r in o["ref_slopes"]]
+    legend_labels = (
+        [curves.legend[c] for c in curves.order]
+        + [h["label"] for h in o["hlines"] if h["label"]]
+        + [r["label"] or f"slope {r['slope']:+g}" for r in o["ref_slopes"]]
+    )
     legend_labels += list(REF_STYLE) if draw_refs else []
     leg_cols = _legend_columns(legend_labels, fig_w - 0.4)
     leg_rows = math.ceil(len(legend_labels) / leg_cols) if legend_labels else 0
@@ -348,8 +390,9 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
     if run.meta.get("partial"):  # a run of -d/-m/-e (meta.json)
         notes.append(f"Partial run: {run.meta['partial']} of the config.")
     if run.skipped:
-        notes.append("Skipped (data unavailable): " + "; ".join(
-            f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items()))
+        notes.append(
+            "Skipped (data unavailable): " + "; ".join(f"{k} ({_skip_reason(v)})" for k, v in run.skipped.items())
+        )
     if sel.nan_count:
         notes.append(f"{sel.nan_count} trial(s) with NaN {o['metric']} ignored.")
     notes += preprocessing_notes(run)
@@ -366,8 +409,14 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
     gap_in = title_in + 0.4 + fits_in  # tick labels of the panel above (+ its slopes) + the title of the one below
     fig_h = top_in + title_in + nrows * axes_in + (nrows - 1) * gap_in + bottom_in
     fig = Figure(figsize=(fig_w, fig_h), dpi=DPI)
-    fig.subplots_adjust(left=1.05 / fig_w, right=1 - 0.25 / fig_w, top=1 - (top_in + title_in) / fig_h,
-                        bottom=bottom_in / fig_h, wspace=0.32, hspace=gap_in / axes_in)
+    fig.subplots_adjust(
+        left=1.05 / fig_w,
+        right=1 - 0.25 / fig_w,
+        top=1 - (top_in + title_in) / fig_h,
+        bottom=bottom_in / fig_h,
+        wspace=0.32,
+        hspace=gap_in / axes_in,
+    )
     axes = fig.subplots(nrows, ncols, squeeze=False)
     used = set(positions.values())
     for i in range(nrows):
@@ -386,20 +435,30 @@ def _draw_curve(ax, sel: _Selection, curves: _Curves, curve: tuple, pts: pd.Data
     lo, hi = pts["lo"].to_numpy(float), pts["hi"].to_numpy(float)
     if o["logy"]:
         lo = np.where(lo > 0, lo, centre / 10)
-    (line,) = ax.plot(xs, centre, color=st["color"], marker=st["marker"], linestyle=st["linestyle"],
-                      markersize=5 if st["marker"] else 0, linewidth=1.4, label=curves.legend[curve],
-                      markevery=max(1, len(xs) // MAX_MARKERS))
+    (line,) = ax.plot(
+        xs,
+        centre,
+        color=st["color"],
+        marker=st["marker"],
+        linestyle=st["linestyle"],
+        markersize=5 if st["marker"] else 0,
+        linewidth=1.4,
+        label=curves.legend[curve],
+        markevery=max(1, len(xs) // MAX_MARKERS),
+    )
     if o["interval"] != "none":
         if len(xs) > 1:
-            ax.fill_between(xs, lo, hi, color=st["color"], alpha=0.12 if curves.meta[curve]["_base"] else 0.18,
-                            linewidth=0)
+            ax.fill_between(
+                xs, lo, hi, color=st["color"], alpha=0.12 if curves.meta[curve]["_base"] else 0.18, linewidth=0
+            )
         else:
             ax.errorbar(xs, centre, yerr=[centre - lo, hi - centre], color=st["color"], capsize=3, linestyle="")
     return line
 
 
-def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, handles: dict[str, Any],
-                annotation) -> list[dict[str, Any]]:
+def _draw_panel(
+    sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, handles: dict[str, Any], annotation
+) -> list[dict[str, Any]]:
     """Every curve of panel ``key`` = (row value, panel value), its axes and decorations; returns its fits."""
     o, x, panel, row = sel.o, sel.o["x"], sel.panel, sel.row
     r, p = key
@@ -409,8 +468,14 @@ def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, hand
     if o["logy"]:  # drop non-positive and numerically-zero centres (e.g. an OLS curve of an excess metric)
         top = sub["centre"].max() if len(sub) else 0.0
         sub = sub[sub["centre"] > (top * o["zero_below"] if np.isfinite(top) and top > 0 else 0.0)]
-    use_logx = o["logx"] if o["logx"] is not None else (x == "epsilon" or bool(
-        len(sel.points) and (sel.points[x] > 0).all() and sel.points[x].max() / sel.points[x].min() >= 50))
+    use_logx = (
+        o["logx"]
+        if o["logx"] is not None
+        else (
+            x == "epsilon"
+            or bool(len(sel.points) and (sel.points[x] > 0).all() and sel.points[x].max() / sel.points[x].min() >= 50)
+        )
+    )
     cell = {**({row: r} if row else {}), panel: p}
     fits, fit_lines, drawn = [], [], 0
     for curve in curves.order:
@@ -429,20 +494,43 @@ def _draw_panel(sel: _Selection, curves: _Curves, lay: _Layout, key: tuple, hand
         if annotation is not None:
             _annotate(annotation, ax, sel, pts, curve, p, r)
         if o["fit"] and not curves.meta[curve]["_base"]:
-            fit, line = fit_curve(ax, pts, x, o["fit_min"], o["fit_max"], curves.legend[curve],
-                                  curves.styles[curve]["color"], o["fit_draw"])
+            fit, line = fit_curve(
+                ax,
+                pts,
+                x,
+                o["fit_min"],
+                o["fit_max"],
+                curves.legend[curve],
+                curves.styles[curve]["color"],
+                o["fit_draw"],
+            )
             fit.update({**cell, "curve": curves.legend[curve]})
             fits.append(fit)
             fit_lines += [line] if line is not None else []
     _decorate_axes(ax, sel, lay, sub, drawn, use_logx, handles, key)
     if fit_lines:
-        ax.legend(handles=fit_lines, loc="upper center", bbox_to_anchor=(0.5, -0.5 / lay.axes_in), fontsize=6.5,
-                  title="fitted log–log slope [95% CI] (thin dashed lines)", title_fontsize=6.5, frameon=False)
+        ax.legend(
+            handles=fit_lines,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.5 / lay.axes_in),
+            fontsize=6.5,
+            title="fitted log–log slope [95% CI] (thin dashed lines)",
+            title_fontsize=6.5,
+            frameon=False,
+        )
     return fits
 
 
-def _decorate_axes(ax, sel: _Selection, lay: _Layout, sub: pd.DataFrame, drawn: int, use_logx: bool,
-                   handles: dict[str, Any], key: tuple) -> None:
+def _decorate_axes(
+    ax,
+    sel: _Selection,
+    lay: _Layout,
+    sub: pd.DataFrame,
+    drawn: int,
+    use_logx: bool,
+    handles: dict[str, Any],
+    key: tuple,
+) -> None:
     """Scales, ticks, reference lines, grid, title and axis labels of one panel."""
     o, x, panel, row = sel.o, sel.o["x"], sel.panel, sel.row
     r, p = key
@@ -476,8 +564,14 @@ def _decorate_axes(ax, sel: _Selection, lay: _Layout, sub: pd.DataFrame, drawn: 
         ax.set_xlabel(axis_name(x))
 
 
-def _write_texts(sel: _Selection, lay: _Layout, handles: dict[str, Any], title_lines: list[str],
-                 caption_lines: list[str], note_lines: list[str]) -> None:
+def _write_texts(
+    sel: _Selection,
+    lay: _Layout,
+    handles: dict[str, Any],
+    title_lines: list[str],
+    caption_lines: list[str],
+    note_lines: list[str],
+) -> None:
     """Suptitle, the figure-wide legend under it, and the caption and notes at the bottom."""
     fig = lay.figure
     fig_h = fig.get_figheight()
@@ -487,8 +581,15 @@ def _write_texts(sel: _Selection, lay: _Layout, handles: dict[str, Any], title_l
         fig.suptitle("\n".join(title_lines), y=1 - 0.12 / fig_h, va="top", fontsize=11.5)
     if handles:
         order = [lab for lab in lay.legend_labels if lab in handles]
-        fig.legend([handles[lab] for lab in order], order, loc="upper center", ncol=lay.legend_columns, fontsize=8.5,
-                   frameon=False, bbox_to_anchor=(0.5, 1 - lay.head_in / fig_h))
+        fig.legend(
+            [handles[lab] for lab in order],
+            order,
+            loc="upper center",
+            ncol=lay.legend_columns,
+            fontsize=8.5,
+            frameon=False,
+            bbox_to_anchor=(0.5, 1 - lay.head_in / fig_h),
+        )
     y = 0.1
     for line in reversed(note_lines):
         warn = line.startswith(("Skipped", f"{sel.nan_count} trial"))
@@ -505,8 +606,11 @@ def refs_note(handles: Mapping[str, Any]) -> str:
     drawn = [name for name in REF_STYLE if name in handles]
     if not drawn:
         return ""
-    return "Grey reference lines (per dataset): " + ", ".join(
-        f"{REF_WORDS[REF_STYLE[name]]} = {REF_MEANING[name]}" for name in drawn) + "."
+    return (
+        "Grey reference lines (per dataset): "
+        + ", ".join(f"{REF_WORDS[REF_STYLE[name]]} = {REF_MEANING[name]}" for name in drawn)
+        + "."
+    )
 
 
 def _tables(sel: _Selection, curves: _Curves, fits: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -514,13 +618,29 @@ def _tables(sel: _Selection, curves: _Curves, fits: list[dict[str, Any]]) -> tup
     points = sel.points
     records = points.to_dict("records")
     meta = [curves.meta.get(_key_of(rec, sel.curve_keys), {}) for rec in records]
-    private = [not rec["_base"] and m.get("privacy_model", "central") != "none" for rec, m in zip(records, meta,
-                                                                                                  strict=True)]
-    table = points.drop(columns=["boot", "_hue"]).assign(
-        curve=[curves.legend.get(_key_of(rec, sel.curve_keys), "") for rec in records], private=private,
-        baseline=points["_base"].astype(bool)).drop(columns=["_base"])
-    slope_columns = [*([sel.row] if sel.row else []), sel.panel, "curve", "slope", "lo", "hi", "points", "x_min",
-                     "x_max"]
+    private = [
+        not rec["_base"] and m.get("privacy_model", "central") != "none" for rec, m in zip(records, meta, strict=True)
+    ]
+    table = (
+        points.drop(columns=["boot", "_hue"])
+        .assign(
+            curve=[curves.legend.get(_key_of(rec, sel.curve_keys), "") for rec in records],
+            private=private,
+            baseline=points["_base"].astype(bool),
+        )
+        .drop(columns=["_base"])
+    )
+    slope_columns = [
+        *([sel.row] if sel.row else []),
+        sel.panel,
+        "curve",
+        "slope",
+        "lo",
+        "hi",
+        "points",
+        "x_min",
+        "x_max",
+    ]
     slopes = pd.DataFrame(fits)[slope_columns] if fits else pd.DataFrame(columns=slope_columns)
     return table, slopes
 
@@ -636,5 +756,13 @@ def build_figure(run: Run | str | Path, **options: Any) -> Figure:
 
 assert set(PLOT_OPTIONS) == set(PLOT_KEYS) - {"metrics"}, "plot.DEFAULTS and config.PLOT_KEYS disagree"
 
-__all__ = ["render", "build_figure", "Drawing", "cell_mask", "resolve_options", "preprocessing_notes", "DEFAULTS",
-           "PLOT_OPTIONS"]
+__all__ = [
+    "render",
+    "build_figure",
+    "Drawing",
+    "cell_mask",
+    "resolve_options",
+    "preprocessing_notes",
+    "DEFAULTS",
+    "PLOT_OPTIONS",
+]

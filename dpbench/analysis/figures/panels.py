@@ -47,8 +47,14 @@ def panel_grid(nrows: int, ncols: int, width: float, panels_height: float, capti
     return PanelGrid(fig, fig.subplots(nrows, ncols, squeeze=False), width, height, lines)
 
 
-def finish_grid(grid: PanelGrid, *, title: str = "", legend: Mapping[str, Any] | None = None,
-                legend_inches: float = 0.0, foot_inches: float = 0.5):
+def finish_grid(
+    grid: PanelGrid,
+    *,
+    title: str = "",
+    legend: Mapping[str, Any] | None = None,
+    legend_inches: float = 0.0,
+    foot_inches: float = 0.5,
+):
     """Lay out a :func:`panel_grid` figure: the figure legend of ``legend`` (name → handle) at the right, in
     ``legend_inches`` kept free; ``title`` on top; the caption at the bottom left, with ``foot_inches`` kept free
     above it for the axis labels. Returns the figure."""
@@ -65,10 +71,23 @@ def finish_grid(grid: PanelGrid, *, title: str = "", legend: Mapping[str, Any] |
 
 
 def median_panels(
-    trials: pd.DataFrame, metric: str, x: str, *, rows: str, cols: str, labels: Sequence[str] | None = None,
-    reference_labels: Sequence[str] = (), title: str = "", caption: str = "", xlabel: str | None = None,
-    ylabel: str | None = None, logx: bool = True, logy: bool = True, linestyle_by: str | None = None,
-    seed: int = 0, wrap: int = 3,
+    trials: pd.DataFrame,
+    metric: str,
+    x: str,
+    *,
+    rows: str,
+    cols: str,
+    labels: Sequence[str] | None = None,
+    reference_labels: Sequence[str] = (),
+    title: str = "",
+    caption: str = "",
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    logx: bool = True,
+    logy: bool = True,
+    linestyle_by: str | None = None,
+    seed: int = 0,
+    wrap: int = 3,
 ):
     """Grid of panels (``rows`` × ``cols`` columns of ``trials``) of the median of ``metric`` vs ``x`` with a
     bootstrap 95% band, one colour per label (``labels`` order); ``reference_labels`` drawn grey/black without band;
@@ -110,11 +129,22 @@ def median_panels(
                 xs, med, lo, hi = (np.array(t, dtype=float) for t in zip(*stats, strict=True))
                 ref = label in reference_labels
                 colour = ref_colours.get(label) if ref else colours[label]
-                style = ("--", ":", "-.")[list(reference_labels).index(label) % 3] if ref else \
-                    linestyles[j % len(linestyles)]
+                style = (
+                    ("--", ":", "-.")[list(reference_labels).index(label) % 3]
+                    if ref
+                    else linestyles[j % len(linestyles)]
+                )
                 name = label if lv is None or ref else f"{label}, {linestyle_by.split('.')[-1]} = {lv:g}"
-                (line,) = ax.plot(xs, med, color=colour, linestyle=style, marker="" if ref else marker_of[label],
-                                  markersize=4, linewidth=1.3, markerfacecolor="none")
+                (line,) = ax.plot(
+                    xs,
+                    med,
+                    color=colour,
+                    linestyle=style,
+                    marker="" if ref else marker_of[label],
+                    markersize=4,
+                    linewidth=1.3,
+                    markerfacecolor="none",
+                )
                 if not ref:
                     ax.fill_between(xs, lo, hi, color=colour, alpha=0.15, linewidth=0)
                 handles.setdefault(name, line)
@@ -128,12 +158,13 @@ def median_panels(
                 ax.set_xticks(xvals, [f"{v:g}" for v in xvals])
         ax.set_yscale("log" if logy else "linear")
         ax.grid(True, which="both", alpha=0.3)
-        ax.set_title(f"{rv}, {cols.split('.')[-1]} = {cv:g}" if isinstance(cv, (int, float)) else f"{rv}, {cv}",
-                     fontsize=9)
+        ax.set_title(
+            f"{rv}, {cols.split('.')[-1]} = {cv:g}" if isinstance(cv, (int, float)) else f"{rv}, {cv}", fontsize=9
+        )
         if k + ncols >= len(cells):
             ax.set_xlabel(xlabel or x)
         if c == 0:
             ax.set_ylabel(ylabel or metric)
-    for extra in list(axes.flat)[len(cells):]:
+    for extra in list(axes.flat)[len(cells) :]:
         fig.delaxes(extra)
     return finish_grid(panels, title=title, legend=handles, legend_inches=2.4, foot_inches=0.55)

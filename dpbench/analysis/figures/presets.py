@@ -23,8 +23,9 @@ def figure_stem(metric: str, x: str = "epsilon") -> str:
     return f"figure_{safe}" if x == "epsilon" else f"figure_{safe}_vs_{''.join(c if c.isalnum() else '_' for c in x)}"
 
 
-def presets(run: Run, overrides: Mapping[str, Any] | None = None, only: str | None = None
-            ) -> list[tuple[str, dict[str, Any]]]:
+def presets(
+    run: Run, overrides: Mapping[str, Any] | None = None, only: str | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     """The figures of a run as (file stem, options): one per named preset of the config's ``plots:`` (merged over
     ``plot:``) — or the ``plot:`` preset alone — and one per metric of a ``metrics:`` list.
 
@@ -36,8 +37,10 @@ def presets(run: Run, overrides: Mapping[str, Any] | None = None, only: str | No
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     if only is not None:
         if only not in named:
-            raise ValueError(f"no figure preset {only!r} in {run.path / 'config.yaml'}; "
-                             f"presets: {', '.join(named) or '(none: only plot:)'}")
+            raise ValueError(
+                f"no figure preset {only!r} in {run.path / 'config.yaml'}; "
+                f"presets: {', '.join(named) or '(none: only plot:)'}"
+            )
         chosen: dict[str | None, dict[str, Any]] = {only: {**base, **named[only], **overrides}}
     elif overrides or not named:
         chosen = {None: {**base, **overrides}}
@@ -49,8 +52,11 @@ def presets(run: Run, overrides: Mapping[str, Any] | None = None, only: str | No
         if "metric" in overrides or not metrics:
             metrics = [options.get("metric", DEFAULTS["metric"])]
         for metric in metrics:
-            stem = options.get("out") or (f"figure_{_safe(name)}" + (f"_{_safe(metric)}" if len(metrics) > 1 else "")
-                                          if name else figure_stem(metric, options.get("x", "epsilon")))
+            stem = options.get("out") or (
+                f"figure_{_safe(name)}" + (f"_{_safe(metric)}" if len(metrics) > 1 else "")
+                if name
+                else figure_stem(metric, options.get("x", "epsilon"))
+            )
             figures.append((stem, {**options, "metric": metric, "out": stem}))
     return figures
 
@@ -64,8 +70,9 @@ def save(drawing: Drawing, folder: Path, stem: str) -> list[Path]:
     return written
 
 
-def plot_presets(run_dir: str | Path, overrides: Mapping[str, Any] | None = None,
-                 only: str | None = None) -> list[Drawing]:
+def plot_presets(
+    run_dir: str | Path, overrides: Mapping[str, Any] | None = None, only: str | None = None
+) -> list[Drawing]:
     """Draw and write every figure of :func:`presets` for the run in ``run_dir``."""
     run = load_run(run_dir)
     drawings = []

@@ -16,8 +16,9 @@ from dpbench.analysis.stats import fmt
 MARKERS = "os^Dv<>PX*"
 
 
-def profiles_figure(profiles: Mapping[float, pd.DataFrame], labels: list[str], datasets: int,
-                    privacy: str = "") -> Figure:
+def profiles_figure(
+    profiles: Mapping[float, pd.DataFrame], labels: list[str], datasets: int, privacy: str = ""
+) -> Figure:
     """One panel per ε of ``profiles`` (ε → a table with column ``tau`` and one column per label)."""
     epsilons = list(profiles)
     ncols = min(3, len(epsilons))
@@ -27,22 +28,39 @@ def profiles_figure(profiles: Mapping[float, pd.DataFrame], labels: list[str], d
     for ax, eps in zip(axes, epsilons, strict=False):
         profile = profiles[eps]
         for j, lab in enumerate(labels):
-            ax.step(profile["tau"], profile[lab], where="post", label=lab, marker=MARKERS[j % len(MARKERS)],
-                    markevery=40, markersize=4)
+            ax.step(
+                profile["tau"],
+                profile[lab],
+                where="post",
+                label=lab,
+                marker=MARKERS[j % len(MARKERS)],
+                markevery=40,
+                markersize=4,
+            )
         ax.set_xscale("log")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(f"ε = {fmt(eps, missing='n/a')}")
         ax.set_xlabel("τ (mean normalised excess ≤ τ × best)")
         ax.set_ylabel("fraction of datasets")
         ax.grid(alpha=0.3)
-    for ax in axes[len(epsilons):]:
+    for ax in axes[len(epsilons) :]:
         ax.set_visible(False)
     height = 3.4 * nrows + 1.2
     handles, names = axes[0].get_legend_handles_labels()
     profile = f"; privacy: {privacy}" if privacy else ""
-    fig.suptitle(f"Performance profiles over {datasets} datasets (Dolan–Moré; higher is better{profile})",
-                 y=1 - 0.12 / height, fontsize=10 if profile else 11)
-    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.42 / height), ncol=min(5, len(names)),
-               fontsize=8, frameon=False)
+    fig.suptitle(
+        f"Performance profiles over {datasets} datasets (Dolan–Moré; higher is better{profile})",
+        y=1 - 0.12 / height,
+        fontsize=10 if profile else 11,
+    )
+    fig.legend(
+        handles,
+        names,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 1 - 0.42 / height),
+        ncol=min(5, len(names)),
+        fontsize=8,
+        frameon=False,
+    )
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
     return fig

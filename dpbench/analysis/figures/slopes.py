@@ -13,16 +13,23 @@ from dpbench.analysis.figures.text import value_text
 from dpbench.analysis.stats import fit_slopes, format_table
 
 
-def fit_curve(ax, pts: pd.DataFrame, x: str, fit_min: float | None, fit_max: float | None, legend: str,
-              colour: Any, draw: bool) -> tuple[dict[str, Any], Any]:
+def fit_curve(
+    ax, pts: pd.DataFrame, x: str, fit_min: float | None, fit_max: float | None, legend: str, colour: Any, draw: bool
+) -> tuple[dict[str, Any], Any]:
     """The slope fit of one curve's points (a row of the slopes table) and, with ``draw``, its drawn line."""
     fit = fit_slopes(pts, x, [], fit_min, fit_max).iloc[0].to_dict()
     if not (draw and np.isfinite(fit["slope"])):
         return fit, None
     fx = np.geomspace(fit["x_min"], fit["x_max"], 20)
-    (line,) = ax.plot(fx, np.exp(fit["intercept"]) * fx ** fit["slope"], color=colour,
-                      linestyle=(0, (6, 3)), linewidth=1.0, alpha=0.6,
-                      label=f"{legend}: {fit['slope']:+.2f} [{fit['lo']:+.2f}, {fit['hi']:+.2f}]")
+    (line,) = ax.plot(
+        fx,
+        np.exp(fit["intercept"]) * fx ** fit["slope"],
+        color=colour,
+        linestyle=(0, (6, 3)),
+        linewidth=1.0,
+        alpha=0.6,
+        label=f"{legend}: {fit['slope']:+.2f} [{fit['lo']:+.2f}, {fit['hi']:+.2f}]",
+    )
     return fit, line
 
 
@@ -35,8 +42,9 @@ def draw_ref_slope(ax, pts: pd.DataFrame, x: str, ref: Mapping[str, Any], handle
     xs, centre = xs[ok], centre[ok]
     fx = np.geomspace(xs[0], xs[-1], 20)
     label = ref["label"] or f"slope {ref['slope']:+g}"
-    (line,) = ax.plot(fx, centre[0] * (fx / xs[0]) ** ref["slope"], color="grey", linestyle=(0, (1, 1.5)),
-                      linewidth=1.2, label=label)
+    (line,) = ax.plot(
+        fx, centre[0] * (fx / xs[0]) ** ref["slope"], color="grey", linestyle=(0, (1, 1.5)), linewidth=1.2, label=label
+    )
     handles.setdefault(label, line)
 
 

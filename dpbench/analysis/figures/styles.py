@@ -21,8 +21,20 @@ _STYLE_CACHE: dict[str, dict[str, Any]] = {}
 #: colours for mechanisms that registered none (plug-ins, "pkg.module:fit"), dark enough on white; those closer than
 #: :data:`PALETTE_MIN_DISTANCE` (RGB, Euclidean) to a registered mechanism's colour are skipped, so a plug-in is never
 #: drawn in AdaSSP's blue
-UNREGISTERED_PALETTE = ("#000080", "#e7298a", "#1b9e77", "#4b0082", "#d6616b", "#6b8e23", "#e7ba52", "#393b79",
-                        "#ff1493", "#5254a3", "#b5cf6b", "#c49c94")
+UNREGISTERED_PALETTE = (
+    "#000080",
+    "#e7298a",
+    "#1b9e77",
+    "#4b0082",
+    "#d6616b",
+    "#6b8e23",
+    "#e7ba52",
+    "#393b79",
+    "#ff1493",
+    "#5254a3",
+    "#b5cf6b",
+    "#c49c94",
+)
 PALETTE_MIN_DISTANCE = 0.25
 #: further dash patterns once the four basic line styles are taken by curves of one colour
 EXTRA_DASHES = ((0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (8, 2, 2, 2)))
@@ -44,8 +56,11 @@ def registered_colours() -> list[str]:
 def unregistered_palette() -> list[str]:
     """:data:`UNREGISTERED_PALETTE` without the colours near a registered one (then the rest of the palette)."""
     taken = np.array([to_rgb(c) for c in registered_colours()]).reshape(-1, 3)
-    far = [c for c in UNREGISTERED_PALETTE
-           if not len(taken) or np.sqrt(((taken - np.array(to_rgb(c))) ** 2).sum(axis=1)).min() >= PALETTE_MIN_DISTANCE]
+    far = [
+        c
+        for c in UNREGISTERED_PALETTE
+        if not len(taken) or np.sqrt(((taken - np.array(to_rgb(c))) ** 2).sum(axis=1)).min() >= PALETTE_MIN_DISTANCE
+    ]
     return far + [c for c in UNREGISTERED_PALETTE if c not in far]
 
 
@@ -98,8 +113,9 @@ def label_styles(names: list[Any], mechanisms: list[str | None]) -> dict[Any, di
             palette = unregistered_palette() if palette is None else palette
             color = first_free(palette, used_colors, len(styles))
         marker = base.get("marker")
-        if marker is None or (marker in used_markers and base.get("color") is not None
-                              and to_hex(base["color"]) in used_colors):
+        if marker is None or (
+            marker in used_markers and base.get("color") is not None and to_hex(base["color"]) in used_colors
+        ):
             marker = first_free(FALLBACK_MARKERS, used_markers, len(styles))
         used_colors.add(to_hex(color))
         used_markers.add(marker)
@@ -157,8 +173,9 @@ def baseline_linestyles() -> Callable[[Any, Any], Any]:
     return style_for
 
 
-def curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], hue: str,
-                  style: str | None) -> dict[tuple, dict[str, Any]]:
+def curve_styles(
+    curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], hue: str, style: str | None
+) -> dict[tuple, dict[str, Any]]:
     """Colour from the hue (registry colours when the hue is the label/mechanism, a sequential map when numeric),
     line style/marker from the ``style`` column or the mechanism's registered style; baselines grey and dashed."""
     mains = [c for c in curves if not meta[c]["_base"]]
@@ -168,8 +185,9 @@ def curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], h
     if by_name:
         named = label_styles(hue_values, [next(mech[c] for c in mains if meta[c]["_hue"] == v) for v in hue_values])
         colour_of = {v: named[v]["color"] for v in hue_values}
-    elif hue_values and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
-                            for v in hue_values if not pd.isna(v)):
+    elif hue_values and all(
+        isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in hue_values if not pd.isna(v)
+    ):
         colour_of = sequential_colours(hue_values)
     else:
         cycle = matplotlib.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
@@ -178,8 +196,11 @@ def curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], h
     style_of = {}
     if style:
         values = list(dict.fromkeys(meta[c][style] for c in mains))
-        style_of = style_map(values, [next(mech[c] for c in mains if meta[c][style] == v) for v in values],
-                              by_label=style in ("label", "mechanism"))
+        style_of = style_map(
+            values,
+            [next(mech[c] for c in mains if meta[c][style] == v) for v in values],
+            by_label=style in ("label", "mechanism"),
+        )
     out: dict[tuple, dict[str, Any]] = {}
     greys = iter(BASELINE_GREYS * 4)
     base_colour: dict[Any, Any] = {}
@@ -202,8 +223,11 @@ def curve_styles(curves: list[tuple], meta: Mapping[tuple, Mapping[str, Any]], h
             out[c] = {"color": colour, "marker": "", "linestyle": base_style(rec.get("label"), reg.get("linestyle"))}
             continue
         named = label_named.get(rec.get("label"), {})
-        entry = {"color": colour_of.get(rec["_hue"], "grey"), "marker": named.get("marker", "o"),
-                 "linestyle": named.get("linestyle", "-")}
+        entry = {
+            "color": colour_of.get(rec["_hue"], "grey"),
+            "marker": named.get("marker", "o"),
+            "linestyle": named.get("linestyle", "-"),
+        }
         if style:
             entry.update(style_of[rec[style]])
         out[c] = entry

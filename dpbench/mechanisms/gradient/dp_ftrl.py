@@ -42,12 +42,23 @@ def calibrate(epsilon: float, delta: float, n: int, neighbour: str, calibration:
     return tau, info
 
 
-def _fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, sigma_design: str, *,
-         neighbour: str, calibration: str, **hyper: Any) -> FitResult:
+def _fit(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    sigma_design: str,
+    *,
+    neighbour: str,
+    calibration: str,
+    **hyper: Any,
+) -> FitResult:
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
     tau, cal = calibrate(epsilon, delta, X.shape[0], neighbour, calibration)
-    theta, info = fit_dp_ftrl(X, y, epsilon, delta, rng, sigma_design=sigma_design, tau=tau,
-                              calibration_info=cal, **hyper)
+    theta, info = fit_dp_ftrl(
+        X, y, epsilon, delta, rng, sigma_design=sigma_design, tau=tau, calibration_info=cal, **hyper
+    )
     return FitResult(theta, info)
 
 
@@ -77,7 +88,6 @@ STYLE = {
 }
 
 
-
 def tree_certify(hyper) -> tuple[str, str] | None:
     """The strict profile's test (:meth:`~dpbench.registry.MechanismInfo.with_profile`): the paper's Thm 4.1 τ is not
     certified under replace-one neighbours (spec 002 ambiguity #1; 27.8 vs the exact AGM 30.5 at ε = 1)."""
@@ -86,30 +96,54 @@ def tree_certify(hyper) -> tuple[str, str] | None:
     return "calibration", "the paper's τ (Thm 4.1) is not certified under replace-one neighbours; use agm or rdp"
 
 
-def register_tree(name: str, *, audit_hyper: Mapping[str, Any], **contract: Any
-                  ) -> Callable[[Callable[..., FitResult]], Callable[..., FitResult]]:
+def register_tree(
+    name: str, *, audit_hyper: Mapping[str, Any], **contract: Any
+) -> Callable[[Callable[..., FitResult]], Callable[..., FitResult]]:
     """``register_mechanism`` for a tree mechanism: the contract the three share (central DP, the neighbour notion a
     hyperparameter, the strict profile's certificate of the tree calibration, the audit's tree white-box setup), its
     :data:`STYLE`, the audit's hyperparameters ``audit_hyper`` and its own declarations ``contract``."""
-    return register_mechanism(name, privacy_model="central", neighbour=tree_neighbour, certify=tree_certify,
-                              style=STYLE[name], audit=AuditSetup(hyper=audit_hyper, whitebox=TREE_WHITEBOX),
-                              **contract)
+    return register_mechanism(
+        name,
+        privacy_model="central",
+        neighbour=tree_neighbour,
+        certify=tree_certify,
+        style=STYLE[name],
+        audit=AuditSetup(hyper=audit_hyper, whitebox=TREE_WHITEBOX),
+        **contract,
+    )
 
 
 @register_tree(
     "dp_ftrl_identity",
     summary="DP-FTRL-I: one-pass tree-aggregated DP-FTRL with isotropic noise (spec 002 §3.1, Kairouz et al. 2021)",
     spec="002 §3.1",
-    hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
-                   "c_C", "C_X", "C_Y", "l0", "shuffle", "engine"),
+    hyper=declared(
+        "neighbour",
+        "calibration",
+        "eta",
+        "eta_c1",
+        "eta_c2",
+        "spectrum",
+        "r",
+        "trH",
+        "eta_max",
+        "clip_C",
+        "c_C",
+        "C_X",
+        "C_Y",
+        "l0",
+        "shuffle",
+        "engine",
+    ),
     check=poly_rule_needs_r,
     bounds=Bounds(x="C_X", y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
     # white-box audit: the literal tree loop declares its nodes (TREE_WHITEBOX: n = 2⁵, the canary first — the first
     # leaf is in all k̄ = 6 released nodes); a huge label saturates the clip
     audit_hyper={"C_X": 1.0, "C_Y": 1.0},
 )
-def fit_identity(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                 **hyper: Any) -> FitResult:
+def fit_identity(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """Σ = I; C = C_X (bounded rows) or c_C·√tr(H); ψ = C·l0 (l0 = √2·C_Y for |y| ≤ C_Y). ``engine="reference"``
     runs the literal tree loop, whose nodes are declared releases (the white-box audit uses it)."""
     return _fit(X, y, epsilon, delta, rng, "identity", **hyper)
@@ -120,17 +154,43 @@ def fit_identity(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng
     summary="DP-FTRL-Σ with Σ = X̃ᵀX̃/M + I/(Nη) from unlabeled public rows (spec 002 §3.4, Eq. 3.2)",
     needs=("public_X",),
     spec="002 §3.4",
-    hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "spectrum", "r", "trH", "eta_max", "clip_C",
-                   "c_C", "C_Y", "l0", "lam_mult", "public_C_fraction", "public_C_rows", "shuffle", "engine",
-                   "sigma_factor"),
+    hyper=declared(
+        "neighbour",
+        "calibration",
+        "eta",
+        "eta_c1",
+        "eta_c2",
+        "spectrum",
+        "r",
+        "trH",
+        "eta_max",
+        "clip_C",
+        "c_C",
+        "C_Y",
+        "l0",
+        "lam_mult",
+        "public_C_fraction",
+        "public_C_rows",
+        "shuffle",
+        "engine",
+        "sigma_factor",
+    ),
     check=poly_rule_needs_r,
     bounds=Bounds(y="C_Y", clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0"),
     # white-box audit: the literal loop declares its nodes whitened by Σ (noise N(0, σ²I)); a saturated clip moves
     # every whitened node the canary is in by ψ, whatever its direction
     audit_hyper={"C_Y": 1.0},
 )
-def fit_sigma_public(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                     public_X: np.ndarray | None = None, **hyper: Any) -> FitResult:
+def fit_sigma_public(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    public_X: np.ndarray | None = None,
+    **hyper: Any,
+) -> FitResult:
     """Σ from the first rows of ``public_X``; C = c_C·√(mean ‖x̃‖²_{Σ⁻¹}) on the held-out public rows.
 
     ``sigma_factor``: the noise z = F u uses F = V diag(√((μ+λ)/M)) from the eigendecomposition PᵀP = V diag(μ) Vᵀ
@@ -146,13 +206,36 @@ def fit_sigma_public(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float,
     summary="DP-FTRL-Σ with the population design Σ = H + I/(Nη) (synthetic only; spec 002 §3.4, Eq. 3.1)",
     needs=("population",),
     spec="002 §3.4",
-    hyper=declared("neighbour", "calibration", "eta", "eta_c1", "eta_c2", "eta_max", "clip_C", "c_C", "l0",
-                   "lam_mult", "psi_mode", "psi_cap", "estimating_m", "shuffle", "engine"),
+    hyper=declared(
+        "neighbour",
+        "calibration",
+        "eta",
+        "eta_c1",
+        "eta_c2",
+        "eta_max",
+        "clip_C",
+        "c_C",
+        "l0",
+        "lam_mult",
+        "psi_mode",
+        "psi_cap",
+        "estimating_m",
+        "shuffle",
+        "engine",
+    ),
     bounds=Bounds(clips=True, note="rows are clipped in the Σ⁻¹-norm at C·l0 (l0 from the generator's design)"),
     audit_hyper={"l0": math.sqrt(2.0)},
 )
-def fit_sigma_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                     population=None, **hyper: Any) -> FitResult:
+def fit_sigma_oracle(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    population=None,
+    **hyper: Any,
+) -> FitResult:
     """Σ = H + (lam_mult/(Nη))I with the generator's H; C = c_C·√tr(Σ⁻¹H) exact; ψ = C·l0 (l0 from the design).
 
     ``psi_mode="public_labeled"`` runs RESIDUALEST Option 1 on the first ``estimating_m`` labelled public rows the
@@ -166,8 +249,9 @@ def fit_sigma_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float,
             raise ValueError(f"psi_mode={hyper['psi_mode']!r} needs labelled estimating rows from the generator")
         est_X, est_y = population.extra["estimating"]
         est_X, est_y = est_X[: hyper["estimating_m"]], est_y[: hyper["estimating_m"]]
-    return _fit(X, y, epsilon, delta, rng, "oracle", population=population, estimating_X=est_X, estimating_y=est_y,
-                **hyper)
+    return _fit(
+        X, y, epsilon, delta, rng, "oracle", population=population, estimating_X=est_X, estimating_y=est_y, **hyper
+    )
 
 
 @register_mechanism(
@@ -181,12 +265,23 @@ def fit_sigma_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float,
     check=poly_rule_needs_r,
     audit=AuditSetup(hyper={"C_X": 1.0}),
 )
-def fit_sgd_avg(X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None, rng: np.random.Generator,
-                **hyper: Any) -> FitResult:
+def fit_sgd_avg(
+    X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """η = min{η_max, c1·N^{−1/(1+r)}} (rule, τ = 0); ignores ε and δ."""
     X, y = check_inputs(X, y, None, None, x_bound=None, y_bound=None)
-    theta, info = fit_dp_ftrl(X, y, None, None, rng, sigma_design="identity", tau=0.0,
-                              calibration_info={"privacy_certified": True}, nonprivate=True, **hyper)
+    theta, info = fit_dp_ftrl(
+        X,
+        y,
+        None,
+        None,
+        rng,
+        sigma_design="identity",
+        tau=0.0,
+        calibration_info={"privacy_certified": True},
+        nonprivate=True,
+        **hyper,
+    )
     info["psi"] = math.inf
     return FitResult(theta, info)
 
@@ -200,7 +295,8 @@ def fit_sgd_avg(X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: floa
     style={"color": "grey", "marker": "", "linestyle": "-."},
     hyper={},
 )
-def fit_zero(X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None,
-             rng: np.random.Generator) -> FitResult:
+def fit_zero(
+    X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None, rng: np.random.Generator
+) -> FitResult:
     """θ = 0 (uses no data and no randomness)."""
     return FitResult(np.zeros(np.asarray(X).shape[1]))

@@ -69,7 +69,6 @@ ENGINES = ("auto", "blocked", "reference")
 DIVERGED_NORM = 1e8
 
 
-
 # ----------------------------------------------------------------------------------------------------------------
 # the mechanism body (spec 002 §3.7)
 
@@ -78,35 +77,51 @@ DIVERGED_NORM = 1e8
 #: declares the subset it takes (:func:`declared`) and forwards them to :func:`fit_dp_ftrl`, which reads the rest here
 HYPER: dict[str, Hyper] = {
     "neighbour": Choice(*TREE_NEIGHBOURS, default="zero_out", doc="neighbour notion of the tree calibration"),
-    "calibration": Choice(*TREE_METHODS, default="agm",
-                          doc="τ by the exact GDP route (agm), zCDP (rdp) or Thm 4.1 (paper)"),
-    "eta": Hyper(float, default="rule", gt=0, also=("rule", "theory"),
-                 doc="step size η, or the rate-balancing / theory rule"),
+    "calibration": Choice(
+        *TREE_METHODS, default="agm", doc="τ by the exact GDP route (agm), zCDP (rdp) or Thm 4.1 (paper)"
+    ),
+    "eta": Hyper(
+        float, default="rule", gt=0, also=("rule", "theory"), doc="step size η, or the rate-balancing / theory rule"
+    ),
     "eta_c1": Hyper(float, default=1.0, gt=0, doc="constant c1 of the η rule"),
     "eta_c2": Hyper(float, default=8.0, gt=0, doc="constant c2 of the η rule"),
-    "spectrum": Choice(*SPECTRA, default=None, none="the generator's design (oracle), else unknown",
-                       doc="design spectrum assumed by the η rule"),
-    "r": Hyper(float, default=None, gt=0, none="the generator's (oracle); needed with spectrum: poly",
-               doc="polynomial decay exponent (> 1)"),
+    "spectrum": Choice(
+        *SPECTRA,
+        default=None,
+        none="the generator's design (oracle), else unknown",
+        doc="design spectrum assumed by the η rule",
+    ),
+    "r": Hyper(
+        float,
+        default=None,
+        gt=0,
+        none="the generator's (oracle); needed with spectrum: poly",
+        doc="polynomial decay exponent (> 1)",
+    ),
     "trH": Hyper(float, default=None, gt=0, none="the design's, else unknown", doc="tr H of the design"),
     "eta_max": Hyper(float, default=None, gt=0, none="1/(2 tr H), 1/(2 C_X²) or ∞", doc="largest step size"),
     "clip_C": Hyper(float, default="auto", gt=0, also=("auto",), doc="clipping constant C, or c_C·√tr(Σ⁻¹H)"),
     "c_C": Hyper(float, default=2.0, gt=0, doc="constant of the automatic C"),
     "C_X": Hyper(float, default=None, gt=0, none="no bound on ‖x‖", doc="declared bound ‖x_i‖ ≤ C_X"),
     "C_Y": Hyper(float, default=None, gt=0, none="no bound on |y|", doc="declared bound |y_i| ≤ C_Y"),
-    "l0": Hyper(float, default=None, gt=0, none="the generator's (oracle), else √2·C_Y",
-                doc="residual bound: ψ = C·l0"),
+    "l0": Hyper(
+        float, default=None, gt=0, none="the generator's (oracle), else √2·C_Y", doc="residual bound: ψ = C·l0"
+    ),
     "lam_mult": Hyper(float, default=1.0, gt=0, inf=True, doc="Σ = design + lam_mult/(Nη)·I (∞: Σ = I)"),
     "public_C_fraction": Hyper(float, default=0.2, ge=0, lt=1, doc="share of the public rows held out to set C"),
-    "public_C_rows": Hyper(int, default=None, ge=0, none="public_C_fraction of the public rows",
-                           doc="public rows held out"),
+    "public_C_rows": Hyper(
+        int, default=None, ge=0, none="public_C_fraction of the public rows", doc="public rows held out"
+    ),
     "psi_mode": Choice(*PSI_MODES, default="fixed", doc="fixed ψ, or RESIDUALEST on labelled estimating rows"),
     "psi_cap": Hyper(float, default=None, gt=0, also=("C_l0",), none="no cap", doc="cap of the estimated ψ"),
     "estimating_m": Hyper(int, default=256, ge=1, doc="labelled estimating rows used by RESIDUALEST"),
     "shuffle": Hyper(bool, default=True, doc="stream the records in a uniformly random (data-independent) order"),
     "engine": Choice(*ENGINES, default="auto", doc="blocked fast path or the literal tree loop (declares nodes)"),
-    "sigma_factor": Choice(*SIGMA_FACTORS, default="eigh", doc="square root of a dense public Σ: eigenbasis (XV "
-                           "shared by every ε) or Cholesky; same Σ, same law"),
+    "sigma_factor": Choice(
+        *SIGMA_FACTORS,
+        default="eigh",
+        doc="square root of a dense public Σ: eigenbasis (XV shared by every ε) or Cholesky; same Σ, same law",
+    ),
 }
 
 
@@ -132,7 +147,12 @@ def _design_value(name: str, given: Any, population, key: str) -> Any:
 
 
 def fit_dp_ftrl(
-    X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None, rng: np.random.Generator, *,
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float | None,
+    delta: float | None,
+    rng: np.random.Generator,
+    *,
     sigma_design: str,
     tau: float,
     calibration_info: dict[str, Any],
@@ -195,8 +215,16 @@ def fit_dp_ftrl(
             eta_max = math.inf
     if isinstance(o.eta, str):
         if o.eta == "rule":
-            eta_value = eta_rule(n, tau, designed=sigma_design != "identity", spectrum=spectrum, r=r,
-                                 eta_max=eta_max, c1=o.eta_c1, c2=o.eta_c2)
+            eta_value = eta_rule(
+                n,
+                tau,
+                designed=sigma_design != "identity",
+                spectrum=spectrum,
+                r=r,
+                eta_max=eta_max,
+                c1=o.eta_c1,
+                c2=o.eta_c2,
+            )
         elif o.eta == "theory":
             if trH is None:
                 raise ValueError("eta='theory' needs trH (or a design that provides it)")
@@ -259,8 +287,20 @@ def fit_dp_ftrl(
     failures = 0
     if o.psi_mode == "fixed" and o.engine != "reference":
         noise = cached_tree_noise(rng, n, cov.noise_dim, block) if tau > 0 else None
-        result = run_blocked(X, y, q, psi, tau * psi if tau > 0 else 0.0, eta_value, cov, rng, block=block, XF=XF,
-                             grams=cached_grams(X_original, order, X, block), noise=noise)
+        result = run_blocked(
+            X,
+            y,
+            q,
+            psi,
+            tau * psi if tau > 0 else 0.0,
+            eta_value,
+            cov,
+            rng,
+            block=block,
+            XF=XF,
+            grams=cached_grams(X_original, order, X, block),
+            noise=noise,
+        )
     else:
         psi_fn = None
         if o.psi_mode == "public_labeled":

@@ -92,8 +92,9 @@ class NoiseCovariance:
 
     def scaled(self, c: float) -> NoiseCovariance:
         """cΣ with the factor √c·F (draws from the same u are exactly √c times; spec 002 T4)."""
-        return NoiseCovariance(self.kind, self.d, self.scale * c, self.diag, self.chol, self.P, self.lam, self.inner,
-                               self.basis)
+        return NoiseCovariance(
+            self.kind, self.d, self.scale * c, self.diag, self.chol, self.P, self.lam, self.inner, self.basis
+        )
 
     @property
     def n_public(self) -> int:
@@ -125,7 +126,7 @@ class NoiseCovariance:
         if self.kind == "eigen":
             return (U * (root * np.sqrt(self.diag))) @ self.basis.T
         M = self.n_public
-        return root * (math.sqrt(self.lam / M) * U[..., : self.d] + (U[..., self.d:] @ self.P) / math.sqrt(M))
+        return root * (math.sqrt(self.lam / M) * U[..., : self.d] + (U[..., self.d :] @ self.P) / math.sqrt(M))
 
     def transpose_apply(self, X: np.ndarray) -> np.ndarray:
         """Rows x ↦ Fᵀx, so that xᵀ(F u) = (Fᵀx)ᵀu (returns k columns)."""
@@ -221,12 +222,14 @@ def split_public(public_X: np.ndarray | PublicMoments, m_c: int) -> tuple[np.nda
     if not 0 <= m_c < total:
         raise ValueError(f"public_C_rows/public_C_fraction leave no rows to build Σ (M = {total})")
     if not isinstance(public_X, PublicMoments):
-        return public_X[: total - m_c], public_X[total - m_c:]
+        return public_X[: total - m_c], public_X[total - m_c :]
     explicit = public_X.rows.shape[0]
     if m_c > explicit:
-        raise ValueError(f"public data given by PᵀP hold out at most its {explicit} explicit rows for C; "
-                         f"public_C_rows = {m_c} (set public_C_rows ≤ {explicit}, or draw public rows)")
-    return public_X.head(explicit - m_c), public_X.rows[explicit - m_c:]
+        raise ValueError(
+            f"public data given by PᵀP hold out at most its {explicit} explicit rows for C; "
+            f"public_C_rows = {m_c} (set public_C_rows ≤ {explicit}, or draw public rows)"
+        )
+    return public_X.head(explicit - m_c), public_X.rows[explicit - m_c :]
 
 
 def public_gram(P: np.ndarray | PublicMoments) -> np.ndarray:
@@ -240,6 +243,6 @@ def row_quadratic(A: np.ndarray, weights: np.ndarray | None = None, chunk: int =
     ``einsum("ij,ij->i", A, A/w)`` (bit-identical, tests/mechanisms/test_dp_ftrl_speed.py)."""
     out = np.empty(A.shape[0])
     for start in range(0, A.shape[0], chunk):
-        rows = A[start:start + chunk]
-        np.einsum("ij,ij->i", rows, rows if weights is None else rows / weights, out=out[start:start + chunk])
+        rows = A[start : start + chunk]
+        np.einsum("ij,ij->i", rows, rows if weights is None else rows / weights, out=out[start : start + chunk])
     return out

@@ -55,7 +55,7 @@ def clip_coefficient(r: float, q: float, psi: float) -> float:
 
 def block_grams(X: np.ndarray, block: int) -> list[np.ndarray]:
     """X_b X_bᵀ of every block of ``block`` consecutive rows (the in-block inner products x_tᵀx_i)."""
-    return [X[t0:t0 + block] @ X[t0:t0 + block].T for t0 in range(0, X.shape[0], block)]
+    return [X[t0 : t0 + block] @ X[t0 : t0 + block].T for t0 in range(0, X.shape[0], block)]
 
 
 def block_coefficients(
@@ -121,15 +121,15 @@ def run_blocked(
     clipped = 0
     for index, t0 in enumerate(range(0, n, block)):
         b = min(block, n - t0)
-        Xb = X[t0:t0 + b]
+        Xb = X[t0 : t0 + b]
         if sigma > 0:
-            XFb = cov.transpose_apply(Xb) if XF is None else XF[t0:t0 + b]  # elementwise Σ: per block, no (N, d) copy
-            a = sigma * (XFb @ noise.starts[index] + np.einsum("ij,ij->i", XFb, noise.inblock[t0:t0 + b]))
+            XFb = cov.transpose_apply(Xb) if XF is None else XF[t0 : t0 + b]  # elementwise Σ: per block, no (N, d) copy
+            a = sigma * (XFb @ noise.starts[index] + np.einsum("ij,ij->i", XFb, noise.inblock[t0 : t0 + b]))
         else:
             a = np.zeros(b)
-        cb, clips = block_coefficients(Xb @ G + a, grams[index], y[t0:t0 + b], q[t0:t0 + b], eta, psi)
+        cb, clips = block_coefficients(Xb @ G + a, grams[index], y[t0 : t0 + b], q[t0 : t0 + b], eta, psi)
         clipped += clips
-        coef[t0:t0 + b] = cb
+        coef[t0 : t0 + b] = cb
         G = G + Xb.T @ cb
     steps_left = (n - 1 - np.arange(n)).astype(float)
     noise_avg = sigma * cov.apply_factor(noise.total) if sigma > 0 else 0.0

@@ -55,7 +55,6 @@ def theory_eta(n: int, trH: float) -> float:
     return 1.0 / (32.0 * trH * max(math.log2(n), 1.0))
 
 
-
 def residual_est_public(Xe: np.ndarray, ye: np.ndarray, w: np.ndarray) -> float:
     """Option 1: l = √(2·mean_i (ỹ_i − ⟨w, x̃_i⟩)²) on public labelled estimating data."""
     res = ye - Xe @ w

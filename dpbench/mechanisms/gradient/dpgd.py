@@ -48,14 +48,16 @@ AUDIT_NOISE_DIV10 = {"sigma_dpgd": scaled_output(0.1)}
         "T": Hyper(int, default=3, ge=1, doc="gradient steps"),
         "C": Hyper(float, default=1.0, gt=0, doc="clipping level (per-example gradient norm bound)"),
         "learning_rate": Hyper(float, default=0.25, gt=0, doc="step size b"),
-        "clip": Choice("residual", "per_example", default="residual",
-                       doc="clip the residual (needs ‖x_i‖ ≤ 1) or x_i r_i"),
+        "clip": Choice(
+            "residual", "per_example", default="residual", doc="clip the residual (needs ‖x_i‖ ≤ 1) or x_i r_i"
+        ),
     },
     bounds=Bounds(x=lambda h: 1.0 if h["clip"] == "residual" else None),
     audit=AuditSetup(whitebox={"pair": {"y_bound": SATURATING_LABEL}}),  # the residual clip saturates every step
 )
-def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
-        ) -> FitResult:
+def fit(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """DP-GD estimate after T steps from θ_0 = 0."""
     T, C, clip = int(hyper["T"]), hyper["C"], hyper["clip"]
     x_bound = 1.0 if clip == "residual" else None

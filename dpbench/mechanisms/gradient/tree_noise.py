@@ -168,22 +168,22 @@ def blocked_tree_noise(
     nu_end = nu_start
     for index, t0 in enumerate(range(0, n, block)):
         b = min(block, n - t0)
-        draws = inblock[t0 + 1:t0 + b + 1]
+        draws = inblock[t0 + 1 : t0 + b + 1]
         rng.standard_normal(out=draws)  # u of steps s = t0+1 .. t0+b
-        total += weights[t0:t0 + b] @ draws
+        total += weights[t0 : t0 + b] @ draws
         starts[index] = nu_start
         s = t0 + b
         if b == block:
             nu_end = nu_at[s - (s & -s)] + draws[b - 1]
             nu_at[s] = nu_end
             nu_start = nu_end
-            rows = inblock[t0:t0 + block]
+            rows = inblock[t0 : t0 + block]
             inblock_prefix_noise(rows, out=rows)
         else:
             padded = np.zeros((block, k))
-            padded[1:b + 1] = draws
+            padded[1 : b + 1] = draws
             nu_in = inblock_prefix_noise(padded)
-            inblock[t0:t0 + b] = nu_in[:b]
+            inblock[t0 : t0 + b] = nu_in[:b]
             nu_end = nu_start + nu_in[b]
     return BlockedTreeNoise(starts, inblock[:n], total, nu_end)
 

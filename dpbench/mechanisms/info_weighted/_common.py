@@ -49,15 +49,23 @@ RULE = "the preset's rule (spec 000 §6)"
 #: every hyperparameter the information-weighted mechanisms share, declared once
 HYPER: dict[str, Hyper] = {
     "B": Hyper(float, default=1.0, gt=0, doc="declared bound ‖φ_i‖ ≤ B"),
-    "clip": Hyper(bool, default=False,
-                  doc="clip φ to ‖φ‖ ≤ B and y to [−1, 1] (a per-record map) instead of rejecting rows"),
-    "calibration": Choice(*CALIBRATIONS, default="paper",
-                          doc="noise family: paper σ_{ε,δ} and classical (ε ≤ 1 only) or agm"),
-    "neighbour": Choice("replace", "replace_one", "zero_out", default="replace",
-                        doc="central neighbours (zero-out halves sensitivities)"),
+    "clip": Hyper(
+        bool, default=False, doc="clip φ to ‖φ‖ ≤ B and y to [−1, 1] (a per-record map) instead of rejecting rows"
+    ),
+    "calibration": Choice(
+        *CALIBRATIONS, default="paper", doc="noise family: paper σ_{ε,δ} and classical (ε ≤ 1 only) or agm"
+    ),
+    "neighbour": Choice(
+        "replace",
+        "replace_one",
+        "zero_out",
+        default="replace",
+        doc="central neighbours (zero-out halves sensitivities)",
+    ),
     "fail_prob": Hyper(float, default=0.05, gt=0, lt=1, doc="failure probability δ_f of the hyperparameter rules"),
-    "preset": Choice(*PRESETS, default="calibrated",
-                     doc="hyperparameter rules: calibrated (K = 4) or the theorems' forms"),
+    "preset": Choice(
+        *PRESETS, default="calibrated", doc="hyperparameter rules: calibrated (K = 4) or the theorems' forms"
+    ),
     "c_gamma": Hyper(float, default=1.0, gt=0, doc="constant c_γ of the γ rule"),
     "c_lam": Hyper(float, default=1.0, gt=0, doc="constant c_λ of the λ rule"),
     "lam_rule": Choice("l2", "l1", default="l2", doc="λ = 1/√T (Thm 5.3) or √(d log(1/δ_f)/T) (Prop 5.4)"),
@@ -68,8 +76,9 @@ HYPER: dict[str, Hyper] = {
     "paper_literal_noise": Hyper(bool, default=False, doc="the printed noise scale (recorded as epsilon_effective)"),
     "per_user_noise": Hyper(bool, default=False, doc="alias of simulation: per_user (kept for old configs)"),
     "simulation": SIMULATION,
-    "nonprivate": Hyper(bool, default=False,
-                        doc="all noise off: a non-private reference (recorded as privacy_model none)"),
+    "nonprivate": Hyper(
+        bool, default=False, doc="all noise off: a non-private reference (recorded as privacy_model none)"
+    ),
 }
 
 
@@ -112,7 +121,14 @@ def gamma_zero_needs_noise_off(h: Mapping[str, Any]) -> None:
 
 
 def prepare(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, *, B: float, clip: bool, calibration: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    *,
+    B: float,
+    clip: bool,
+    calibration: str,
     neighbour: str = "replace",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate (ε, δ, calibration, neighbour) and the data bounds ‖φ‖ ≤ B, |y| ≤ 1 (spec 000 §3.0).
@@ -143,8 +159,7 @@ def permutation(n: int, rng: np.random.Generator, shuffle: bool) -> np.ndarray:
     return rng.permutation(n) if shuffle else np.arange(n)
 
 
-def shuffled(X: np.ndarray, y: np.ndarray, rng: np.random.Generator, shuffle: bool
-             ) -> tuple[np.ndarray, np.ndarray]:
+def shuffled(X: np.ndarray, y: np.ndarray, rng: np.random.Generator, shuffle: bool) -> tuple[np.ndarray, np.ndarray]:
     """Rows in a uniformly random order from ``rng`` (no copy and no rng use when ``shuffle`` is False)."""
     if not shuffle:
         return X, y

@@ -62,51 +62,109 @@ def identity_moments(X: np.ndarray, y: np.ndarray, rows: slice, gamma: float) ->
     """Stage-2 moments with W = I on the rows ``rows`` of the unshuffled data: data only (no noise, no D₀), so
     memoised per data draw and γ (``_memo.data_memo``; one O(N₁d²) pass shared by every trial of an ε)."""
     d = X.shape[1]
-    return data_memo(X, y, ("iwr_identity_moments", rows.start, rows.stop, float(gamma)),
-                     lambda: stage2_moments(X[rows], y[rows], np.eye(d), gamma))
+    return data_memo(
+        X,
+        y,
+        ("iwr_identity_moments", rows.start, rows.stop, float(gamma)),
+        lambda: stage2_moments(X[rows], y[rows], np.eye(d), gamma),
+    )
 
 
 @register_mechanism(
     "iwr_dp_ablation",
     summary="IWR-DP ablation: W learned (Alg 4) or W = I, stage 2 on D₁ or all rows, optional public ball (issue 17)",
-    privacy_model="central", neighbour=central_neighbour, spec="000 §3.4–3.5 (ablation)",
+    privacy_model="central",
+    neighbour=central_neighbour,
+    spec="000 §3.4–3.5 (ablation)",
     style={"color": "tab:pink", "marker": "x", "linestyle": "--"},
-    hyper=declared("B", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "shuffle",
-                   weights=Choice(*WEIGHTS, default="learned",
-                                  doc="W from Alg 4 on D₀ (learned) or W = I (no stage 1)"),
-                   stage2_rows=Choice(*STAGE2_ROWS, default="half",
-                                      doc="stage 2 on D₁ (half) or on every row (all; needs W = I)"),
-                   radius=Hyper(float, default=None, gt=0, none="no ball",
-                                doc="public ball radius R of the stage-2 solve")),
+    hyper=declared(
+        "B",
+        "calibration",
+        "neighbour",
+        "fail_prob",
+        "preset",
+        "c_gamma",
+        "lam_rule",
+        "shuffle",
+        weights=Choice(*WEIGHTS, default="learned", doc="W from Alg 4 on D₀ (learned) or W = I (no stage 1)"),
+        stage2_rows=Choice(*STAGE2_ROWS, default="half", doc="stage 2 on D₁ (half) or on every row (all; needs W = I)"),
+        radius=Hyper(float, default=None, gt=0, none="no ball", doc="public ball radius R of the stage-2 solve"),
+    ),
     check=lambda h: check_ablation(h["weights"], h["stage2_rows"], h["radius"]),
-    epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0), audit=AUDIT_STAGED,
+    epsilon_range=calibrated_epsilons,
+    bounds=Bounds(x="B", y=1.0),
+    audit=AUDIT_STAGED,
 )
-def fit_iwr_dp_ablation(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                        **hyper: Any) -> FitResult:
+def fit_iwr_dp_ablation(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """IWR-DP with the ingredients switched by ``weights``, ``stage2_rows`` and ``radius`` (module docstring)."""
     weights, stage2_rows, radius, shuffle = hyper["weights"], hyper["stage2_rows"], hyper["radius"], hyper["shuffle"]
     B, calibration, neighbour = hyper["B"], hyper["calibration"], hyper["neighbour"]
     check_ablation(weights, stage2_rows, radius)
     X, y = prepare(X, y, epsilon, delta, B=B, clip=False, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
-    rule = iwr_dp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, neighbour=neighbour,
-                        preset=hyper["preset"], c_gamma=hyper["c_gamma"], fail_prob=hyper["fail_prob"],
-                        lam_rule=hyper["lam_rule"])
+    rule = iwr_dp_hyper(
+        n,
+        d,
+        epsilon,
+        delta,
+        B=B,
+        calibration=calibration,
+        neighbour=neighbour,
+        preset=hyper["preset"],
+        c_gamma=hyper["c_gamma"],
+        fail_prob=hyper["fail_prob"],
+        lam_rule=hyper["lam_rule"],
+    )
     K, lam, gamma = int(rule["K"]), float(rule["lam"]), float(rule["gamma"])
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n) if stage2_rows == "half" else (slice(0, 0), slice(0, n))
-    info: dict = {"K": K, "lam": lam, "gamma": gamma, "weights": weights, "stage2_rows": stage2_rows,
-                  "radius": radius, "calibration": calibration, "neighbour": neighbour, "epsilon_effective": epsilon}
+    info: dict = {
+        "K": K,
+        "lam": lam,
+        "gamma": gamma,
+        "weights": weights,
+        "stage2_rows": stage2_rows,
+        "radius": radius,
+        "calibration": calibration,
+        "neighbour": neighbour,
+        "epsilon_effective": epsilon,
+    }
     if weights == "learned":
-        stage1, info["std_H"] = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon,
-                                                   delta=delta, rng=rng, B=B, calibration=calibration,
-                                                   neighbour=neighbour)
+        stage1, info["std_H"] = shared_spectral_dp(
+            X,
+            y,
+            s0,
+            K=K,
+            gamma=gamma,
+            lam=lam,
+            epsilon=epsilon,
+            delta=delta,
+            rng=rng,
+            B=B,
+            calibration=calibration,
+            neighbour=neighbour,
+        )
         W = stage1.X
         info["n_floor"] = stage1.n_floor
         moments = None
     else:
         W = np.eye(d)
         moments = None if shuffle else identity_moments(X, y, s1, gamma)
-    theta, info2 = iwr_dp_stage2(X[s1], y[s1], W, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                 calibration=calibration, neighbour=neighbour, radius=radius, moments=moments)
+    theta, info2 = iwr_dp_stage2(
+        X[s1],
+        y[s1],
+        W,
+        gamma=gamma,
+        lam=lam,
+        epsilon=epsilon,
+        delta=delta,
+        rng=rng,
+        B=B,
+        calibration=calibration,
+        neighbour=neighbour,
+        radius=radius,
+        moments=moments,
+    )
     return FitResult(theta, {**info, **info2, "W": W})

@@ -94,9 +94,7 @@ def priv_std(half_sens: float, alpha: float, beta: float) -> float:
     return sigma_chen(alpha, beta) * check_positive(half_sens, "half_sens")
 
 
-def release_stds(
-    sensitivities: Sequence[float], epsilon: float, delta: float, calibration: str
-) -> list[float]:
+def release_stds(sensitivities: Sequence[float], epsilon: float, delta: float, calibration: str) -> list[float]:
     """Stds of m ∈ {1, 2} Gaussian releases on the same records, (ε, δ)-DP together (§3.13).
 
     ``paper``: the paper's budget split — each release at (ε/m, δ) by :func:`gaussian_std` (so each certifies

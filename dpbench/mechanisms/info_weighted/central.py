@@ -58,8 +58,9 @@ from dpbench.registry import register_mechanism
 
 AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}})
 #: Alg 16's average θ̄ = mean of θ_1..θ_T never includes the last record's step: the canary goes first
-AUDIT_SGD = AuditSetup(hyper={"calibration": "agm"},
-                       whitebox={"pair": {"n": 16, "canary_first": True}, "hyper": {"shuffle": False}})
+AUDIT_SGD = AuditSetup(
+    hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16, "canary_first": True}, "hyper": {"shuffle": False}}
+)
 #: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them with ``clip: true``
 BOUNDS = Bounds(x="B", y=1.0, clips="clip")
 
@@ -69,8 +70,17 @@ BOUNDS = Bounds(x="B", y=1.0, clips="clip")
 
 
 def iwr_dp_hyper(
-    n: int, d: int, epsilon: float, delta: float, *, B: float = 1.0, calibration: str = "paper",
-    neighbour: str = "replace", preset: str = "calibrated", c_gamma: float = 1.0, fail_prob: float = 0.05,
+    n: int,
+    d: int,
+    epsilon: float,
+    delta: float,
+    *,
+    B: float = 1.0,
+    calibration: str = "paper",
+    neighbour: str = "replace",
+    preset: str = "calibrated",
+    c_gamma: float = 1.0,
+    fail_prob: float = 0.05,
     lam_rule: str = "l2",
 ) -> dict[str, float]:
     """(K, λ, γ) of IWR-DP (spec 000 §6.1/6.2): K = 4 (calibrated) or max{⌈log log T⌉, 4} (theory); λ = 1/√T
@@ -96,8 +106,18 @@ def iwr_dp_hyper(
 
 
 def spectral_dp(
-    Phi0: np.ndarray, *, K: int, gamma: float, lam: float, epsilon: float, delta: float, rng: np.random.Generator,
-    B: float = 1.0, calibration: str = "paper", neighbour: str = "replace", nonprivate: bool = False,
+    Phi0: np.ndarray,
+    *,
+    K: int,
+    gamma: float,
+    lam: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    B: float = 1.0,
+    calibration: str = "paper",
+    neighbour: str = "replace",
+    nonprivate: bool = False,
 ) -> tuple[SpectralResult, float]:
     """Algorithm 4 (Spectral-Iteration-DP) on block D₀; returns (result, per-entry noise std).
 
@@ -107,8 +127,11 @@ def spectral_dp(
     """
     epochs = epoch_slices(Phi0.shape[0], K, Phi0.shape[1])
     N = epochs[0].stop - epochs[0].start
-    std = 0.0 if nonprivate else gaussian_std(2.0 * B * central_factor(neighbour) / (gamma * N), epsilon, delta,
-                                              calibration)
+    std = (
+        0.0
+        if nonprivate
+        else gaussian_std(2.0 * B * central_factor(neighbour) / (gamma * N), epsilon, delta, calibration)
+    )
     d = Phi0.shape[1]
 
     sensitivity = 2.0 * B * central_factor(neighbour) / (gamma * N) if gamma > 0 else float("inf")
@@ -126,8 +149,9 @@ def spectral_dp(
 SPECTRAL_DP_SIGNATURE = inspect.signature(spectral_dp)
 
 
-def shared_spectral_dp(X: np.ndarray, y: np.ndarray, rows: slice, *, rng: np.random.Generator, **params: Any
-                       ) -> tuple[SpectralResult, float]:
+def shared_spectral_dp(
+    X: np.ndarray, y: np.ndarray, rows: slice, *, rng: np.random.Generator, **params: Any
+) -> tuple[SpectralResult, float]:
     """``spectral_dp(X[rows], rng=rng, **params)``, memoised per (read-only data draw, rows, params, rng state).
 
     Alg 4 is a deterministic function of its block, its parameters and the rng state it starts from; on a hit the
@@ -166,9 +190,21 @@ def stage2_moments(Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, gamma: float
 
 
 def iwr_dp_stage2(
-    Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, *, gamma: float, lam: float, epsilon: float, delta: float,
-    rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", neighbour: str = "replace",
-    paper_literal_noise: bool = False, nonprivate: bool = False, radius: float | None = None,
+    Phi1: np.ndarray,
+    y1: np.ndarray,
+    W: np.ndarray,
+    *,
+    gamma: float,
+    lam: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    B: float = 1.0,
+    calibration: str = "paper",
+    neighbour: str = "replace",
+    paper_literal_noise: bool = False,
+    nonprivate: bool = False,
+    radius: float | None = None,
     moments: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 5 stage 2: ψ = mean w(φ)y, Ψ = mean w(φ)φᵀ (non-symmetric), ψ̃ = ψ + N(0, s_ψ²I),
@@ -186,8 +222,7 @@ def iwr_dp_stage2(
     if nonprivate:
         s_psi = s_Psi = 0.0
     else:
-        s_psi, s_Psi = release_stds([2.0 * f / (gamma * N1), 2.0 * B * f / (gamma * N1)], epsilon, delta,
-                                    calibration)
+        s_psi, s_Psi = release_stds([2.0 * f / (gamma * N1), 2.0 * B * f / (gamma * N1)], epsilon, delta, calibration)
         if paper_literal_noise:
             s_psi, s_Psi = s_psi / 2.0, s_Psi / 2.0
     psi_t = psi + s_psi * rng.standard_normal(d)
@@ -226,8 +261,15 @@ def _rule_inputs(hyper: Mapping[str, Any]) -> dict[str, Any]:
     return {key: hyper[key] for key in ("B", "calibration", "neighbour", "preset", "c_gamma", "fail_prob")}
 
 
-def _alg4_stage(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                rule: Mapping[str, float], hyper: Mapping[str, Any]):
+def _alg4_stage(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    rule: Mapping[str, float],
+    hyper: Mapping[str, Any],
+):
     """The first half of a central IWR fit: K, λ, γ by ``rule`` unless given, the records shuffled, Alg 4 on D₀.
     Returns (X, y, D₁'s slice, the Alg 4 result, its noise std, (K, λ, γ))."""
     K = int(rule["K"] if hyper["K"] is None else hyper["K"])
@@ -235,17 +277,35 @@ def _alg4_stage(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng:
     gamma = float(rule["gamma"] if hyper["gamma"] is None else hyper["gamma"])
     X, y = shuffled(X, y, rng, hyper["shuffle"])
     s0, s1 = halves(X.shape[0])
-    stage1, std = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
-                                     **_noise_inputs(hyper))
+    stage1, std = shared_spectral_dp(
+        X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, **_noise_inputs(hyper)
+    )
     return X, y, s1, stage1, std, (K, lam, gamma)
 
 
-def _stage_info(K: int, lam: float, gamma: float, stage1: SpectralResult, releases: dict, epsilon_effective: float,
-                hyper: Mapping[str, Any]) -> dict:
+def _stage_info(
+    K: int,
+    lam: float,
+    gamma: float,
+    stage1: SpectralResult,
+    releases: dict,
+    epsilon_effective: float,
+    hyper: Mapping[str, Any],
+) -> dict:
     """The info of a two-stage central IWR fit: (K, λ, γ), Alg 4's floors, the releases' stds, the settings, W."""
-    return {"K": K, "lam": lam, "gamma": gamma, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K,
-            **releases, "calibration": hyper["calibration"], "neighbour": hyper["neighbour"],
-            "preset": hyper["preset"], "epsilon_effective": epsilon_effective, "W": stage1.X}
+    return {
+        "K": K,
+        "lam": lam,
+        "gamma": gamma,
+        "n_floor": stage1.n_floor,
+        "floor_rate": stage1.n_floor / K,
+        **releases,
+        "calibration": hyper["calibration"],
+        "neighbour": hyper["neighbour"],
+        "preset": hyper["preset"],
+        "epsilon_effective": epsilon_effective,
+        "W": stage1.X,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -255,29 +315,69 @@ def _stage_info(K: int, lam: float, gamma: float, stage1: SpectralResult, releas
 @register_mechanism(
     "iwr_dp",
     summary="Information-weighted regression, central DP (Alg 4 spectral iteration + Alg 5 weighted SSP; 000 §3.5)",
-    privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.4–3.5", style=STYLES["iwr"],
-    hyper=declared("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "lam_rule", "K", "lam",
-                   "shuffle", "paper_literal_noise", "nonprivate",
-                   gamma=Hyper(float, default=None, ge=0, none=RULE,
-                               doc="weight scale γ (0 only with nonprivate: true)")),
-    check=gamma_zero_needs_noise_off, epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED,
+    privacy_model=central_model,
+    neighbour=central_neighbour,
+    spec="000 §3.4–3.5",
+    style=STYLES["iwr"],
+    hyper=declared(
+        "B",
+        "clip",
+        "calibration",
+        "neighbour",
+        "fail_prob",
+        "preset",
+        "c_gamma",
+        "lam_rule",
+        "K",
+        "lam",
+        "shuffle",
+        "paper_literal_noise",
+        "nonprivate",
+        gamma=Hyper(float, default=None, ge=0, none=RULE, doc="weight scale γ (0 only with nonprivate: true)"),
+    ),
+    check=gamma_zero_needs_noise_off,
+    epsilon_range=calibrated_epsilons,
+    bounds=BOUNDS,
+    audit=AUDIT_STAGED,
 )
-def fit_iwr_dp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-               **hyper: Any) -> FitResult:
+def fit_iwr_dp(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """IWR-DP (Alg 4 + 5). Explicit ``K``, ``lam``, ``gamma`` override the preset rule."""
     X, y = prepare(X, y, epsilon, delta, **_data_bounds(hyper))
     rule = iwr_dp_hyper(*X.shape, epsilon, delta, **_rule_inputs(hyper), lam_rule=hyper["lam_rule"])
     X, y, s1, stage1, std_H, (K, lam, gamma) = _alg4_stage(X, y, epsilon, delta, rng, rule, hyper)
-    theta, info2 = iwr_dp_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta,
-                                 rng=rng, **_noise_inputs(hyper), paper_literal_noise=hyper["paper_literal_noise"])
+    theta, info2 = iwr_dp_stage2(
+        X[s1],
+        y[s1],
+        stage1.X,
+        gamma=gamma,
+        lam=lam,
+        epsilon=epsilon,
+        delta=delta,
+        rng=rng,
+        **_noise_inputs(hyper),
+        paper_literal_noise=hyper["paper_literal_noise"],
+    )
     epsilon_effective = (2.0 if hyper["paper_literal_noise"] else 1.0) * epsilon
     return FitResult(theta, _stage_info(K, lam, gamma, stage1, {"std_H": std_H, **info2}, epsilon_effective, hyper))
 
 
 def erm_stage2(
-    Phi1: np.ndarray, y1: np.ndarray, W: np.ndarray, *, gamma: float, lam: float, epsilon: float, delta: float,
-    rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", neighbour: str = "replace",
-    paper_literal_noise: bool = False, nonprivate: bool = False,
+    Phi1: np.ndarray,
+    y1: np.ndarray,
+    W: np.ndarray,
+    *,
+    gamma: float,
+    lam: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    B: float = 1.0,
+    calibration: str = "paper",
+    neighbour: str = "replace",
+    paper_literal_noise: bool = False,
+    nonprivate: bool = False,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 14 (DP-ERM with a noisy-Hessian regulariser + output perturbation), linear link ν = id.
 
@@ -343,8 +443,19 @@ def _trust_region(A: np.ndarray, c: np.ndarray, r: float = 1.0) -> np.ndarray:
     return vecs @ (cp / (vals + hi))
 
 
-def iwr_dp_erm_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float, calibration: str, neighbour: str,
-                     preset: str, c_gamma: float, fail_prob: float) -> dict[str, float]:
+def iwr_dp_erm_hyper(
+    n: int,
+    d: int,
+    epsilon: float,
+    delta: float,
+    *,
+    B: float,
+    calibration: str,
+    neighbour: str,
+    preset: str,
+    c_gamma: float,
+    fail_prob: float,
+) -> dict[str, float]:
     """λ = √(d/T), λγ = c_γ·K(B + 1)(σ√(d + log(K/δ_f)) + log(K/δ_f))/T (spec 000 §6.1, IWR-GLM-DP, μ_ν = 1)."""
     check_preset(preset)
     K = 4 if preset == "calibrated" else loglog_K(n, 4)
@@ -358,32 +469,76 @@ def iwr_dp_erm_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float, 
 @register_mechanism(
     "iwr_dp_erm",
     summary="IWR-DP by DP-ERM with noisy-Hessian regulariser + output perturbation (Alg 4 + 13 + 14, ν = id)",
-    privacy_model=central_model, neighbour=central_neighbour, spec="000 §3.8", style=STYLES["iwr_stage2"],
-    hyper=declared("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma", "K", "lam", "gamma",
-                   "shuffle", "paper_literal_noise", "nonprivate"),
-    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED,
+    privacy_model=central_model,
+    neighbour=central_neighbour,
+    spec="000 §3.8",
+    style=STYLES["iwr_stage2"],
+    hyper=declared(
+        "B",
+        "clip",
+        "calibration",
+        "neighbour",
+        "fail_prob",
+        "preset",
+        "c_gamma",
+        "K",
+        "lam",
+        "gamma",
+        "shuffle",
+        "paper_literal_noise",
+        "nonprivate",
+    ),
+    epsilon_range=calibrated_epsilons,
+    bounds=BOUNDS,
+    audit=AUDIT_STAGED,
 )
-def fit_iwr_dp_erm(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                   **hyper: Any) -> FitResult:
+def fit_iwr_dp_erm(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     X, y = prepare(X, y, epsilon, delta, **_data_bounds(hyper))
     rule = iwr_dp_erm_hyper(*X.shape, epsilon, delta, **_rule_inputs(hyper))
     X, y, s1, stage1, std_spec, (K, lam, gamma) = _alg4_stage(X, y, epsilon, delta, rng, rule, hyper)
-    theta, info2 = erm_stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
-                              **_noise_inputs(hyper), paper_literal_noise=hyper["paper_literal_noise"])
+    theta, info2 = erm_stage2(
+        X[s1],
+        y[s1],
+        stage1.X,
+        gamma=gamma,
+        lam=lam,
+        epsilon=epsilon,
+        delta=delta,
+        rng=rng,
+        **_noise_inputs(hyper),
+        paper_literal_noise=hyper["paper_literal_noise"],
+    )
     return FitResult(theta, _stage_info(K, lam, gamma, stage1, {"std_spectral": std_spec, **info2}, epsilon, hyper))
 
 
 @register_mechanism(
     "iwr_dp_oracle",
     summary="Oracle IWR-DP with W from the generator's p (Alg 10; DP because W is data-independent)",
-    privacy_model="central", neighbour=central_neighbour, needs=("population",), spec="000 §3.6",
+    privacy_model="central",
+    neighbour=central_neighbour,
+    needs=("population",),
+    spec="000 §3.6",
     style=STYLES["oracle"],
-    hyper=declared("B", "calibration", "neighbour"), epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0),
-    audit=AuditSetup(skip="builds W from the generator's law p (population.extra: radial / basis_probs / atoms), "
-                          "which the audit's neighbouring datasets do not have"),
+    hyper=declared("B", "calibration", "neighbour"),
+    epsilon_range=calibrated_epsilons,
+    bounds=Bounds(x="B", y=1.0),
+    audit=AuditSetup(
+        skip="builds W from the generator's law p (population.extra: radial / basis_probs / atoms), "
+        "which the audit's neighbouring datasets do not have"
+    ),
 )
-def fit_iwr_dp_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                      population=None, **hyper: Any) -> FitResult:
+def fit_iwr_dp_oracle(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    population=None,
+    **hyper: Any,
+) -> FitResult:
     """Alg 10: λ = 1/√T, γ = √(log(1/δ)/(ε²T)), W = W_{γ,λ}(p) exactly; ψ = (1/T)Σ Wφy/(1+γ‖Wφ‖),
     ψ̃ = ψ + N(0, s²I) with replace sensitivity 2/(γT) (paper: std σ/(γT)), θ̂ = Wψ̃."""
     if population is None:
@@ -398,20 +553,36 @@ def fit_iwr_dp_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float
     std = gaussian_std(2.0 * central_factor(neighbour) / (gamma * n), epsilon, delta, calibration)
     theta = W @ released("ψ̃", psi + std * rng.standard_normal(d), psi, scale=std,
                          sensitivity=2.0 * central_factor(neighbour) / (gamma * n))  # fmt: skip
-    return FitResult(theta, {"lam": lam, "gamma": gamma, "std": std, "calibration": calibration,
-                             "neighbour": neighbour, "epsilon_effective": epsilon})
+    return FitResult(
+        theta,
+        {
+            "lam": lam,
+            "gamma": gamma,
+            "std": std,
+            "calibration": calibration,
+            "neighbour": neighbour,
+            "epsilon_effective": epsilon,
+        },
+    )
 
 
 @register_mechanism(
     "iwr_dp_oracle_label",
     summary="Alg 10 with W from the private covariates themselves: only LABEL-DP (yDP, spec 000 §3.6 (ii))",
-    privacy_model="label", neighbour="replace_one", spec="000 §3.6", style=STYLES["oracle"],
-    hyper=declared("B", "calibration",
-                   tol=Hyper(float, default=1e-9, gt=0, doc="tolerance of the exact spectral iteration")),
-    epsilon_range=calibrated_epsilons, bounds=Bounds(x="B", y=1.0), audit=AUDIT,
+    privacy_model="label",
+    neighbour="replace_one",
+    spec="000 §3.6",
+    style=STYLES["oracle"],
+    hyper=declared(
+        "B", "calibration", tol=Hyper(float, default=1e-9, gt=0, doc="tolerance of the exact spectral iteration")
+    ),
+    epsilon_range=calibrated_epsilons,
+    bounds=Bounds(x="B", y=1.0),
+    audit=AUDIT,
 )
-def fit_iwr_dp_oracle_label(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                            **hyper: Any) -> FitResult:
+def fit_iwr_dp_oracle_label(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """Alg 10 with p = the empirical distribution of X (exact iteration on the n rows, tolerance ``tol``): W depends
     on the covariates, so the release protects labels only (neighbours share all φ_i, Def. 6). Label sensitivity of
     ψ is 2/(γT) (|y| ≤ 1 changes w(φ)y by ≤ 2/γ)."""
@@ -424,20 +595,32 @@ def fit_iwr_dp_oracle_label(X: np.ndarray, y: np.ndarray, epsilon: float, delta:
     psi = iw_features(X, W, gamma).T @ y / n
     std = gaussian_std(2.0 / (gamma * n), epsilon, delta, calibration)
     theta = W @ released("ψ̃", psi + std * rng.standard_normal(d), psi, scale=std, sensitivity=2.0 / (gamma * n))
-    return FitResult(theta, {"lam": lam, "gamma": gamma, "std": std, "calibration": calibration,
-                             "epsilon_effective": epsilon})
+    return FitResult(
+        theta, {"lam": lam, "gamma": gamma, "std": std, "calibration": calibration, "epsilon_effective": epsilon}
+    )
 
 
 @register_mechanism(
     "ssp_ball",
     summary="SSP-OLS baseline: noisy (1/T)XᵀX, XᵀY + ball-constrained least squares (000 §3.12)",
-    privacy_model="central", neighbour=central_neighbour, spec="000 §3.12", style=STYLES["ssp"],
-    hyper=declared("B", "clip", "calibration", "neighbour",
-                   radius=Hyper(float, default=1.0, gt=0, doc="public ball radius R of the solve (θ̂ with ‖θ̂‖ ≤ R)")),
-    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_SMALL,
+    privacy_model="central",
+    neighbour=central_neighbour,
+    spec="000 §3.12",
+    style=STYLES["ssp"],
+    hyper=declared(
+        "B",
+        "clip",
+        "calibration",
+        "neighbour",
+        radius=Hyper(float, default=1.0, gt=0, doc="public ball radius R of the solve (θ̂ with ‖θ̂‖ ≤ R)"),
+    ),
+    epsilon_range=calibrated_epsilons,
+    bounds=BOUNDS,
+    audit=AUDIT_SMALL,
 )
-def fit_ssp_ball(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                 **hyper: Any) -> FitResult:
+def fit_ssp_ball(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """G = (1/T)Σφφᵀ, g = (1/T)Σφy; replace sensitivities 2B²/T, 2B/T (×½ zero-out); paper: SymPriv_{2B²/T},
     Priv_{2B/T} (each (ε/2, δ)); generic: joint s = 2√(B⁴ + B²)/T. θ̂ = ball_lsq(G̃, g̃, R) with the public radius
     R = ``radius`` (default 1, the spec's ‖θ*‖ ≤ 1)."""
@@ -452,21 +635,33 @@ def fit_ssp_ball(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng
     G = released("G = XᵀX/n", G0 + sym_gaussian(d, s_G, rng), G0, scale=s_G, symmetric=True,
                  sensitivity=2.0 * B * B * f / n)  # fmt: skip
     g = released("g = XᵀY/n", g0 + s_g * rng.standard_normal(d), g0, scale=s_g, sensitivity=2.0 * B * f / n)
-    return FitResult(ball_lsq(G, g, radius), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
-                                             "neighbour": neighbour, "epsilon_effective": epsilon})
+    return FitResult(
+        ball_lsq(G, g, radius),
+        {"std_G": s_G, "std_g": s_g, "calibration": calibration, "neighbour": neighbour, "epsilon_effective": epsilon},
+    )
 
 
 @register_mechanism(
     "dp_sgd_improper",
     summary="Dimension-free DP-SGD: one-pass projected SGD, averaged iterate + Gaussian output noise (Alg 16)",
-    privacy_model="central", neighbour=central_neighbour, spec="000 §3.9", style=STYLES["sgd"],
-    hyper=declared("calibration", "neighbour", "fail_prob", "shuffle",
-                   eta=Hyper(float, default=None, gt=0, le=0.5, none="min{1/(2√T), (σ²T log(1/δ_f))^(−1/3)}",
-                             doc="SGD step size")),
-    epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT_SGD,
+    privacy_model="central",
+    neighbour=central_neighbour,
+    spec="000 §3.9",
+    style=STYLES["sgd"],
+    hyper=declared(
+        "calibration",
+        "neighbour",
+        "fail_prob",
+        "shuffle",
+        eta=Hyper(float, default=None, gt=0, le=0.5, none="min{1/(2√T), (σ²T log(1/δ_f))^(−1/3)}", doc="SGD step size"),
+    ),
+    epsilon_range=calibrated_epsilons,
+    bounds=Bounds(x=1.0, y=1.0),
+    audit=AUDIT_SGD,
 )
-def fit_dp_sgd_improper(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                        **hyper: Any) -> FitResult:
+def fit_dp_sgd_improper(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """Alg 16 (B = 1): η = min{1/(2√T), (σ²T log(1/δ_f))^{-1/3}}; θ̂ = θ̄ + N(0, s²I), replace sensitivity 4η
     (non-expansive projected GD map, per-record gradient norm ≤ 2; ×½ zero-out); paper: std 2ησ.
 
@@ -490,17 +685,26 @@ def fit_dp_sgd_improper(X: np.ndarray, y: np.ndarray, epsilon: float, delta: flo
         avg = cached_sgd_average(X, y, eta)
     std = gaussian_std(4.0 * eta * f, epsilon, delta, calibration)
     theta = released("θ̄", avg + std * rng.standard_normal(d), avg, scale=std, sensitivity=4.0 * eta * f)
-    return FitResult(theta, {"eta": eta, "std": std, "calibration": calibration, "neighbour": neighbour,
-                             "epsilon_effective": epsilon})
+    return FitResult(
+        theta,
+        {"eta": eta, "std": std, "calibration": calibration, "neighbour": neighbour, "epsilon_effective": epsilon},
+    )
 
 
 @register_mechanism(
     "iw_zero",
     summary="Trivial estimator θ̂ = 0 (reference line; error ‖θ*‖²_Σ)",
-    privacy_model="none", neighbour="none", spec="000 §3.12", style={"color": "gray", "marker": "", "linestyle": "-."},
+    privacy_model="none",
+    neighbour="none",
+    spec="000 §3.12",
+    style={"color": "gray", "marker": "", "linestyle": "-."},
     hyper={},
 )
-def fit_iw_zero(X: np.ndarray, y: np.ndarray, epsilon: float | None = None, delta: float | None = None,
-                rng: np.random.Generator | None = None) -> FitResult:
+def fit_iw_zero(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rng: np.random.Generator | None = None,
+) -> FitResult:
     return FitResult(np.zeros(np.asarray(X).shape[1]))
-

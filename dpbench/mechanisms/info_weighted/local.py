@@ -58,8 +58,9 @@ BOUNDS = Bounds(x="B", y=1.0, clips="clip")
 PER_USER = PER_USER_VARIANT
 
 
-def noisy_mean(rows: np.ndarray, std: float, rng: np.random.Generator, per_user: bool, symmetric: bool = False
-               ) -> np.ndarray:
+def noisy_mean(
+    rows: np.ndarray, std: float, rng: np.random.Generator, per_user: bool, symmetric: bool = False
+) -> np.ndarray:
     """Mean over users of row_t + Z_t, Z_t iid N(0, std²) per entry (symmetric matrices: upper triangle iid).
 
     rows: (N, d) vectors or (N, d, d) matrices. Aggregated path: mean + Z/√N (exact in law)."""
@@ -75,8 +76,18 @@ def noisy_mean(rows: np.ndarray, std: float, rng: np.random.Generator, per_user:
     return mean + total / N
 
 
-def iwr_ldp_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float = 1.0, calibration: str = "paper",
-                  preset: str = "calibrated", c_lam: float = 1.0, fail_prob: float = 0.05) -> dict[str, float]:
+def iwr_ldp_hyper(
+    n: int,
+    d: int,
+    epsilon: float,
+    delta: float,
+    *,
+    B: float = 1.0,
+    calibration: str = "paper",
+    preset: str = "calibrated",
+    c_lam: float = 1.0,
+    fail_prob: float = 0.05,
+) -> dict[str, float]:
     """(K, λ) of IWR-LDP (spec 000 §6): calibrated K = 4, λ = c_λ·σ·B·√((d + log(K/δ_f))/n₀), n₀ = ⌊T/2⌋;
     theory K = max{⌈log log T⌉, 12}, λ = K·B·σ·√(K(d + log(K/δ_f))/T) (proof of Thm 4.4, C₁ = 1)."""
     check_preset(preset)
@@ -93,21 +104,32 @@ def iwr_ldp_hyper(n: int, d: int, epsilon: float, delta: float, *, B: float = 1.
 
 
 def spectral_ldp(
-    Phi0: np.ndarray, *, K: int, lam: float, epsilon: float, delta: float, rng: np.random.Generator,
-    B: float = 1.0, calibration: str = "paper", per_user_noise: bool = False, nonprivate: bool = False,
+    Phi0: np.ndarray,
+    *,
+    K: int,
+    lam: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    B: float = 1.0,
+    calibration: str = "paper",
+    per_user_noise: bool = False,
+    nonprivate: bool = False,
     simulation: str = "aggregate",
 ) -> tuple[SpectralResult, float]:
     """Algorithm 2 (Spectral-Iteration-LDP) on K disjoint epochs of ``Phi0`` (:func:`spectral_ldp_release`), with
     the per-user std σB = gaussian_std(2B, ε, δ); returns the result and that std."""
     epochs = epoch_slices(Phi0.shape[0], K, Phi0.shape[1])
     std = 0.0 if nonprivate else gaussian_std(2.0 * B, epsilon, delta, calibration)
-    result = spectral_ldp_release([Phi0[s] for s in epochs], lam=lam, std=std, B=B, rng=rng,
-                                  per_user=is_per_user(simulation, per_user_noise))
+    result = spectral_ldp_release(
+        [Phi0[s] for s in epochs], lam=lam, std=std, B=B, rng=rng, per_user=is_per_user(simulation, per_user_noise)
+    )
     return result, std
 
 
-def spectral_ldp_release(blocks: Sequence[np.ndarray], *, lam: float, std: float, B: float, rng: np.random.Generator,
-                         per_user: bool) -> SpectralResult:
+def spectral_ldp_release(
+    blocks: Sequence[np.ndarray], *, lam: float, std: float, B: float, rng: np.random.Generator, per_user: bool
+) -> SpectralResult:
     """The private releases of Algorithm 2 — the one copy, also run by the bandit oracles (spec 000 §3.2).
 
     One epoch per block of N users: per user V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ ‖φ‖ ≤ B), Ṽ_t = SymPriv_B(V_t)
@@ -130,9 +152,19 @@ def spectral_ldp_release(blocks: Sequence[np.ndarray], *, lam: float, std: float
 
 
 def iwr_ldp_stage2(
-    Phi1: np.ndarray, y1: np.ndarray, U: np.ndarray, *, lam: float, epsilon: float, delta: float,
-    rng: np.random.Generator, B: float = 1.0, calibration: str = "paper", per_user_noise: bool = False,
-    nonprivate: bool = False, simulation: str = "aggregate",
+    Phi1: np.ndarray,
+    y1: np.ndarray,
+    U: np.ndarray,
+    *,
+    lam: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    B: float = 1.0,
+    calibration: str = "paper",
+    per_user_noise: bool = False,
+    nonprivate: bool = False,
+    simulation: str = "aggregate",
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 3 stage 2: ψ_t = Uφy/‖Uφ‖ (‖·‖ ≤ 1), Ψ_t = Uφφᵀ/‖Uφ‖ (‖·‖_F ≤ B, not symmetric), Priv_2 and
     Priv_{2B} (paper: std 2σ, 2Bσ; generic joint s = 2√(1+B²)); θ̂ = ball_lsq(Ψ̂ + λI, ψ̂, r = 1).
@@ -156,47 +188,111 @@ def iwr_ldp_stage2(
     return theta, {"std_psi": s_psi, "std_Psi": s_Psi}
 
 
-def _alg2_stage(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                hyper: Mapping[str, Any], per_user: bool):
+def _alg2_stage(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    hyper: Mapping[str, Any],
+    per_user: bool,
+):
     """The first half of an LDP IWR fit with hyperparameters ``hyper``: inputs checked, K and λ by the rule unless
     given, the users shuffled, Alg 2 on the first half. Returns (X, y, the second half's slice, K, λ, the Alg 2
     result, its per-user std)."""
     B, calibration = hyper["B"], hyper["calibration"]
     X, y = prepare(X, y, epsilon, delta, B=B, clip=hyper["clip"], calibration=calibration)
     n, d = X.shape
-    rule = iwr_ldp_hyper(n, d, epsilon, delta, B=B, calibration=calibration, preset=hyper["preset"],
-                         c_lam=hyper["c_lam"], fail_prob=hyper["fail_prob"])
+    rule = iwr_ldp_hyper(
+        n,
+        d,
+        epsilon,
+        delta,
+        B=B,
+        calibration=calibration,
+        preset=hyper["preset"],
+        c_lam=hyper["c_lam"],
+        fail_prob=hyper["fail_prob"],
+    )
     K = int(rule["K"] if hyper["K"] is None else hyper["K"])
     lam = float(rule["lam"] if hyper["lam"] is None else hyper["lam"])
     X, y = shuffled(X, y, rng, hyper["shuffle"])
     s0, s1 = halves(n)
-    stage1, std_V = spectral_ldp(X[s0], K=K, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                 calibration=calibration, per_user_noise=per_user, nonprivate=hyper["nonprivate"])
+    stage1, std_V = spectral_ldp(
+        X[s0],
+        K=K,
+        lam=lam,
+        epsilon=epsilon,
+        delta=delta,
+        rng=rng,
+        B=B,
+        calibration=calibration,
+        per_user_noise=per_user,
+        nonprivate=hyper["nonprivate"],
+    )
     return X, y, s1, K, lam, stage1, std_V
 
 
-def _local_info(K: int, lam: float, stage1: SpectralResult, std_V: float, epsilon: float, hyper: Mapping[str, Any]
-                ) -> dict:
-    return {"K": K, "lam": lam, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K, "std_V": std_V,
-            "calibration": hyper["calibration"], "preset": hyper["preset"], "epsilon_effective": epsilon,
-            "U": stage1.X}
+def _local_info(
+    K: int, lam: float, stage1: SpectralResult, std_V: float, epsilon: float, hyper: Mapping[str, Any]
+) -> dict:
+    return {
+        "K": K,
+        "lam": lam,
+        "n_floor": stage1.n_floor,
+        "floor_rate": stage1.n_floor / K,
+        "std_V": std_V,
+        "calibration": hyper["calibration"],
+        "preset": hyper["preset"],
+        "epsilon_effective": epsilon,
+        "U": stage1.X,
+    }
 
 
 @register_mechanism(
     "iwr_ldp",
     summary="Information-weighted regression, local DP (Alg 2 spectral iteration + Alg 3 per-user SSP; 000 §3.3)",
-    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.2–3.3", style=STYLES["iwr"],
-    hyper=declared("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "per_user_noise",
-                   "nonprivate", "simulation"),
-    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED, variants=PER_USER,
+    privacy_model=local_model,
+    neighbour=local_neighbour,
+    spec="000 §3.2–3.3",
+    style=STYLES["iwr"],
+    hyper=declared(
+        "B",
+        "clip",
+        "calibration",
+        "fail_prob",
+        "preset",
+        "c_lam",
+        "K",
+        "lam",
+        "shuffle",
+        "per_user_noise",
+        "nonprivate",
+        "simulation",
+    ),
+    epsilon_range=calibrated_epsilons,
+    bounds=BOUNDS,
+    audit=AUDIT_STAGED,
+    variants=PER_USER,
 )
-def fit_iwr_ldp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                **hyper: Any) -> FitResult:
+def fit_iwr_ldp(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     per_user_noise = is_per_user(hyper["simulation"], hyper["per_user_noise"])
     X, y, s1, K, lam, stage1, std_V = _alg2_stage(X, y, epsilon, delta, rng, hyper, per_user_noise)
-    theta, info2 = iwr_ldp_stage2(X[s1], y[s1], stage1.X, lam=lam, epsilon=epsilon, delta=delta, rng=rng,
-                                  B=hyper["B"], calibration=hyper["calibration"], per_user_noise=per_user_noise,
-                                  nonprivate=hyper["nonprivate"])
+    theta, info2 = iwr_ldp_stage2(
+        X[s1],
+        y[s1],
+        stage1.X,
+        lam=lam,
+        epsilon=epsilon,
+        delta=delta,
+        rng=rng,
+        B=hyper["B"],
+        calibration=hyper["calibration"],
+        per_user_noise=per_user_noise,
+        nonprivate=hyper["nonprivate"],
+    )
     return FitResult(theta, {**_local_info(K, lam, stage1, std_V, epsilon, hyper), **info2})
 
 
@@ -204,14 +300,32 @@ def _identity(t: float) -> float:
     return t
 
 
-def ldp_sgd_linear(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float, std: float,
-                   rng: np.random.Generator, sensitivity: float = 0.0) -> np.ndarray:
+def ldp_sgd_linear(
+    Phi: np.ndarray,
+    y: np.ndarray,
+    U: np.ndarray,
+    *,
+    lam: float,
+    std: float,
+    rng: np.random.Generator,
+    sensitivity: float = 0.0,
+) -> np.ndarray:
     """Algorithm 11 with ν = id (μ_ν = L_ν = 1): :func:`ldp_sgd_glm` with the identity link."""
     return ldp_sgd_glm(Phi, y, U, lam=lam, std=std, rng=rng, sensitivity=sensitivity)
 
 
-def ldp_sgd_glm(Phi: np.ndarray, y: np.ndarray, U: np.ndarray, *, lam: float, std: float,
-                rng: np.random.Generator, sensitivity: float = 0.0, mean=_identity, mu: float = 1.0) -> np.ndarray:
+def ldp_sgd_glm(
+    Phi: np.ndarray,
+    y: np.ndarray,
+    U: np.ndarray,
+    *,
+    lam: float,
+    std: float,
+    rng: np.random.Generator,
+    sensitivity: float = 0.0,
+    mean=_identity,
+    mu: float = 1.0,
+) -> np.ndarray:
     """Algorithm 11 (spec 000 §3.7) for the link ν = ``mean`` (a scalar function) with curvature floor μ_ν = ``mu``:
     w_1 = 0; per user g_t = unit(Uφ_t)(ν(<Uφ_t, w_t>) − y_t) + λμ_νUw_t, g̃_t = g_t + N(0, std²I) (noise on the
     data part), w_{t+1} = Proj_{‖Uw‖≤1}(w_t − η_t g̃_t), η_t = 2/(μ_ν t); returns the final iterate w (θ̂ = Uw).
@@ -258,13 +372,21 @@ def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
 @register_mechanism(
     "iwr_glm_ldp",
     summary="Information-weighted LDP regression by per-user SGD (Alg 2 + Alg 11/12, linear link; 000 §3.7)",
-    privacy_model=local_model, neighbour=local_neighbour, spec="000 §3.7", style=STYLES["iwr_stage2"],
-    hyper=declared("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "nonprivate",
-                   "simulation"),
-    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_STAGED, variants=PER_USER,
+    privacy_model=local_model,
+    neighbour=local_neighbour,
+    spec="000 §3.7",
+    style=STYLES["iwr_stage2"],
+    hyper=declared(
+        "B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "nonprivate", "simulation"
+    ),
+    epsilon_range=calibrated_epsilons,
+    bounds=BOUNDS,
+    audit=AUDIT_STAGED,
+    variants=PER_USER,
 )
-def fit_iwr_glm_ldp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                    **hyper: Any) -> FitResult:
+def fit_iwr_glm_ldp(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """Per-user noise std of the gradient's data part: replace sensitivity 2(1 + B) (norm ≤ 1 + B; paper:
     Priv_2 = std 2σ at B = 1). Pure-Python loop over the second half of the users (~5 µs per user); its noise is
     always drawn per user (no aggregate law); ``simulation`` applies to the Alg 2 stage."""
@@ -278,15 +400,28 @@ def fit_iwr_glm_ldp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, 
 @register_mechanism(
     "ldp_clipped_sgd",
     summary="Dimension-free LDP batch SGD with clipped predictions (Alg 8 ≡ spec 001 Alg 6)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.10", style=STYLES["sgd"],
-    hyper=declared("calibration", "fail_prob", "shuffle", "per_user_noise", "simulation",
-                   K=Hyper(int, default=None, ge=1, none="max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋}", doc="epochs"),
-                   R=Hyper(float, default=2.0, gt=0, doc="prediction clipping level"),
-                   eta=Hyper(float, default=1.0, gt=0, doc="step size")),
-    epsilon_range=calibrated_epsilons, bounds=Bounds(x=1.0, y=1.0), audit=AUDIT_SMALL, variants=PER_USER,
+    privacy_model="local",
+    neighbour="replace_one",
+    spec="000 §3.10",
+    style=STYLES["sgd"],
+    hyper=declared(
+        "calibration",
+        "fail_prob",
+        "shuffle",
+        "per_user_noise",
+        "simulation",
+        K=Hyper(int, default=None, ge=1, none="max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋}", doc="epochs"),
+        R=Hyper(float, default=2.0, gt=0, doc="prediction clipping level"),
+        eta=Hyper(float, default=1.0, gt=0, doc="step size"),
+    ),
+    epsilon_range=calibrated_epsilons,
+    bounds=Bounds(x=1.0, y=1.0),
+    audit=AUDIT_SMALL,
+    variants=PER_USER,
 )
-def fit_ldp_clipped_sgd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                        **hyper: Any) -> FitResult:
+def fit_ldp_clipped_sgd(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """K = max{1, ⌊(T/(σ² log(T/δ_f)))^{1/3}⌋} (calibrated, Eq. 43 not enforced), N = ⌊T/K⌋; per epoch and user
     g_t = φ_t(clip_R(<θ_(k), φ_t>) − y_t) (‖g_t‖ ≤ R + 1), Priv_{R+1} (paper std (R+1)σ; generic s = 2(R+1));
     θ_(k+1) = θ_(k) − η·mean g̃ (no projection); output θ_(K). ``info.clip_rate`` = fraction with |<θ,φ>| > R.
@@ -306,7 +441,7 @@ def fit_ldp_clipped_sgd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: flo
     theta = np.zeros(d)
     clipped = 0
     for k in range(K):
-        idx = order[k * N:(k + 1) * N]
+        idx = order[k * N : (k + 1) * N]
         Phi, yk = X[idx], y[idx]
         pred = Phi @ theta
         clipped += int(np.sum(np.abs(pred) > R))
@@ -314,25 +449,42 @@ def fit_ldp_clipped_sgd(X: np.ndarray, y: np.ndarray, epsilon: float, delta: flo
         step = released(f"gradients epoch {k + 1}", noisy_mean(g, std, rng, per_user_noise), g, scale=std, users=True,
                         sensitivity=2.0 * (R + 1.0))  # fmt: skip
         theta = theta - hyper["eta"] * step
-    return FitResult(theta, {"K": K, "std": std, "clip_rate": clipped / (K * N), "calibration": calibration,
-                             "epsilon_effective": epsilon})
+    return FitResult(
+        theta,
+        {"K": K, "std": std, "clip_rate": clipped / (K * N), "calibration": calibration, "epsilon_effective": epsilon},
+    )
 
 
 @register_mechanism(
     "iwr_ldp_oracle",
     summary="Oracle IWR-LDP with U from the generator's p (Alg 9; l2-ball sampler, pure ε-LDP by default)",
-    privacy_model="local", neighbour="replace_one", needs=("population",), spec="000 §3.6",
+    privacy_model="local",
+    neighbour="replace_one",
+    needs=("population",),
+    spec="000 §3.6",
     style=STYLES["oracle"],
-    hyper=declared("calibration", "simulation",
-                   channel=Choice("l2ball", "gauss", default="l2ball",
-                                  doc="pure ε-LDP l2-ball sampler or Gaussian Priv_1")),
+    hyper=declared(
+        "calibration",
+        "simulation",
+        channel=Choice("l2ball", "gauss", default="l2ball", doc="pure ε-LDP l2-ball sampler or Gaussian Priv_1"),
+    ),
     epsilon_range=calibrated_epsilons,
     bounds=Bounds(x=None, y=1.0, note="‖φ_i‖ ≤ B with B from the generator's population"),
-    audit=AuditSetup(skip="builds U from the generator's law p (population.extra: radial / basis_probs / atoms), "
-                          "which the audit's neighbouring datasets do not have"),
+    audit=AuditSetup(
+        skip="builds U from the generator's law p (population.extra: radial / basis_probs / atoms), "
+        "which the audit's neighbouring datasets do not have"
+    ),
 )
-def fit_iwr_ldp_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                       population=None, **hyper: Any) -> FitResult:
+def fit_iwr_ldp_oracle(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    population=None,
+    **hyper: Any,
+) -> FitResult:
     """Alg 9: λ = 1/(ε√T), U = U_λ(p) exactly; per user ψ_t = Uφy/‖Uφ‖ (‖·‖ ≤ 1) released by the l2-ball sampler
     ((ε, 0)-LDP, unbiased) or ``channel="gauss"`` (Priv_1: std gaussian_std(2, ε, δ)); θ̂ = U·mean ψ̃.
     ``simulation`` applies to the Gaussian channel (mean noise N(0, std²/T I) in law); the l2-ball channel has no
@@ -341,8 +493,7 @@ def fit_iwr_ldp_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: floa
     channel, calibration = hyper["channel"], hyper["calibration"]
     if population is None:
         raise ValueError("iwr_ldp_oracle needs the generator's population (synthetic datasets only)")
-    X, y = prepare(X, y, epsilon, delta, B=float(population.extra.get("B", 1.0)), clip=False,
-                   calibration=calibration)
+    X, y = prepare(X, y, epsilon, delta, B=float(population.extra.get("B", 1.0)), clip=False, calibration=calibration)
     n, d = X.shape
     lam = 1.0 / (epsilon * math.sqrt(n))
     U = population_info_matrix("ldp", population.extra, d, lam)
@@ -361,12 +512,19 @@ def fit_iwr_ldp_oracle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: floa
 @register_mechanism(
     "ldp_ssp",
     summary="LDP sufficient-statistics perturbation (smooth channel of Prop 3.2) + ball-constrained LS (000 §3.12)",
-    privacy_model="local", neighbour="replace_one", spec="000 §3.12", style=STYLES["ssp"],
+    privacy_model="local",
+    neighbour="replace_one",
+    spec="000 §3.12",
+    style=STYLES["ssp"],
     hyper=declared("B", "clip", "calibration", "per_user_noise", "simulation"),
-    epsilon_range=calibrated_epsilons, bounds=BOUNDS, audit=AUDIT_SMALL, variants=PER_USER,
+    epsilon_range=calibrated_epsilons,
+    bounds=BOUNDS,
+    audit=AUDIT_SMALL,
+    variants=PER_USER,
 )
-def fit_ldp_ssp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                **hyper: Any) -> FitResult:
+def fit_ldp_ssp(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """Per user SymPriv_{2B²}(φφᵀ), Priv_{2B}(φy) (paper: each (ε/2, δ), std 2σB², 2σB; generic joint
     s = 2√(B⁴ + B²)); θ̂ = ball_lsq(Σ̂, ĝ, 1) with no ridge (spec 000 §3.12). Noise of the means: Sym_d(s_G²/n),
     N(0, s_g²/n I) in law (aggregate) or n per-user draws (per_user)."""
@@ -384,5 +542,6 @@ def fit_ldp_ssp(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng:
     G = released("Σ̂ (φφᵀ per user)", G, lambda: X[:, :, None] * X[:, None, :], scale=s_G, symmetric=True, users=True,
                  sensitivity=2.0 * B * B)  # fmt: skip
     g = released("ĝ (φy per user)", g, lambda: X * y[:, None], scale=s_g, users=True, sensitivity=2.0 * B)
-    return FitResult(ball_lsq(G, g, 1.0), {"std_G": s_G, "std_g": s_g, "calibration": calibration,
-                                          "epsilon_effective": epsilon})
+    return FitResult(
+        ball_lsq(G, g, 1.0), {"std_G": s_G, "std_g": s_g, "calibration": calibration, "epsilon_effective": epsilon}
+    )

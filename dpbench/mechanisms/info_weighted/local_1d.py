@@ -38,9 +38,10 @@ def _scales(epsilon: float, paper_scale: bool) -> tuple[float, float, float]:
 CONTRACT = {
     "privacy_model": "local",
     "neighbour": "replace_one",
-    "hyper": {"paper_scale": Hyper(bool, default=False,
-                                   doc="scale 2/ε for both releases (only 1.5ε-LDP: epsilon_effective)"),
-              "simulation": SIMULATION},
+    "hyper": {
+        "paper_scale": Hyper(bool, default=False, doc="scale 2/ε for both releases (only 1.5ε-LDP: epsilon_effective)"),
+        "simulation": SIMULATION,
+    },
     "bounds": Bounds(x=1.0, y=1.0, d=1),
     "audit": AuditSetup(d=1, whitebox={"pair": {"n": 16}}),
     "uses_delta": False,
@@ -74,8 +75,15 @@ def _check_1d(X: np.ndarray, y: np.ndarray, epsilon: float) -> tuple[np.ndarray,
     return X[:, 0], y
 
 
-def _released_ratio(X: np.ndarray, y: np.ndarray, epsilon: float, rng: np.random.Generator, hyper: Mapping[str, Any],
-                    numerator: tuple[str, Callable], denominator: tuple[str, Callable]) -> FitResult:
+def _released_ratio(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    rng: np.random.Generator,
+    hyper: Mapping[str, Any],
+    numerator: tuple[str, Callable],
+    denominator: tuple[str, Callable],
+) -> FitResult:
     """θ̂ = clip(ψ̂/Ψ̂) from the two Laplace releases: the users' mean of ``numerator``'s per-user values
     ``numerator[1](φ, y)`` (range 2, scale b_ψ) and of ``denominator``'s ``denominator[1](φ)`` (range 1, scale b_Ψ),
     in that order from ``rng``."""
@@ -84,22 +92,43 @@ def _released_ratio(X: np.ndarray, y: np.ndarray, epsilon: float, rng: np.random
     b_psi, b_Psi, eps_eff = _scales(epsilon, hyper["paper_scale"])
     released_means = []
     for (name, rows), scale, sensitivity in zip(
-        ((numerator[0], numerator[1](phi, y)), (denominator[0], denominator[1](phi))), (b_psi, b_Psi), (2.0, 1.0),
+        ((numerator[0], numerator[1](phi, y)), (denominator[0], denominator[1](phi))),
+        (b_psi, b_Psi),
+        (2.0, 1.0),
         strict=True,
     ):
-        released_means.append(float(released(name, laplace_mean(rows, scale, rng, per_user), rows, kind="laplace",
-                                             scale=scale, users=True, sensitivity=sensitivity)))
+        released_means.append(
+            float(
+                released(
+                    name,
+                    laplace_mean(rows, scale, rng, per_user),
+                    rows,
+                    kind="laplace",
+                    scale=scale,
+                    users=True,
+                    sensitivity=sensitivity,
+                )
+            )
+        )
     theta = _ratio(*released_means)
     return FitResult(np.array([theta]), {"b_psi": b_psi, "b_Psi": b_Psi, "epsilon_effective": eps_eff})
 
 
-def register_ratio(name: str, *, summary: str, spec: str, style: dict[str, str], numerator: tuple[str, Callable],
-                   denominator: tuple[str, Callable]) -> Callable[..., FitResult]:
+def register_ratio(
+    name: str,
+    *,
+    summary: str,
+    spec: str,
+    style: dict[str, str],
+    numerator: tuple[str, Callable],
+    denominator: tuple[str, Callable],
+) -> Callable[..., FitResult]:
     """Register the 1-D ratio estimator of the per-user statistics ``numerator`` (φ, y) and ``denominator`` (φ)
     (:func:`_released_ratio`) as mechanism ``name`` with the shared :data:`CONTRACT`."""
 
-    def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None, rng: np.random.Generator,
-            **hyper: Any) -> FitResult:
+    def fit(
+        X: np.ndarray, y: np.ndarray, epsilon: float, delta: float | None, rng: np.random.Generator, **hyper: Any
+    ) -> FitResult:
         return _released_ratio(X, y, epsilon, rng, hyper, numerator, denominator)
 
     fit.__name__ = fit.__qualname__ = f"fit_{name}"
@@ -108,10 +137,18 @@ def register_ratio(name: str, *, summary: str, spec: str, style: dict[str, str],
 
 
 fit_ldp_simple_1d = register_ratio(
-    "ldp_simple_1d", spec="000 §3.1", style=STYLES["iwr"],
+    "ldp_simple_1d",
+    spec="000 §3.1",
+    style=STYLES["iwr"],
     summary="Optimal 1-D LDP regression: Laplace on sign(φ)y and |φ|, θ̂ = clip(ψ̂/Ψ̂) (Alg 1; 000 §3.1)",
-    numerator=("ψ̂ (sign(φ)y per user)", lambda phi, y: np.sign(phi) * y), denominator=("Ψ̂ (|φ| per user)", np.abs))
+    numerator=("ψ̂ (sign(φ)y per user)", lambda phi, y: np.sign(phi) * y),
+    denominator=("Ψ̂ (|φ| per user)", np.abs),
+)
 fit_ldp_laplace_ssp_1d = register_ratio(
-    "ldp_laplace_ssp_1d", spec="000 §3.12", style=STYLES["ssp"],
+    "ldp_laplace_ssp_1d",
+    spec="000 §3.12",
+    style=STYLES["ssp"],
     summary="1-D LDP Laplace SSP: Laplace on φy and φ², θ̂ = clip(ψ̂/Ψ̂) (baseline of 000 §3.12)",
-    numerator=("ψ̂ (φy per user)", lambda phi, y: phi * y), denominator=("Ψ̂ (φ² per user)", lambda phi: phi**2))
+    numerator=("ψ̂ (φy per user)", lambda phi, y: phi * y),
+    denominator=("Ψ̂ (φ² per user)", lambda phi: phi**2),
+)

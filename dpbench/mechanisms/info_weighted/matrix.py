@@ -174,8 +174,7 @@ def w_isotropic(r_atoms: Sequence[float], r_probs: Sequence[float], d: int, gamm
 # private spectral iteration (Alg 2 / Alg 4)
 
 
-def epoch_statistic(Phi: np.ndarray, X: np.ndarray, weight_fn: WeightFn, root: np.ndarray | None = None
-                    ) -> np.ndarray:
+def epoch_statistic(Phi: np.ndarray, X: np.ndarray, weight_fn: WeightFn, root: np.ndarray | None = None) -> np.ndarray:
     """H = (1/N)Σ_t w(φ_t) X^{1/2}φ_tφ_tᵀX^{1/2} over the rows of one epoch (Eq. 21 / Alg 2 line 4)."""
     root = msqrt(X) if root is None else root
     P = Phi @ root
@@ -259,5 +258,7 @@ def population_info_matrix(kind: str, extra: dict, d: int, lam: float, gamma: fl
         return U_basis(p, B, lam) if kind == "ldp" else W_basis(p, B, gamma, lam)
     if "atoms" in extra:
         return solve_info_matrix(kind, extra["atoms"], extra["probs"], lam, gamma).X
-    raise ValueError("the dataset's population carries no description of p (radial / basis_probs / atoms); "
-                     "oracle mechanisms need a generator that declares it")
+    raise ValueError(
+        "the dataset's population carries no description of p (radial / basis_probs / atoms); "
+        "oracle mechanisms need a generator that declares it"
+    )

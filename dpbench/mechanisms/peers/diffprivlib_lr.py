@@ -61,13 +61,18 @@ SUMMARY = "diffprivlib LinearRegression (functional mechanism, pure ε-DP), boun
         "x_bound": Hyper(float, default=1.0, gt=0, doc="‖x_i‖ ≤ x_bound, passed as the box [−x_bound, x_bound]^d"),
         "y_bound": Hyper(float, default=1.0, gt=0, doc="|y_i| ≤ y_bound"),
     },
-    bounds=Bounds(x="x_bound", y="y_bound", clips=True,
-                  note="diffprivlib clips every coordinate to [−x_bound, x_bound] and y to [−y_bound, y_bound]"),
+    bounds=Bounds(
+        x="x_bound",
+        y="y_bound",
+        clips=True,
+        note="diffprivlib clips every coordinate to [−x_bound, x_bound] and y to [−y_bound, y_bound]",
+    ),
     uses_delta=False,
     audit=AuditSetup(skip=UNAVAILABLE or None),
 )
-def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
-        ) -> FitResult:
+def fit(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """diffprivlib ``LinearRegression(epsilon, bounds_X=(−x_bound, x_bound), bounds_y=(−y_bound, y_bound),
     fit_intercept=False)`` on (X, y); δ is validated but unused (pure ε-DP)."""
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)  # diffprivlib clips to the bounds

@@ -101,16 +101,18 @@ def sample_depth_region(sorted_coords: np.ndarray, depth: int, rng: np.random.Ge
     style={"color": "tab:olive", "marker": "P", "linestyle": "-"},
     hyper={
         "models": Hyper(int, default=1000, ge=2, doc="number m of disjoint batches (capped at ⌊n/d⌋)"),
-        "jitter": Hyper(float, default=1e-10, ge=0,
-                        doc="width of the uniform tie-breaking jitter added to every model coordinate"),
+        "jitter": Hyper(
+            float, default=1e-10, ge=0, doc="width of the uniform tie-breaking jitter added to every model coordinate"
+        ),
     },
     bounds=Bounds(note="no data bounds: each row enters one of the m models"),
     # with n = 2000 the m = 1000 models make the PTR test passable at the audit's δ, so the exponential mechanism
     # is exercised (at the default n = 100 only the PTR branch would be)
     audit=AuditSetup(n=2000, d=2),
 )
-def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
-        ) -> FitResult:
+def fit(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """TukeyEM estimate (module docstring); θ̂ = 0 when the PTR test fails."""
     X, y = check_inputs(X, y, epsilon, delta, x_bound=None, y_bound=None)
     n, d = X.shape
@@ -130,4 +132,3 @@ def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.rand
     depth = t + gumbel_argmax(depth_level_log_weights(log_volumes, t, eps_em), rng)
     info.update({"ptr_passed": 1, "depth": depth, FALLBACK_INFO: 0})
     return FitResult(sample_depth_region(coords, depth, rng), info)
-

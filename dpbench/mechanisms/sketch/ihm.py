@@ -38,9 +38,7 @@ from dpbench.mechanisms.sketch.linmix import EXPLICIT, SKETCH, private_mixing_no
 from dpbench.registry import register_mechanism
 
 
-def ihm_noise_scales(
-    epsilon: float, delta: float, k: int, T: int, C: float, calibration: str
-) -> tuple[float, float]:
+def ihm_noise_scales(epsilon: float, delta: float, k: int, T: int, C: float, calibration: str) -> tuple[float, float]:
     """(γ, σ) of IHM for total budget (ε, δ): exact numerical (default) or Theorem 1's closed forms."""
     if calibration == "numerical":
         return solve_gamma_ihm(epsilon / 2.0, k, delta, T), sigma_ihm(epsilon / 2.0, delta, T, C)
@@ -49,9 +47,7 @@ def ihm_noise_scales(
     raise ValueError(f"calibration must be 'numerical' or 'theorem1', got {calibration!r}")
 
 
-def hessian_sampler(
-    X: np.ndarray, stats: GramStats, eta: float, k: int, sketch: str, rng: np.random.Generator
-):
+def hessian_sampler(X: np.ndarray, stats: GramStats, eta: float, k: int, sketch: str, rng: np.random.Generator):
     """Return a function drawing H = (S X + η ξ)ᵀ(S X + η ξ)/k, by the Wishart shortcut or explicitly."""
     if sketch == "gram":
         factor = psd_factor(*stats.eigh_x, shift=eta**2)
@@ -94,7 +90,6 @@ def ihs_iterations(
     return theta, clipped_steps
 
 
-
 def _scales_div10(func):
     """Black-box audit control: (γ/100, σ/10), so η ≈ √γ and the eigen std γ/√k shrink ≥ 10× along with σ."""
 
@@ -107,6 +102,7 @@ def _scales_div10(func):
 
 #: black-box audit control ``noise_div10``
 AUDIT_NOISE_DIV10 = {"ihm_noise_scales": _scales_div10}
+
 
 @register_mechanism(
     "ihm",
@@ -122,16 +118,25 @@ AUDIT_NOISE_DIV10 = {"ihm_noise_scales": _scales_div10}
         "k_factor": Hyper(float, default=6.0, gt=0, doc="sketch size k = max{⌊k_factor·d⌋, ⌊k_factor·log(4T/ϱ)⌋}"),
         "rho": Hyper(float, default=None, gt=0, lt=1, none="δ/10", doc="failure probability ϱ"),
         "keep_eta_term": Hyper(bool, default=False, doc="keep Alg. 1's −η²θ_t term (the experiments omit it)"),
-        "calibration": Choice("numerical", "theorem1", default="numerical",
-                              doc="exact numerical (γ, σ) or Theorem 1's closed forms"),
+        "calibration": Choice(
+            "numerical", "theorem1", default="numerical", doc="exact numerical (γ, σ) or Theorem 1's closed forms"
+        ),
         "sketch": SKETCH,
     },
     bounds=Bounds(x=1.0, n_ge_d=True, note="labels need no bound: residuals are clipped at C"),
     variants=EXPLICIT,
     audit=AuditSetup(whitebox={"pair": {"y_bound": SATURATING_LABEL}}),  # the residual clip saturates every step
 )
-def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-        stats: GramStats | None = None, **hyper: Any) -> FitResult:
+def fit(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    stats: GramStats | None = None,
+    **hyper: Any,
+) -> FitResult:
     """IHM estimate after T iterations; ``rho`` is the failure probability ϱ (default δ/10)."""
     T, C, rho = hyper["T"], hyper["C"], hyper["rho"]
     X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=None, require_overdetermined=True)
@@ -139,9 +144,7 @@ def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.rand
     rho = delta / 10.0 if rho is None else rho
     k = k_ihm(stats.d, int(T), rho, factor=hyper["k_factor"])
     gamma, sigma = ihm_noise_scales(epsilon, delta, k, int(T), C, hyper["calibration"])
-    eta = private_mixing_noise(
-        stats.lam_min_x, gamma, gamma / np.sqrt(k), tau_ihm(delta, rho), rng.standard_normal()
-    )
+    eta = private_mixing_noise(stats.lam_min_x, gamma, gamma / np.sqrt(k), tau_ihm(delta, rho), rng.standard_normal())
 
     draw_hessian = hessian_sampler(X, stats, eta, k, hyper["sketch"], rng)
     eta_sq_term = eta**2 if hyper["keep_eta_term"] else 0.0
@@ -160,6 +163,4 @@ def ihs(X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *, k: int, T: in
     """Non-private Iterative Hessian Sketch (Pilanci & Wainwright 2016): IHM with η = σ = 0 and no clipping."""
     stats = resolve_stats(X, y, None)
     draw_hessian = hessian_sampler(X, stats, 0.0, k, "gram", rng)
-    return ihs_iterations(np.asarray(X, float), np.asarray(y, float), draw_hessian, T, np.inf, 0.0, 0.0, rng)[
-        0
-    ]
+    return ihs_iterations(np.asarray(X, float), np.asarray(y, float), draw_hessian, T, np.inf, 0.0, 0.0, rng)[0]

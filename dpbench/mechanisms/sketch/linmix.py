@@ -28,7 +28,13 @@ from dpbench.registry import register_mechanism
 
 
 def private_mixing_noise(
-    lam_min: float, gamma: float, eigen_std: float, tau: float, z: float, *, sensitivity: float = 1.0,
+    lam_min: float,
+    gamma: float,
+    eigen_std: float,
+    tau: float,
+    z: float,
+    *,
+    sensitivity: float = 1.0,
     name: str = "λ_min(XᵀX)",
 ) -> float:
     """CalibrateMixingNoise (004 Alg. 2): η̃ = √max{0, γ − λ̃}, λ̃ = max{0, λ_min − eigen_std·(τ − z)}.
@@ -68,14 +74,28 @@ AUDIT_NOISE_DIV10 = {"solve_gamma_linmix": scaled_output(0.01)}
     # privacy: strict — the code variant (the authors' figures, 004 #7) charges the λ_min release at sensitivity √2,
     # not its C² = 2: up to ≈ 10% over the claimed ε (docs/privacy.md); strict=True is the theorem's accounting
     strict={"strict": True},
-    certify=lambda h: None if h["strict"] else (
-        "strict", "the code variant charges the λ_min release at sensitivity √2, not its C² = 2 (up to ≈ 10% over "
-        "the claimed ε, docs/privacy.md); strict: true is the theorem's accounting"),
+    certify=lambda h: (
+        None
+        if h["strict"]
+        else (
+            "strict",
+            "the code variant charges the λ_min release at sensitivity √2, not its C² = 2 (up to ≈ 10% over "
+            "the claimed ε, docs/privacy.md); strict: true is the theorem's accounting",
+        )
+    ),
     # white-box audit: a background whose [X, Y]ᵀ[X, Y] is null exactly along (e₁, 1), so λ_min moves by C² = 2
     audit=AuditSetup(whitebox={"pair": {"n": 64, "background": "xy_null"}}),
 )
-def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-        stats: GramStats | None = None, **hyper: Any) -> FitResult:
+def fit(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    stats: GramStats | None = None,
+    **hyper: Any,
+) -> FitResult:
     """LinMix estimate; ``rho`` is the failure probability ϱ (default δ/10)."""
     rho, strict = hyper["rho"], hyper["strict"]
     X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=1.0, require_overdetermined=True)

@@ -66,17 +66,27 @@ AUDIT_NOISE_DIV10 = {"sigma_agm": scaled_output(0.1)}
     style={"color": "tab:blue", "marker": "*", "linestyle": "-"},
     hyper={
         "rho": Hyper(float, default=None, gt=0, lt=1, none="δ/10", doc="failure probability ϱ of the ridge rule"),
-        "shift": Choice("code", "paper", default="code",
-                        doc="λ_min shift: s₁² (figures' code) or Alg. 6's s₁√(2 log(6/δ))"),
-        "accounting": Choice("paper", "exact", default="paper",
-                             doc="three (ε/3, δ/3) releases (paper) or exactly (ε, δ) together"),
+        "shift": Choice(
+            "code", "paper", default="code", doc="λ_min shift: s₁² (figures' code) or Alg. 6's s₁√(2 log(6/δ))"
+        ),
+        "accounting": Choice(
+            "paper", "exact", default="paper", doc="three (ε/3, δ/3) releases (paper) or exactly (ε, δ) together"
+        ),
         "x_bound": Hyper(float, default=1.0, gt=0, doc="declared bound ‖x_i‖ ≤ x_bound"),
         "y_bound": Hyper(float, default=1.0, gt=0, doc="declared bound |y_i| ≤ y_bound"),
     },
     bounds=Bounds(x="x_bound", y="y_bound"),
 )
-def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-        stats: GramStats | None = None, **hyper: Any) -> FitResult:
+def fit(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    stats: GramStats | None = None,
+    **hyper: Any,
+) -> FitResult:
     """AdaSSP estimate; ``rho`` is the failure probability ϱ (default δ/10); ``accounting`` see module docstring."""
     x_bound, y_bound = hyper["x_bound"], hyper["y_bound"]
     X, y = check_inputs(X, y, epsilon, delta, x_bound=x_bound, y_bound=y_bound)

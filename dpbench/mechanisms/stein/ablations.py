@@ -50,23 +50,53 @@ def check_r2(r2: float | None) -> float:
 @register_mechanism(
     "stein_glm_l2",
     summary="Alg 2 with ℓ2 sensitivities (declared ‖x‖₂ ≤ r2) instead of the ℓ1 radius (issue 17 ablation)",
-    privacy_model="local", neighbour="replace_one", needs=("public_X", "stats"), spec="003 §3.3 (ablation)",
+    privacy_model="local",
+    neighbour="replace_one",
+    needs=("public_X", "stats"),
+    spec="003 §3.3 (ablation)",
     style={"linestyle": "-.", "color": "tab:olive"},
-    hyper={"family": family_choice("glm"), "calibration": HYPER["calibration"], "c0": HYPER["c0"],
-           "r2": Hyper(float, default=None, gt=0, none="required",
-                       doc="declared ℓ2 bound of the rows (p^-1/2 for ±1/p data)")},
+    hyper={
+        "family": family_choice("glm"),
+        "calibration": HYPER["calibration"],
+        "c0": HYPER["c0"],
+        "r2": Hyper(
+            float, default=None, gt=0, none="required", doc="declared ℓ2 bound of the rows (p^-1/2 for ±1/p data)"
+        ),
+    },
     check=lambda h: check_r2(h["r2"]),
     certify=stein_certify,
     bounds=Bounds(clips=True, note="rows clipped to ‖x‖₂ ≤ r2 (declared); |y_i| ≤ 1 assumed for GLM families"),
     audit=AuditSetup(hyper={"r2": 1.0}),
 )
-def fit_stein_glm_l2(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                     public_X: np.ndarray | None = None, stats: GramStats | None = None, **hyper: Any) -> FitResult:
+def fit_stein_glm_l2(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    public_X: np.ndarray | None = None,
+    stats: GramStats | None = None,
+    **hyper: Any,
+) -> FitResult:
     """Alg 2's pipeline (local noise, mixed covariance, SolveScale) with s_xx, s_xy from the ℓ2 radius r2."""
     check_family_kind(get_family(hyper["family"]), "glm", "stein_glm_l2")
     r2 = check_r2(hyper["r2"])
-    result = stein_fit(X, y, epsilon, delta, rng, public_X, family=hyper["family"], covariates="gaussian", r=r2,
-                       noise_aggregation="local", calibration=hyper["calibration"], c0=hyper["c0"], stats=stats)
+    result = stein_fit(
+        X,
+        y,
+        epsilon,
+        delta,
+        rng,
+        public_X,
+        family=hyper["family"],
+        covariates="gaussian",
+        r=r2,
+        noise_aggregation="local",
+        calibration=hyper["calibration"],
+        c0=hyper["c0"],
+        stats=stats,
+    )
     result.info["sensitivity_norm"] = "l2"
     return result
 
@@ -74,17 +104,33 @@ def fit_stein_glm_l2(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float,
 @register_mechanism(
     "stein_xty_oracle_cov",
     summary="control: Alg 1/2's Xᵀy release only, exact population Σ instead of the private XᵀX (synthetic data)",
-    privacy_model="local", neighbour="replace_one", needs=("public_X", "population", "stats"),
-    spec="003 §3.2–3.3 (issue 17 control)", style={"linestyle": "--", "color": "tab:cyan"},
-    hyper={"family": family_choice("glm"), "r": Hyper(float, default=1.0, gt=0, doc="known ℓ1 radius of the rows"),
-           "calibration": HYPER["calibration"], "c0": HYPER["c0"]},
+    privacy_model="local",
+    neighbour="replace_one",
+    needs=("public_X", "population", "stats"),
+    spec="003 §3.2–3.3 (issue 17 control)",
+    style={"linestyle": "--", "color": "tab:cyan"},
+    hyper={
+        "family": family_choice("glm"),
+        "r": Hyper(float, default=1.0, gt=0, doc="known ℓ1 radius of the rows"),
+        "calibration": HYPER["calibration"],
+        "c0": HYPER["c0"],
+    },
     bounds=Bounds(x="r", x_norm="l1", note="|y_i| ≤ 1 assumed for GLM families; Σ from the generator"),
     audit=AuditSetup(skip="needs the generator's population (synthetic data only)"),
     certify=stein_certify,
 )
-def fit_stein_xty_oracle_cov(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                             *, public_X: np.ndarray | None = None, population=None, stats: GramStats | None = None,
-                             **hyper: Any) -> FitResult:
+def fit_stein_xty_oracle_cov(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    public_X: np.ndarray | None = None,
+    population=None,
+    stats: GramStats | None = None,
+    **hyper: Any,
+) -> FitResult:
     """ŵ = c·Σ⁻¹(Σ_i (x_i y_i + E_{2,i}))/n with s_xy = σ(ε/2, δ/2, 2rB_y) (Alg 2's, ℓ1 radius r, same
     ``calibration`` as Alg 2) and the exact Σ."""
     if population is None:
@@ -97,8 +143,15 @@ def fit_stein_xty_oracle_cov(X: np.ndarray, y: np.ndarray, epsilon: float, delta
     _, xty, _ = clean_sums(X, y, r=r, clip_l2=False, y_clip=None, stats=stats)
     _, E2 = noise_sums(p, n, 0.0, s_xy, rng, "local")
     b_y = fam.y_bound(r)
-    z_sum = released("Σ ẑ_i (x y per user)", xty + E2, lambda: X * y[:, None], scale=s_xy, users=True,
-                     aggregate="sum", sensitivity=2.0 * r * b_y)
+    z_sum = released(
+        "Σ ẑ_i (x y per user)",
+        xty + E2,
+        lambda: X * y[:, None],
+        scale=s_xy,
+        users=True,
+        aggregate="sum",
+        sensitivity=2.0 * r * b_y,
+    )
     w_ols = solve_or_lstsq(np.asarray(population.cov, dtype=float), z_sum / n)
     sol = solve_scale(public_X @ w_ols, fam, hyper["c0"])
     snr = float(np.linalg.norm(xty) / (math.sqrt(n * p) * s_xy))

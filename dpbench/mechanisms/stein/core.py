@@ -46,7 +46,14 @@ def clip_rows_l2(X: np.ndarray, r: float) -> np.ndarray:
 
 
 def user_releases(
-    X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *, r: float, s_xx: float, s_xy: float, clip_l2: bool,
+    X: np.ndarray,
+    y: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    r: float,
+    s_xx: float,
+    s_xy: float,
+    clip_l2: bool,
     y_clip: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The LDP randomizer (spec 003 §3.2–§3.5) applied to each row of a batch of users: (Ẑ_i, ẑ_i) for every i.
@@ -66,26 +73,40 @@ def user_releases(
 
 
 def user_release(
-    x: np.ndarray, y: float, rng: np.random.Generator, *, r: float, s_xx: float, s_xy: float, clip_l2: bool,
+    x: np.ndarray,
+    y: float,
+    rng: np.random.Generator,
+    *,
+    r: float,
+    s_xx: float,
+    s_xy: float,
+    clip_l2: bool,
     y_clip: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The LDP randomizer of one user (spec 003 §3.2–§3.5): (Ẑ_i as a p×p matrix, ẑ_i); see :func:`user_releases`."""
     x = np.asarray(x, dtype=float)
-    Z_upper, z = user_releases(x[None, :], np.array([float(y)]), rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2,
-                               y_clip=y_clip)
+    Z_upper, z = user_releases(
+        x[None, :], np.array([float(y)]), rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip
+    )
     return sym_from_upper(Z_upper[0], x.size), z[0]
 
 
 def simulate_user_sums(
-    X: np.ndarray, y: np.ndarray, rng: np.random.Generator, *, r: float, s_xx: float, s_xy: float, clip_l2: bool,
+    X: np.ndarray,
+    y: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    r: float,
+    s_xx: float,
+    s_xy: float,
+    clip_l2: bool,
     y_clip: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Σ_i Ẑ_i and Σ_i ẑ_i with every user randomised by :func:`user_releases` (chunks of users; O(n p²))."""
     n, p = X.shape
     Z_sum, z_sum = np.zeros(p * (p + 1) // 2), np.zeros(p)
     for users in user_chunks(n, p * (p + 3) // 2):
-        Z_upper, z = user_releases(X[users], y[users], rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2,
-                                   y_clip=y_clip)
+        Z_upper, z = user_releases(X[users], y[users], rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
         Z_sum += Z_upper.sum(axis=0)
         z_sum += z.sum(axis=0)
     return sym_from_upper(Z_sum, p), z_sum
@@ -147,9 +168,20 @@ def clean_sums(
 
 
 def declare_sums(
-    Z_sum: np.ndarray, z_sum: np.ndarray, xtx: np.ndarray | None, xty: np.ndarray | None, X: np.ndarray,
-    y: np.ndarray, *,
-    r: float, clip_l2: bool, y_clip: float | None, s_xx: float, s_xy: float, y_bound: float, aggregation: str,
+    Z_sum: np.ndarray,
+    z_sum: np.ndarray,
+    xtx: np.ndarray | None,
+    xty: np.ndarray | None,
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    r: float,
+    clip_l2: bool,
+    y_clip: float | None,
+    s_xx: float,
+    s_xy: float,
+    y_bound: float,
+    aggregation: str,
     prefix: str = "",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Declare the releases behind Σ Ẑ_i, Σ ẑ_i (:func:`dpbench.mechanisms.released`; identity outside audits).
@@ -226,7 +258,12 @@ def scale_equation(c: float, u: np.ndarray, family: Family) -> float:
 
 
 def solve_scale(
-    u: np.ndarray, family: Family, c0: float | None = None, *, tol: float = 1e-12, max_iter: int = 100,
+    u: np.ndarray,
+    family: Family,
+    c0: float | None = None,
+    *,
+    tol: float = 1e-12,
+    max_iter: int = 100,
     fallback: bool = True,
 ) -> ScaleSolution:
     """Root of (c/m) Σ_j h(c u_j) = 1: Newton from c0 (= 1/h(0), or 1), bracket + Brent fallback (§3.1, A4, A26).

@@ -59,15 +59,19 @@ def family_choice(kind: str | None = None) -> Hyper:
     """The link families of ``kind`` (glm | nlr; None: all), as a declared choice; default logistic (sigmoid for
     NLR)."""
     names = [name for name, fam in FAMILIES.items() if kind is None or fam.kind == kind]
-    return Choice(*names, default="sigmoid" if kind == "nlr" else "logistic",
-                  doc=f"{kind.upper() if kind else 'GLM or NLR'} link family (spec 003 §4)")
+    return Choice(
+        *names,
+        default="sigmoid" if kind == "nlr" else "logistic",
+        doc=f"{kind.upper() if kind else 'GLM or NLR'} link family (spec 003 §4)",
+    )
 
 
 def radius(covariates: str) -> Hyper:
     """r: the ℓ2 clipping radius (Gaussian covariates; None = the public-data rule) or the known ℓ1 radius (1)."""
     if covariates == "gaussian":
-        return Hyper(float, default=None, gt=0, none="√(r_const·p·‖Σ_m‖₂·log n) from the public rows",
-                     doc="ℓ2 clipping radius")
+        return Hyper(
+            float, default=None, gt=0, none="√(r_const·p·‖Σ_m‖₂·log n) from the public rows", doc="ℓ2 clipping radius"
+        )
     return Hyper(float, default=1.0, gt=0, doc="known ℓ1 radius of the rows (‖x_i‖₁ ≤ r)")
 
 
@@ -75,12 +79,14 @@ HYPER: dict[str, Hyper] = {
     "covariates": Choice(*COVARIATES, default="gaussian", doc="Gaussian (rows clipped at r) or ℓ1-bounded covariates"),
     "r": Hyper(float, default=None, gt=0, none="the rule (gaussian) or 1 (l1)", doc="clipping / ℓ1 radius"),
     "r_const": Hyper(float, default=20.0, gt=0, doc="constant of the clipping-radius rule"),
-    "y_bound": Hyper(float, default=None, gt=0, none="the family's bound B_y(r)",
-                     doc="label bound B_y of the calibration"),
+    "y_bound": Hyper(
+        float, default=None, gt=0, none="the family's bound B_y(r)", doc="label bound B_y of the calibration"
+    ),
     "noise_c": Hyper(float, default=0.05, ge=0, doc="noise margin c of the families' label bounds"),
     "clip_y": Hyper(bool, default=None, none="clip for NLR families only", doc="clip labels at B_y"),
-    "cov_estimator": Choice(*COV_ESTIMATORS, default="mixed",
-                            doc="server's covariance: mixed (experiments) or private"),
+    "cov_estimator": Choice(
+        *COV_ESTIMATORS, default="mixed", doc="server's covariance: mixed (experiments) or private"
+    ),
     "calibration": Choice(*CALIBRATIONS, default="analytic", doc="per-user Gaussian calibration"),
     "c0": Hyper(float, default=None, none="the family's c0", doc="start of the SolveScale Newton iteration (≠ 0)"),
     "simulate_users": Hyper(bool, default=False, doc="alias of simulation: per_user (kept for old configs)"),
@@ -90,11 +96,12 @@ SIMULATE = PER_USER_VARIANT
 
 
 def stein_bounds(covariates: str) -> Bounds:
-    note = ("|y_i| ≤ B_y is assumed, not enforced, for GLM families (info.y_over_bound); NLR families clip y at "
-            "B_y")
+    note = "|y_i| ≤ B_y is assumed, not enforced, for GLM families (info.y_over_bound); NLR families clip y at B_y"
     if covariates == "l1":
         return Bounds(x="r", x_norm="l1", note=note)
     return Bounds(clips=True, note="rows clipped to ‖x‖ ≤ r (data-independent radius); " + note)
+
+
 #: per-process cache of the deterministic non-private fits (keyed by a hash of the data)
 _MLE_CACHE: dict[tuple[str, str], Any] = {}
 
@@ -274,11 +281,21 @@ def sums_without_rows(
 def _literal(kind: str, covariates: str):
     """The registered fit of one of Algorithms 1–4 (local noise only)."""
 
-    def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-            public_X: np.ndarray | None = None, stats: GramStats | None = None, **hyper: Any) -> FitResult:
+    def fit(
+        X: np.ndarray,
+        y: np.ndarray,
+        epsilon: float,
+        delta: float,
+        rng: np.random.Generator,
+        *,
+        public_X: np.ndarray | None = None,
+        stats: GramStats | None = None,
+        **hyper: Any,
+    ) -> FitResult:
         check_family_kind(get_family(hyper["family"]), kind, f"stein_{kind}_{covariates}")
-        return stein_fit(X, y, epsilon, delta, rng, public_X, covariates=covariates, noise_aggregation="local",
-                         stats=stats, **hyper)
+        return stein_fit(
+            X, y, epsilon, delta, rng, public_X, covariates=covariates, noise_aggregation="local", stats=stats, **hyper
+        )
 
     return fit
 
@@ -307,12 +324,20 @@ ALGORITHMS = {1: ("glm", "gaussian"), 2: ("glm", "l1"), 3: ("nlr", "gaussian"), 
 def stein_contract(kind: str, covariates: str) -> dict[str, Any]:
     """The contract every LDP Stein algorithm shares: local DP for one user (replace-one), the covariates' bounds,
     the white-box audit pair, the strict profile's certificate."""
-    return {"privacy_model": "local", "neighbour": "replace_one", "bounds": stein_bounds(covariates),
-            "audit": stein_audit(kind, covariates), "certify": stein_certify}
+    return {
+        "privacy_model": "local",
+        "neighbour": "replace_one",
+        "bounds": stein_bounds(covariates),
+        "audit": stein_audit(kind, covariates),
+        "certify": stein_certify,
+    }
 
 
-def register_algorithms(prefix: str, make_fit: Callable[[str, str], Callable[..., FitResult]],
-                        describe: Callable[[int, str, str], dict[str, Any]]) -> dict[str, Callable[..., FitResult]]:
+def register_algorithms(
+    prefix: str,
+    make_fit: Callable[[str, str], Callable[..., FitResult]],
+    describe: Callable[[int, str, str], dict[str, Any]],
+) -> dict[str, Callable[..., FitResult]]:
     """Register, for each of Algorithms 1–4 (:data:`ALGORITHMS`), ``make_fit(kind, covariates)`` as mechanism
     ``<prefix>_<kind>_<gauss|l1>`` with :func:`stein_contract` and the fields ``describe(algorithm, kind,
     covariates)`` gives (its ``doc`` is the fit's docstring). Returns {``fit_<name>``: registered fit}."""
@@ -332,11 +357,29 @@ def _literal_fields(alg: int, kind: str, covariates: str) -> dict[str, Any]:
     return {
         "doc": f"Algorithm {alg} of Wang et al. (JMLR 2023): NLDP {kind.upper()}, {covariates} covariates.",
         "summary": f"Alg {alg} (Wang et al. 2023): NLDP Stein {kind.upper()}, {covariates} x, public unlabeled data",
-        "needs": ("public_X", "stats"), "spec": f"003 §3.{alg + 1}", "style": {"linestyle": "-"},
-        "hyper": {"family": family_choice(kind), "r": radius(covariates),
-                  **{k: HYPER[k] for k in ("r_const", "y_bound", "noise_c", "clip_y", "cov_estimator", "calibration",
-                                           "c0", "simulate_users", "simulation")}},
-        "variants": SIMULATE, "rows_free": covariates == "gaussian",
+        "needs": ("public_X", "stats"),
+        "spec": f"003 §3.{alg + 1}",
+        "style": {"linestyle": "-"},
+        "hyper": {
+            "family": family_choice(kind),
+            "r": radius(covariates),
+            **{
+                k: HYPER[k]
+                for k in (
+                    "r_const",
+                    "y_bound",
+                    "noise_c",
+                    "clip_y",
+                    "cov_estimator",
+                    "calibration",
+                    "c0",
+                    "simulate_users",
+                    "simulation",
+                )
+            },
+        },
+        "variants": SIMULATE,
+        "rows_free": covariates == "gaussian",
     }
 
 
@@ -361,16 +404,23 @@ def l1_default_radius(covariates: str, r: float | None) -> float | None:
     audit=stein_audit("glm", "gaussian"),
     rows_free=True,
 )
-def fit_central_diagnostic(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                           public_X: np.ndarray | None = None, stats: GramStats | None = None, **hyper: Any
-                           ) -> FitResult:
+def fit_central_diagnostic(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    public_X: np.ndarray | None = None,
+    stats: GramStats | None = None,
+    **hyper: Any,
+) -> FitResult:
     """Same releases as Alg 1–4 but ONE draw of Sym_p(s_xx²), N(0, s_xy² I) added to the sums (hypothesis H1, §6.6).
 
     (ε, δ)-DP in the central model only (replace-one: the sums' sensitivities are those of one user's release).
     """
     r = l1_default_radius(hyper["covariates"], hyper["r"])
-    return stein_fit(X, y, epsilon, delta, rng, public_X, **{**hyper, "r": r}, noise_aggregation="central",
-                     stats=stats)
+    return stein_fit(X, y, epsilon, delta, rng, public_X, **{**hyper, "r": r}, noise_aggregation="central", stats=stats)
 
 
 #: the contract of the non-private references fitted from the rows (or their sums) and the public rows
@@ -386,9 +436,17 @@ NONPRIVATE = {"privacy_model": "none", "neighbour": "none", "needs": ("public_X"
     hyper={"family": family_choice(), "covariates": HYPER["covariates"], "r": HYPER["r"]},
     rows_free=True,
 )
-def fit_nonprivate_stein(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                         public_X: np.ndarray | None = None, stats: GramStats | None = None, **hyper: Any
-                         ) -> FitResult:
+def fit_nonprivate_stein(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    public_X: np.ndarray | None = None,
+    stats: GramStats | None = None,
+    **hyper: Any,
+) -> FitResult:
     family, covariates = hyper["family"], hyper["covariates"]
     r = l1_default_radius(covariates, hyper["r"])
     if X is None:  # rows-free data: O(p³), nothing to cache
@@ -398,8 +456,9 @@ def fit_nonprivate_stein(X: np.ndarray, y: np.ndarray, epsilon: float, delta: fl
     if key not in _MLE_CACHE:
         if len(_MLE_CACHE) > 16:
             _MLE_CACHE.clear()
-        _MLE_CACHE[key] = stein_fit(X, y, None, None, rng, public_X, family=family, covariates=covariates, r=r,
-                                    stats=stats)
+        _MLE_CACHE[key] = stein_fit(
+            X, y, None, None, rng, public_X, family=family, covariates=covariates, r=r, stats=stats
+        )
     result = _MLE_CACHE[key]
     return FitResult(result.theta.copy(), dict(result.info))
 
@@ -439,8 +498,8 @@ def baseline_loss_grad(X: np.ndarray, y: np.ndarray, family: Family, w: np.ndarr
     grad = np.zeros(p)
     with np.errstate(over="ignore"):
         for start in range(0, n, rows):
-            block = X[start:start + rows]
-            loss, dz = family.loss_grad(block @ w, y[start:start + rows])
+            block = X[start : start + rows]
+            loss, dz = family.loss_grad(block @ w, y[start : start + rows])
             total += float(np.sum(loss))
             grad += block.T @ dz
     return total / n, grad / n
@@ -449,8 +508,13 @@ def baseline_loss_grad(X: np.ndarray, y: np.ndarray, family: Family, w: np.ndarr
 def minimise_baseline_loss(X: np.ndarray, y: np.ndarray, family: Family, w0: np.ndarray) -> tuple[np.ndarray, int]:
     """argmin_w (1/n) Σ loss(⟨x_i, w⟩, y_i) by L-BFGS-B (gtol 1e−10, ≤ 2000 its) from w0 (§3.7, A20); objective and
     gradient by :func:`baseline_loss_grad`."""
-    result = minimize(lambda w: baseline_loss_grad(X, y, family, w), w0, jac=True, method="L-BFGS-B",
-                      options={"gtol": 1e-10, "maxiter": 2000})
+    result = minimize(
+        lambda w: baseline_loss_grad(X, y, family, w),
+        w0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"gtol": 1e-10, "maxiter": 2000},
+    )
     return result.x, int(result.nit)
 
 
@@ -462,8 +526,17 @@ def minimise_baseline_loss(X: np.ndarray, y: np.ndarray, family: Family, w0: np.
     style={"linestyle": "--", "color": "black"},
     hyper={"family": family_choice(), "covariates": HYPER["covariates"]},
 )
-def fit_nonprivate_mle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-                       public_X: np.ndarray | None = None, stats: GramStats | None = None, **hyper: Any) -> FitResult:
+def fit_nonprivate_mle(
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
+    public_X: np.ndarray | None = None,
+    stats: GramStats | None = None,
+    **hyper: Any,
+) -> FitResult:
     """Deterministic given the data, so it is computed once per dataset and process (cache keyed by a data hash)."""
     fam = get_family(hyper["family"])
     key = (_fingerprint(X, y), hyper["family"])
@@ -483,15 +556,23 @@ def fit_nonprivate_mle(X: np.ndarray, y: np.ndarray, epsilon: float, delta: floa
     neighbour="none",
     spec="003 §3.7",
     style={"linestyle": "--", "color": "black"},
-    hyper={"intercept": Hyper(bool, default=True, doc="fit an intercept (θ gets it as an extra entry)"),
-           "solver": Choice(*SKLEARN_SOLVERS, default="lbfgs",
-                            doc="sklearn solver of the same objective (lbfgs: the spec's default; newton-cholesky: "
-                                "its exact optimum in 3–5 Newton steps)")},
-    audit=AuditSetup(skip="a non-private baseline that needs both label classes y ∈ {0, 1}; the audit's neighbour "
-                          "D' has one class (and a non-private reference has no claim to audit)"),
+    hyper={
+        "intercept": Hyper(bool, default=True, doc="fit an intercept (θ gets it as an extra entry)"),
+        "solver": Choice(
+            *SKLEARN_SOLVERS,
+            default="lbfgs",
+            doc="sklearn solver of the same objective (lbfgs: the spec's default; newton-cholesky: "
+            "its exact optimum in 3–5 Newton steps)",
+        ),
+    },
+    audit=AuditSetup(
+        skip="a non-private baseline that needs both label classes y ∈ {0, 1}; the audit's neighbour "
+        "D' has one class (and a non-private reference has no claim to audit)"
+    ),
 )
-def fit_sklearn_logreg(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
-                       **hyper: Any) -> FitResult:
+def fit_sklearn_logreg(
+    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
+) -> FitResult:
     """θ = (coef, intercept) when ``intercept`` (glm_accuracy understands the extra entry); labels y ∈ {0, 1}.
 
     Both solvers minimise the same objective, (1/n)Σ_i log-loss + ‖w‖²/(2Cn) with C = 1 (sklearn's default, spec

@@ -62,7 +62,12 @@ def projection_interval(family: Family, r: float, noise_c: float = 0.05) -> tupl
 
 
 def two_round_fit(
-    X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
+    X: np.ndarray,
+    y: np.ndarray,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    *,
     family: str,
     covariates: str,
     r: float | None,
@@ -96,8 +101,9 @@ def two_round_fit(
     scales = two_round_noise_scales(epsilon, delta, r, b_y, hi - lo, calibration)
     # round 1
     if per_user:
-        Z_sum, z_sum = simulate_user_sums(X, y, rng, r=r, s_xx=scales.s_xx, s_xy=scales.s_xy, clip_l2=clip_l2,
-                                          y_clip=y_clip)
+        Z_sum, z_sum = simulate_user_sums(
+            X, y, rng, r=r, s_xx=scales.s_xx, s_xy=scales.s_xy, clip_l2=clip_l2, y_clip=y_clip
+        )
     else:
         xtx, xty, _ = clean_sums(X, y, r=r, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
         E1, E2 = noise_sums(p, n, scales.s_xx, scales.s_xy, rng, "local")
@@ -112,29 +118,51 @@ def two_round_fit(
                        aggregate="none", sensitivity=hi - lo)  # fmt: skip
     sol = solve_scale(y_tilde, fam)
     info = {
-        "c_hat": sol.c, "root_status": sol.status, "newton_iters": sol.iters, "r": r, "y_bound": b_y,
-        "s_xx": scales.s_xx, "s_xy": scales.s_xy, "s_y": scales.s_y, "delta_spent": scales.delta_spent,
+        "c_hat": sol.c,
+        "root_status": sol.status,
+        "newton_iters": sol.iters,
+        "r": r,
+        "y_bound": b_y,
+        "s_xx": scales.s_xx,
+        "s_xy": scales.s_xy,
+        "s_y": scales.s_y,
+        "delta_spent": scales.delta_spent,
         "ols_norm": float(np.linalg.norm(w_ols)),
     }
     return FitResult(sol.c * w_ols, info)
 
 
 def _make(kind: str, covariates: str):
-    def fit(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, *,
-            population: Population | None = None, stats: GramStats | None = None, **hyper: Any) -> FitResult:
+    def fit(
+        X: np.ndarray,
+        y: np.ndarray,
+        epsilon: float,
+        delta: float,
+        rng: np.random.Generator,
+        *,
+        population: Population | None = None,
+        stats: GramStats | None = None,
+        **hyper: Any,
+    ) -> FitResult:
         check_family_kind(get_family(hyper["family"]), kind, f"stein_twostage_{kind}_{covariates}")
         sigma_op = None
         if population is not None:
             sigma_op = population.extra.get("sigma_op_norm", float(np.linalg.eigvalsh(population.cov)[-1]))
-        return two_round_fit(X, y, epsilon, delta, rng, covariates=covariates, sigma_op_norm=sigma_op, stats=stats,
-                             **hyper)
+        return two_round_fit(
+            X, y, epsilon, delta, rng, covariates=covariates, sigma_op_norm=sigma_op, stats=stats, **hyper
+        )
 
     return fit
 
 
 #: the 2-round baseline's r: the Gaussian rule needs the oracle ‖Σ‖₂ (no public rows), ℓ1 covariates the known radius
-TWO_ROUND_RADIUS = Hyper(float, default=None, gt=0, none="√(r_const·p·‖Σ‖₂·log n) (gaussian, oracle ‖Σ‖₂) or 1 (l1)",
-                         doc="clipping / ℓ1 radius")
+TWO_ROUND_RADIUS = Hyper(
+    float,
+    default=None,
+    gt=0,
+    none="√(r_const·p·‖Σ‖₂·log n) (gaussian, oracle ‖Σ‖₂) or 1 (l1)",
+    doc="clipping / ℓ1 radius",
+)
 
 
 def _two_round_fields(alg: int, kind: str, covariates: str) -> dict[str, Any]:
@@ -142,11 +170,15 @@ def _two_round_fields(alg: int, kind: str, covariates: str) -> dict[str, Any]:
     return {
         "doc": f"2-round LDP counterpart of Algorithm {alg} (App. E; no public data; (ε, 1.5δ) per user).",
         "summary": f"2-round interactive LDP counterpart of Alg {alg} (Wang et al. 2023 App. E), no public data",
-        "needs": ("population", "stats") if covariates == "gaussian" else ("stats",), "spec": "003 §3.6",
+        "needs": ("population", "stats") if covariates == "gaussian" else ("stats",),
+        "spec": "003 §3.6",
         "style": {"linestyle": "-."},
-        "hyper": {"family": family_choice(kind), "r": TWO_ROUND_RADIUS,
-                  "r_const": replace(HYPER["r_const"], default=10.0),
-                  **{k: HYPER[k] for k in ("noise_c", "calibration", "simulation")}},
+        "hyper": {
+            "family": family_choice(kind),
+            "r": TWO_ROUND_RADIUS,
+            "r_const": replace(HYPER["r_const"], default=10.0),
+            **{k: HYPER[k] for k in ("noise_c", "calibration", "simulation")},
+        },
         "variants": PER_USER_VARIANT,
     }
 

@@ -53,15 +53,17 @@ def slope_table(trials: pd.DataFrame, metric: str, nmin: float | None = None) ->
         if family is None:
             continue
         a = rate_exponent(family, spectrum, r)
-        rows.append({
-            "spectrum": spectrum if spectrum == "exp" else f"poly r={r:g}",
-            "label": rec["label"],
-            "epsilon": "∞" if family == "nonprivate" else f"{rec['epsilon']:g}",
-            "slope": round(rec["slope"], 3),
-            "theory -a": round(-a, 3),
-            "one-sided ok (slope ≤ -a+0.1)": bool(rec["slope"] <= -a + 0.1),
-            "points": rec["points"],
-        })
+        rows.append(
+            {
+                "spectrum": spectrum if spectrum == "exp" else f"poly r={r:g}",
+                "label": rec["label"],
+                "epsilon": "∞" if family == "nonprivate" else f"{rec['epsilon']:g}",
+                "slope": round(rec["slope"], 3),
+                "theory -a": round(-a, 3),
+                "one-sided ok (slope ≤ -a+0.1)": bool(rec["slope"] <= -a + 0.1),
+                "points": rec["points"],
+            }
+        )
     table = pd.DataFrame(rows)
     return table.drop_duplicates(subset=["spectrum", "label", "epsilon"]) if len(table) else table
 
@@ -75,10 +77,13 @@ def diagnostics_table(trials: pd.DataFrame, metric: str, x: str = "epsilon") -> 
         if column in trials:
             extra[name] = trials.groupby([*keys, x])[column].mean()
     out = points.set_index([*keys, x])
-    out = pd.DataFrame({
-        f"{metric} ± ci95": [f"{m:.3g} ± {h - m:.2g}" for m, h in zip(out["centre"], out["hi"], strict=True)],
-        "R": out["count"].astype(int),
-    }, index=out.index)
+    out = pd.DataFrame(
+        {
+            f"{metric} ± ci95": [f"{m:.3g} ± {h - m:.2g}" for m, h in zip(out["centre"], out["hi"], strict=True)],
+            "R": out["count"].astype(int),
+        },
+        index=out.index,
+    )
     for name, series in extra.items():
         values = series.reindex(out.index)
         out[name] = [f"{v * 100:.1f}" if name == "clip%" else f"{v:.4g}" for v in values]
@@ -100,7 +105,8 @@ def _write(table: pd.DataFrame, path: Path, echo: Callable[[str], None]) -> Path
 
 
 @registry.register_analysis(
-    "ftrl_rates", summary="spec 002 §4.3: fitted log–log slopes of the excess vs N next to Table 1's exponents "
+    "ftrl_rates",
+    summary="spec 002 §4.3: fitted log–log slopes of the excess vs N next to Table 1's exponents "
     "(E1 runs); -o metric=excess_pop_paper nmin=4096",
 )
 def ftrl_rates(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
@@ -110,8 +116,10 @@ def ftrl_rates(runs: list[Path], options: dict[str, str], echo: Callable[[str], 
         run = load_run(run_dir)
         if o["metric"] not in run.trials or "data.n" not in run.trials or run.trials["data.n"].nunique() < 2:
             raise ValueError(f"ftrl_rates: {run.path} must sweep data.n and record {o['metric']!r}")
-        echo(f"# {run.name}: fitted log–log slopes of mean {o['metric']} vs N"
-             + (f" (N ≥ {o['nmin']:g})" if o["nmin"] else ""))
+        echo(
+            f"# {run.name}: fitted log–log slopes of mean {o['metric']} vs N"
+            + (f" (N ≥ {o['nmin']:g})" if o["nmin"] else "")
+        )
         written.append(_write(slope_table(run.trials, o["metric"], o["nmin"]), run.path / "ftrl_rates.csv", echo))
         if note := _certification_note(run.trials):
             echo(note)
@@ -119,7 +127,8 @@ def ftrl_rates(runs: list[Path], options: dict[str, str], echo: Callable[[str], 
 
 
 @registry.register_analysis(
-    "ftrl_diagnostics", summary="DP-FTRL mean ± 95% CI per curve and x with the mechanisms' η, clip% and τ; "
+    "ftrl_diagnostics",
+    summary="DP-FTRL mean ± 95% CI per curve and x with the mechanisms' η, clip% and τ; "
     "-o metric=excess_pop_paper x=epsilon",
 )
 def ftrl_diagnostics(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:

@@ -40,8 +40,7 @@ def _eta_values(trials: pd.DataFrame) -> pd.Series:
 
 def _base_labels(trials: pd.DataFrame) -> pd.DataFrame:
     """Curve labels without the grid suffix ' (eta=…)' the config parser appends, and the η column as text."""
-    return trials.assign(label=trials["label"].str.replace(r" \(eta=[^)]*\)$", "", regex=True),
-                         eta=_eta_values(trials))
+    return trials.assign(label=trials["label"].str.replace(r" \(eta=[^)]*\)$", "", regex=True), eta=_eta_values(trials))
 
 
 def _spectrum_name(trials: pd.DataFrame) -> str:
@@ -69,9 +68,18 @@ def eta_table(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             best[label] = best_eta
             for kind, eta in (("rule", "rule"), ("grid-best", best_eta)):
                 v = sub.loc[sub["eta"] == eta, "excess_pop_paper"].to_numpy(float)
-                rows.append({"spectrum": _spectrum_name(trials), "epsilon": float(eps), "label": label, "eta": kind,
-                             "eta_value": rule_eta if kind == "rule" else float(eta), "mean": float(v.mean()),
-                             "ci95": float(halfwidth95(float(v.std()), len(v))), "n": len(v)})
+                rows.append(
+                    {
+                        "spectrum": _spectrum_name(trials),
+                        "epsilon": float(eps),
+                        "label": label,
+                        "eta": kind,
+                        "eta_value": rule_eta if kind == "rule" else float(eta),
+                        "mean": float(v.mean()),
+                        "ci95": float(halfwidth95(float(v.std()), len(v))),
+                        "n": len(v),
+                    }
+                )
         labels = list(best)
         if len(labels) == 2:
             i_lab, s_lab = sorted(labels, key=lambda lab: "Σ" in lab)
@@ -82,9 +90,20 @@ def eta_table(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
                 b = part[(part["label"] == i_lab) & (part["eta"] == ei)].set_index(PAIR)["excess_pop_paper"]
                 joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
                 ratio, lo, hi = paired_ratio_ci(joined["a"], joined["b"], rng, stat=np.mean)
-                rows.append({"spectrum": _spectrum_name(trials), "epsilon": float(eps), "label": f"{s_lab} / {i_lab}",
-                             "eta": kind, "eta_value": math.nan, "mean": ratio, "ci95": math.nan, "n": len(joined),
-                             "ratio_lo": lo, "ratio_hi": hi})
+                rows.append(
+                    {
+                        "spectrum": _spectrum_name(trials),
+                        "epsilon": float(eps),
+                        "label": f"{s_lab} / {i_lab}",
+                        "eta": kind,
+                        "eta_value": math.nan,
+                        "mean": ratio,
+                        "ci95": math.nan,
+                        "n": len(joined),
+                        "ratio_lo": lo,
+                        "ratio_hi": hi,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -101,16 +120,22 @@ class _Panel:
     part: pd.DataFrame
 
 
-def _eps_panels(runs_trials: list[pd.DataFrame], caption: str, run_inches: float, extra_inches: float,
-                eps_inches: float) -> tuple[PanelGrid, list[_Panel]]:
+def _eps_panels(
+    runs_trials: list[pd.DataFrame], caption: str, run_inches: float, extra_inches: float, eps_inches: float
+) -> tuple[PanelGrid, list[_Panel]]:
     """The frame of the two control figures: one column per run (spectrum), one row per ε of the runs."""
     eps_values = sorted({float(e) for t in runs_trials for e in t["epsilon"].unique()})
     ncols = len(runs_trials)
-    panels = panel_grid(len(eps_values), ncols, run_inches * ncols + extra_inches,
-                        eps_inches * len(eps_values) + 1.0, caption)
-    cells = [_Panel(panels.axes[r, c], r, c, r == len(eps_values) - 1, trials, eps,
-                    trials[np.isclose(trials["epsilon"], eps)])
-             for c, trials in enumerate(runs_trials) for r, eps in enumerate(eps_values)]
+    panels = panel_grid(
+        len(eps_values), ncols, run_inches * ncols + extra_inches, eps_inches * len(eps_values) + 1.0, caption
+    )
+    cells = [
+        _Panel(
+            panels.axes[r, c], r, c, r == len(eps_values) - 1, trials, eps, trials[np.isclose(trials["epsilon"], eps)]
+        )
+        for c, trials in enumerate(runs_trials)
+        for r, eps in enumerate(eps_values)
+    ]
     return panels, cells
 
 
@@ -118,8 +143,14 @@ def _mean_band(ax: Any, agg: pd.DataFrame, colour: str, **plot: Any) -> Any:
     """The mean excess ± 1.96·sd/√R (floored at a tenth of the mean, log axes) of an ``agg`` of mean/std/count."""
     half = halfwidth95(agg["std"], agg["count"])
     (line,) = ax.plot(agg.index, agg["mean"], marker="o", markersize=3, color=colour, **plot)
-    ax.fill_between(agg.index, np.maximum(agg["mean"] - half, 0.1 * agg["mean"]), agg["mean"] + half,
-                    color=colour, alpha=0.15, linewidth=0)
+    ax.fill_between(
+        agg.index,
+        np.maximum(agg["mean"] - half, 0.1 * agg["mean"]),
+        agg["mean"] + half,
+        color=colour,
+        alpha=0.15,
+        linewidth=0,
+    )
     return line
 
 
@@ -147,18 +178,32 @@ def eta_figure(runs_trials: list[pd.DataFrame], caption: str):
             if not rule.empty:
                 m = rule["excess_pop_paper"].mean()
                 h = halfwidth95(rule["excess_pop_paper"].std(), len(rule))
-                eb = ax.errorbar([rule["info.eta"].mean()], [m], yerr=[[min(h, 0.999 * m)], [h]], marker="*",
-                                 markersize=11, color=f"C{k}", linestyle="none", markeredgecolor="black")
+                eb = ax.errorbar(
+                    [rule["info.eta"].mean()],
+                    [m],
+                    yerr=[[min(h, 0.999 * m)], [h]],
+                    marker="*",
+                    markersize=11,
+                    color=f"C{k}",
+                    linestyle="none",
+                    markeredgecolor="black",
+                )
                 handles.setdefault(f"{label}, rule η", eb)
         ax.set_xscale("log")
         _label_axes(cell, "step size η")
     size = f"d = {_values(runs_trials, 'd')}, N = {_values(runs_trials, 'n')}"
-    return finish_grid(panels, title=f"DP-FTRL: rule η (stars) vs η grid (non-private oracle tuning), {size}",
-                       legend=handles, legend_inches=2.3, foot_inches=0.45)
+    return finish_grid(
+        panels,
+        title=f"DP-FTRL: rule η (stars) vs η grid (non-private oracle tuning), {size}",
+        legend=handles,
+        legend_inches=2.3,
+        foot_inches=0.45,
+    )
 
 
 @registry.register_analysis(
-    "ftrl-eta-grid", summary="DP-FTRL rule η vs best grid η per spectrum, ratio Σ/I with CIs (issue 17); -o out=STEM",
+    "ftrl-eta-grid",
+    summary="DP-FTRL rule η vs best grid η per spectrum, ratio Σ/I with CIs (issue 17); -o out=STEM",
 )
 def ftrl_eta_grid_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
     o = registry.analysis_options("ftrl-eta-grid", options, {"out": "", "caption": ""})
@@ -187,18 +232,29 @@ def slope_rows(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
         spectrum = str(part["data.spectrum"].iloc[0])
         r = float(part["data.r"].iloc[0]) if "data.r" in part and spectrum == "poly" else None
         a = rate_exponent(family, spectrum, r) if family else math.nan
-        rows.append({"spectrum": _spectrum_name(part), "label": label,
-                     "epsilon": "∞" if family == "nonprivate" else f"{eps:g}", "N values": len(groups),
-                     "draws per N": int(min(len(v) for v in groups.values())), "slope": slope, "lo": lo, "hi": hi,
-                     "theory -a": -a, "slope ≤ -a (CI upper)": bool(hi <= -a)})
+        rows.append(
+            {
+                "spectrum": _spectrum_name(part),
+                "label": label,
+                "epsilon": "∞" if family == "nonprivate" else f"{eps:g}",
+                "N values": len(groups),
+                "draws per N": int(min(len(v) for v in groups.values())),
+                "slope": slope,
+                "lo": lo,
+                "hi": hi,
+                "theory -a": -a,
+                "slope ≤ -a (CI upper)": bool(hi <= -a),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def _slope_gap(groups: dict[float, pd.DataFrame], pick: dict[float, np.ndarray]) -> float:
     """slope(Σ oracle) − slope(I) of the means over the rows ``pick[N]`` of each N's (draw × mechanism) table."""
     xs = sorted(groups)
-    means = {m: [groups[x][m].to_numpy()[pick[x]].mean() for x in xs]
-             for m in ("dp_ftrl_sigma_oracle", "dp_ftrl_identity")}
+    means = {
+        m: [groups[x][m].to_numpy()[pick[x]].mean() for x in xs] for m in ("dp_ftrl_sigma_oracle", "dp_ftrl_identity")
+    }
     return loglog_slope(xs, means["dp_ftrl_sigma_oracle"]) - loglog_slope(xs, means["dp_ftrl_identity"])
 
 
@@ -215,10 +271,21 @@ def slope_difference_rows(trials: pd.DataFrame, seed: int = 0, resamples: int = 
         xs = sorted(groups)
 
         point = _slope_gap(groups, {x: np.arange(len(groups[x])) for x in xs})
-        boot = np.array([_slope_gap(groups, {x: rng.integers(0, len(groups[x]), len(groups[x])) for x in xs})
-                         for _ in range(resamples)])
-        rows.append({"spectrum": _spectrum_name(part), "epsilon": float(eps), "slope Σ − slope I": point,
-                     "lo": float(np.quantile(boot, 0.025)), "hi": float(np.quantile(boot, 0.975))})
+        boot = np.array(
+            [
+                _slope_gap(groups, {x: rng.integers(0, len(groups[x]), len(groups[x])) for x in xs})
+                for _ in range(resamples)
+            ]
+        )
+        rows.append(
+            {
+                "spectrum": _spectrum_name(part),
+                "epsilon": float(eps),
+                "slope Σ − slope I": point,
+                "lo": float(np.quantile(boot, 0.025)),
+                "hi": float(np.quantile(boot, 0.975)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -230,19 +297,25 @@ def slopes_figure(runs_trials: list[pd.DataFrame], table: pd.DataFrame, caption:
         spectrum, eps = _spectrum_name(cell.trials), cell.epsilon
         for k, (label, sub) in enumerate(cell.part.groupby("label", sort=False)):
             agg = sub.groupby("data.n")["excess_pop_paper"].agg(["mean", "std", "count"])
-            row = table[(table["spectrum"] == spectrum) & (table["label"] == label)
-                        & (table["epsilon"].isin([f"{eps:g}", "∞"]))]
+            row = table[
+                (table["spectrum"] == spectrum) & (table["label"] == label) & (table["epsilon"].isin([f"{eps:g}", "∞"]))
+            ]
             slope = fmt_ci(*row[["slope", "lo", "hi"]].iloc[0], 2) if len(row) else ""
             _mean_band(cell.ax, agg, f"C{k}", label=f"{label}: slope {slope}")
         cell.ax.set_xscale("log", base=2)
         cell.ax.legend(fontsize=6, loc="lower left")
         _label_axes(cell, "N")
-    return finish_grid(panels, title=f"DP-FTRL: excess risk vs N, data redrawn per trial (d = "
-                       f"{_values(runs_trials, 'd')}); slopes with bootstrap 95% CIs", foot_inches=0.2)
+    return finish_grid(
+        panels,
+        title=f"DP-FTRL: excess risk vs N, data redrawn per trial (d = "
+        f"{_values(runs_trials, 'd')}); slopes with bootstrap 95% CIs",
+        foot_inches=0.2,
+    )
 
 
 @registry.register_analysis(
-    "ftrl-slopes", summary="DP-FTRL rate slopes vs N with stratified-bootstrap CIs, data redrawn per trial (issue 17)",
+    "ftrl-slopes",
+    summary="DP-FTRL rate slopes vs N with stratified-bootstrap CIs, data redrawn per trial (issue 17)",
 )
 def ftrl_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
     o = registry.analysis_options("ftrl-slopes", options, {"out": "", "figure": "", "caption": ""})
@@ -250,8 +323,9 @@ def ftrl_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callab
     table = pd.concat([slope_rows(t) for t in all_trials], ignore_index=True)
     out = Path(o["out"] or Path(runs[0]) / "slopes.csv")
     table.to_csv(out, index=False)
-    shown = table.assign(slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"],
-                                                                          strict=True)]).drop(columns=["lo", "hi"])
+    shown = table.assign(
+        slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"], strict=True)]
+    ).drop(columns=["lo", "hi"])
     with pd.option_context("display.width", 250, "display.max_columns", 20, "display.max_rows", 200):
         echo(shown.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     echo(f"wrote {out}")

@@ -126,8 +126,10 @@ def load(
     public_sampler: str = "rows",
 ) -> Dataset:
     if n < 1 or d < 1 or public_MC < 0 or estimating_m < 0 or n_test < 0:
-        raise ValueError(f"spectral_gaussian: need n, d ≥ 1 and counts ≥ 0, got n={n}, d={d}, "
-                         f"public_MC={public_MC}, estimating_m={estimating_m}, n_test={n_test}")
+        raise ValueError(
+            f"spectral_gaussian: need n, d ≥ 1 and counts ≥ 0, got n={n}, d={d}, "
+            f"public_MC={public_MC}, estimating_m={estimating_m}, n_test={n_test}"
+        )
     if sigma_noise < 0:
         raise ValueError(f"spectral_gaussian: sigma_noise must be ≥ 0, got {sigma_noise}")
     public_M = n if public_M is None else int(public_M)
@@ -142,16 +144,23 @@ def load(
     X = sample_rows(h, n, rng)
     y = X @ wstar + sigma_noise * rng.standard_normal(n)
     if public_sampler == "wishart" and public_M < d:
-        raise ValueError(f"spectral_gaussian: public_sampler='wishart' needs public_M ≥ d (the low-rank Σ uses the "
-                         f"rows), got public_M = {public_M}, d = {d}")
+        raise ValueError(
+            f"spectral_gaussian: public_sampler='wishart' needs public_M ≥ d (the low-rank Σ uses the "
+            f"rows), got public_M = {public_M}, d = {d}"
+        )
     X_public = public_data(h, public_M, public_MC, public_sampler, rng)
     X_est = sample_rows(h, estimating_m, rng)
     y_est = X_est @ wstar + sigma_noise * rng.standard_normal(estimating_m)
     X_test = sample_rows(h, n_test, rng)
     y_test = X_test @ wstar + sigma_noise * rng.standard_normal(n_test)
     constants = design_constants(h, wstar, sigma_noise)
-    extra = {"h_diag": h, "spectrum": spectrum, "r": float(r) if spectrum == "poly" else None,
-             "estimating": (X_est, y_est), **constants}
+    extra = {
+        "h_diag": h,
+        "spectrum": spectrum,
+        "r": float(r) if spectrum == "poly" else None,
+        "estimating": (X_est, y_est),
+        **constants,
+    }
     population = Population(cov=np.diag(h), theta=wstar, noise_var=sigma_noise**2, extra=extra)
     shape = f"i^-{r:g}" if spectrum == "poly" else "e^-i"
     return Dataset(
@@ -164,9 +173,16 @@ def load(
         population=population,
         x_bound=math.inf,
         y_bound=math.inf,
-        meta={"title": f"λ_i = {shape}, d = {d}, N = {n}", "recipe": "synthetic", "spectrum": spectrum,
-              "r": float(r), "public_M": public_M, "public_MC": public_MC, "public_sampler": public_sampler,
-              **constants},
+        meta={
+            "title": f"λ_i = {shape}, d = {d}, N = {n}",
+            "recipe": "synthetic",
+            "spectrum": spectrum,
+            "r": float(r),
+            "public_M": public_M,
+            "public_MC": public_MC,
+            "public_sampler": public_sampler,
+            **constants,
+        },
     )
 
 

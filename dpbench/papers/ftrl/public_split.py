@@ -45,6 +45,11 @@ def load(rng: np.random.Generator, *, base: str = "crime", public_fraction: floa
         population=None,
         x_bound=data.x_bound,
         y_bound=data.y_bound,
-        meta={**data.meta, "title": f"{title} ({1 - public_fraction:.0%} private rows)", "base": base,
-              "public_fraction": public_fraction, "n_public": int(n_public)},
+        meta={
+            **data.meta,
+            "title": f"{title} ({1 - public_fraction:.0%} private rows)",
+            "base": base,
+            "public_fraction": public_fraction,
+            "n_public": int(n_public),
+        },
     )

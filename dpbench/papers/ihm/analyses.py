@@ -9,7 +9,8 @@ from dpbench import registry
 
 
 @registry.register_analysis(
-    "table2", summary="recompute the IHM paper's Table 2 and compare (004 §5.4); -o seed=50 resamples=10 output=F.csv",
+    "table2",
+    summary="recompute the IHM paper's Table 2 and compare (004 §5.4); -o seed=50 resamples=10 output=F.csv",
     needs_runs=False,
 )
 def table2_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:

@@ -84,9 +84,7 @@ def flag_field(key: str, field: str, values: np.ndarray) -> str:
     return "" if lo <= target <= hi else f"{field}: ours {values.min():.4g}…{values.max():.4g}, paper {target:g}"
 
 
-def compare_dataset(
-    key: str, seed: int = 50, resamples: int = 10, epsilon: float = EPSILON_TABLE2
-) -> dict[str, Any]:
+def compare_dataset(key: str, seed: int = 50, resamples: int = 10, epsilon: float = EPSILON_TABLE2) -> dict[str, Any]:
     """Our row (the split the figures use: config seed ``seed``), the paper's row and the flags."""
     from dpbench.engine.regression import prepare_dataset
 

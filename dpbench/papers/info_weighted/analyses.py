@@ -24,7 +24,8 @@ from dpbench.engine.store import write_atomic
 
 
 @registry.register_analysis(
-    "iw_e1", summary="spec 000 §7.3 E1: PoP_IW vs PoP_SSP and the W interpolation vs T (no run); -o out=results/iw_e1",
+    "iw_e1",
+    summary="spec 000 §7.3 E1: PoP_IW vs PoP_SSP and the W interpolation vs T (no run); -o out=results/iw_e1",
     needs_runs=False,
 )
 def iw_e1(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
@@ -37,8 +38,9 @@ def iw_e1(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]
     return list(written.values())
 
 
-def ratio_table(trials: pd.DataFrame, metric: str, numerator: str, denominator: str,
-                by: tuple[str, ...] = ("dataset_id", "epsilon")) -> pd.DataFrame:
+def ratio_table(
+    trials: pd.DataFrame, metric: str, numerator: str, denominator: str, by: tuple[str, ...] = ("dataset_id", "epsilon")
+) -> pd.DataFrame:
     """Median(metric | numerator label) / median(metric | denominator label) per ``by`` group."""
     for label in (numerator, denominator):
         if label not in set(trials["label"]):
@@ -50,12 +52,14 @@ def ratio_table(trials: pd.DataFrame, metric: str, numerator: str, denominator: 
 
 
 @registry.register_analysis(
-    "iw_ratio", summary="median table of every curve and the ratio of medians numerator/denominator per dataset "
+    "iw_ratio",
+    summary="median table of every curve and the ratio of medians numerator/denominator per dataset "
     "and ε; -o metric=param_error_sigma numerator=LABEL denominator=LABEL by=data.n",
 )
 def iw_ratio(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
-    o = registry.analysis_options("iw_ratio", options, {"metric": "param_error_sigma", "numerator": "IWR-DP",
-                                                         "denominator": "AdaSSP", "by": ""})
+    o = registry.analysis_options(
+        "iw_ratio", options, {"metric": "param_error_sigma", "numerator": "IWR-DP", "denominator": "AdaSSP", "by": ""}
+    )
     written = []
     for run_dir in runs:
         run = load_run(run_dir)
@@ -69,8 +73,10 @@ def iw_ratio(runs: list[Path], options: dict[str, str], echo: Callable[[str], No
         with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 30):
             echo(f"median {metric}:\n{wide.to_string(float_format=lambda v: f'{v:.3g}')}")
             ratios = ratio_table(trials, metric, o["numerator"], o["denominator"], by=keys)
-            echo(f"\nratio of medians {o['numerator']} / {o['denominator']}:\n"
-                 f"{ratios.to_string(index=False, float_format=lambda v: f'{v:.3g}')}")
+            echo(
+                f"\nratio of medians {o['numerator']} / {o['denominator']}:\n"
+                f"{ratios.to_string(index=False, float_format=lambda v: f'{v:.3g}')}"
+            )
         path = run.path / f"iw_ratio_{metric}.csv"
         write_atomic(path, ratios.to_csv(index=False))
         echo(f"wrote {path}")
@@ -104,17 +110,20 @@ def e5_tables(trials: pd.DataFrame, seed: int = 0, resamples: int = 2000) -> tup
     t["E_abs_phi"] = t["data.rho"] + (1 - t["data.rho"]) * t["data.s"]
     t["E_phi2"] = t["data.rho"] + (1 - t["data.rho"]) * t["data.s"] ** 2
     cell = ["data.rho", "data.s", "data.n", "epsilon"]
-    mean = t.groupby([*cell, "mechanism"]).agg(
-        err=("abs_error_1d", "mean"), E_abs_phi=("E_abs_phi", "first"), E_phi2=("E_phi2", "first")).reset_index()
+    mean = (
+        t.groupby([*cell, "mechanism"])
+        .agg(err=("abs_error_1d", "mean"), E_abs_phi=("E_abs_phi", "first"), E_phi2=("E_phi2", "first"))
+        .reset_index()
+    )
     mean["normalized"] = mean["err"] * mean["E_abs_phi"] * mean["epsilon"] * np.sqrt(mean["data.n"])
     mean["theory_alg1"] = 0.8 * np.sqrt((2 * (4 / mean["epsilon"]) ** 2 + 1) / mean["data.n"]) / mean["E_abs_phi"]
     wide = mean.pivot_table(index=cell, columns="mechanism", values="err").reset_index()
     wide["ratio_ssp_over_alg1"] = wide["ldp_laplace_ssp_1d"] / wide["ldp_simple_1d"]
     wide["E_abs_phi_over_E_phi2"] = (wide["data.rho"] + (1 - wide["data.rho"]) * wide["data.s"]) / (
-        wide["data.rho"] + (1 - wide["data.rho"]) * wide["data.s"] ** 2)
+        wide["data.rho"] + (1 - wide["data.rho"]) * wide["data.s"] ** 2
+    )
     wide = wide.merge(e5_ratio_ci(t, cell, seed, resamples), on=cell, how="left")
-    table = mean.merge(wide[[*cell, "ratio_ssp_over_alg1", "ratio_lo", "ratio_hi", "E_abs_phi_over_E_phi2"]],
-                       on=cell)
+    table = mean.merge(wide[[*cell, "ratio_ssp_over_alg1", "ratio_lo", "ratio_hi", "E_abs_phi_over_E_phi2"]], on=cell)
     return table, wide
 
 
@@ -143,15 +152,27 @@ def e5_ratio_figure(wide: pd.DataFrame, path: Path, saturation: float = 0.3, fit
     xs, ys = _dodge(wide), wide["ratio_ssp_over_alg1"].to_numpy(float)
     lo = wide["ratio_lo"].to_numpy(float) if "ratio_lo" in wide else np.full_like(ys, np.nan)
     hi = wide["ratio_hi"].to_numpy(float) if "ratio_hi" in wide else np.full_like(ys, np.nan)
-    for mask, style, label in ((~sat, {"marker": "o", "color": "C0", "markersize": 5},
-                                f"neither mean error > {saturation:g}"),
-                               (sat, {"marker": "x", "color": "C1", "markersize": 6, "markeredgewidth": 1.5},
-                                f"saturated (a mean error > {saturation:g})")):
+    for mask, style, label in (
+        (~sat, {"marker": "o", "color": "C0", "markersize": 5}, f"neither mean error > {saturation:g}"),
+        (
+            sat,
+            {"marker": "x", "color": "C1", "markersize": 6, "markeredgewidth": 1.5},
+            f"saturated (a mean error > {saturation:g})",
+        ),
+    ):
         if not mask.any():
             continue
         yerr = np.vstack([ys[mask] - lo[mask], hi[mask] - ys[mask]])
-        ax.errorbar(xs[mask], ys[mask], yerr=np.where(np.isfinite(yerr), yerr, 0.0), linestyle="", capsize=2,
-                    elinewidth=0.9, label=label, **style)
+        ax.errorbar(
+            xs[mask],
+            ys[mask],
+            yerr=np.where(np.isfinite(yerr), yerr, 0.0),
+            linestyle="",
+            capsize=2,
+            elinewidth=0.9,
+            label=label,
+            **style,
+        )
     lim = [0.8, float(wide["E_abs_phi_over_E_phi2"].max()) * 1.3]
     ax.plot(lim, lim, "k:", label="ratio = E|φ|/Eφ² (Lemma 3.1 vs Prop 3.2)")
     ax.set_xscale("log")
@@ -161,13 +182,14 @@ def e5_ratio_figure(wide: pd.DataFrame, path: Path, saturation: float = 0.3, fit
     ax.grid(True, which="major", alpha=0.4)
     ax.legend(fontsize=7.5, loc="upper left")
     ax.set_title("E5 (b): ratio of mean errors, Laplace SSP / Alg 1, vs E|φ|/Eφ²", fontsize=9)
-    caption = ("Synthetic demonstration of Lemma 3.1 vs Prop 3.2 (proposed in spec 000 §7.7), not a reproduction. "
-               "One point per (ρ, s, T, α): ratio of mean errors over " + (fits or "all fits") + "; bars: paired "
-               "percentile-bootstrap 95% CI (fits paired by data draw and noise trial, 2000 resamples, seed 0). "
-               "Within one E|φ|/Eφ² the points are ordered by T, then α (left to right). At ρ = s = 1 (E|φ|/Eφ² = 1) "
-               "both mechanisms release the same statistics: ratio exactly 1.")
-    fig.text(0.5, 0.01, "\n".join(textwrap.wrap(caption, 105)), ha="center", va="bottom", fontsize=7,
-             style="italic")
+    caption = (
+        "Synthetic demonstration of Lemma 3.1 vs Prop 3.2 (proposed in spec 000 §7.7), not a reproduction. "
+        "One point per (ρ, s, T, α): ratio of mean errors over " + (fits or "all fits") + "; bars: paired "
+        "percentile-bootstrap 95% CI (fits paired by data draw and noise trial, 2000 resamples, seed 0). "
+        "Within one E|φ|/Eφ² the points are ordered by T, then α (left to right). At ρ = s = 1 (E|φ|/Eφ² = 1) "
+        "both mechanisms release the same statistics: ratio exactly 1."
+    )
+    fig.text(0.5, 0.01, "\n".join(textwrap.wrap(caption, 105)), ha="center", va="bottom", fontsize=7, style="italic")
     fig.tight_layout(rect=(0, 0.11, 1, 1))
     save_figure(fig, path)
     return path
@@ -188,8 +210,11 @@ def iw_e5(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]
         csv = run.path / "iw_e5_table.csv"
         write_atomic(csv, table.to_csv(index=False))
         counts = run.trials.groupby(["data.rho", "data.s", "data.n", "epsilon", "mechanism"]).size()
-        fits = (f"{counts.min()}–{counts.max()} fits per mechanism" if counts.min() != counts.max()
-                else f"{counts.min()} fits per mechanism")
+        fits = (
+            f"{counts.min()}–{counts.max()} fits per mechanism"
+            if counts.min() != counts.max()
+            else f"{counts.min()} fits per mechanism"
+        )
         figure = e5_ratio_figure(wide, run.path / "iw_e5_ratio.png", fits=fits)
         for path in (csv, figure):
             echo(f"wrote {path}")

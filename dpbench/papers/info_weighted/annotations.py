@@ -23,6 +23,15 @@ def iw_zero_level(ax, trials: pd.DataFrame, info: Mapping[str, Any], x: str, poi
     pts = points.sort_values(x)
     ax.plot(pts[x], pts["centre"], color="dimgray", linestyle="-.", linewidth=2.2, zorder=6, label="_nolegend_")
     first = pts.iloc[0]
-    ax.annotate(f"θ̂ = 0: {first['centre']:.2g}", (first[x], first["centre"]), textcoords="offset points",
-                xytext=(3, -4), ha="left", va="top", fontsize=7, color="dimgray", zorder=7,
-                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8})
+    ax.annotate(
+        f"θ̂ = 0: {first['centre']:.2g}",
+        (first[x], first["centre"]),
+        textcoords="offset points",
+        xytext=(3, -4),
+        ha="left",
+        va="top",
+        fontsize=7,
+        color="dimgray",
+        zorder=7,
+        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
+    )

@@ -66,13 +66,22 @@ def ratio_table(trials: pd.DataFrame, metric: str, pairs: list[tuple[str, str]],
             b = part[part["label"] == den].set_index(PAIR_KEY)[metric]
             joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
             ratio, lo, hi = paired_ratio_ci(joined["a"], joined["b"], rng)
-            rows.append({**dict(zip(CELL, cell, strict=True)), "numerator": num, "denominator": den,
-                         "ratio": ratio, "lo": lo, "hi": hi, "pairs": len(joined)})
+            rows.append(
+                {
+                    **dict(zip(CELL, cell, strict=True)),
+                    "numerator": num,
+                    "denominator": den,
+                    "ratio": ratio,
+                    "lo": lo,
+                    "hi": hi,
+                    "pairs": len(joined),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def _fits_text(trials: pd.DataFrame) -> str:
-    """"16 fits per point (4 draws of θ* and data × 4 noise trials) at d = 5, 20; 6 (3 × 2) at d = 50"."""
+    """ "16 fits per point (4 draws of θ* and data × 4 noise trials) at d = 5, 20; 6 (3 × 2) at d = 50"."""
     key = [c for c in CELL if c in trials] + ["label"]
     per_d = trials.groupby("data.d", sort=True) if "data.d" in trials else [(None, trials)]
     groups: dict[tuple[int, int, int, int], list[str]] = {}
@@ -84,8 +93,11 @@ def _fits_text(trials: pd.DataFrame) -> str:
     parts = []
     for i, ((lo, hi, draws, noise), ds) in enumerate(groups.items()):
         count = f"{lo}" if lo == hi else f"{lo}–{hi}"
-        detail = (f" fits per point ({draws} draws of θ* and data × {noise} noise trials)" if i == 0
-                  else f" ({draws} × {noise})")
+        detail = (
+            f" fits per point ({draws} draws of θ* and data × {noise} noise trials)"
+            if i == 0
+            else f" ({draws} × {noise})"
+        )
         parts.append(count + detail + (f" at d = {', '.join(ds)}" if any(ds) else ""))
     return "; ".join(parts)
 
@@ -97,11 +109,13 @@ def default_caption(trials: pd.DataFrame, metric: str) -> str:
         n_text = f" n = {int(trials['n'].iloc[0]):,};"
     norm = trials["data.theta_norm"].dropna().unique() if "data.theta_norm" in trials else []
     norm_text = f" ‖θ*‖ = {norm[0]:g} (inside the public ball);" if len(norm) == 1 else ""
-    return (f"Synthetic control (issue 17) for spec 000 §7.4, not a reproduction (the paper has no experiments). "
-            f"Median {metric_name(metric)} ± bootstrap 95% CI over {_fits_text(trials)}.{n_text}{norm_text} "
-            f"“ball R=1” curves: projection on a public ball of radius 1. References without band: OLS "
-            f"(non-private, black dashed) and "
-            f"θ̂ = 0 (grey dotted).")
+    return (
+        f"Synthetic control (issue 17) for spec 000 §7.4, not a reproduction (the paper has no experiments). "
+        f"Median {metric_name(metric)} ± bootstrap 95% CI over {_fits_text(trials)}.{n_text}{norm_text} "
+        f"“ball R=1” curves: projection on a public ball of radius 1. References without band: OLS "
+        f"(non-private, black dashed) and "
+        f"θ̂ = 0 (grey dotted)."
+    )
 
 
 def _legend_on_top(fig, title: str) -> None:
@@ -117,8 +131,15 @@ def _legend_on_top(fig, title: str) -> None:
     fig.set_size_inches(new_width, height + extra)
     ncol = min(len(labels), 4)
     head = 0.42 + 0.2 * -(-len(labels) // ncol)  # title + legend rows, inches
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.4 / (height + extra)), ncol=ncol,
-               fontsize=9, frameon=False)
+    fig.legend(
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 1 - 0.4 / (height + extra)),
+        ncol=ncol,
+        fontsize=9,
+        frameon=False,
+    )
     if title:
         fig.suptitle(title, fontsize=11, y=1 - 0.08 / (height + extra), va="top")
     caption_in = 0.1 + sum(0.16 * (t.get_text().count("\n") + 1) for t in fig.texts)
@@ -126,18 +147,30 @@ def _legend_on_top(fig, title: str) -> None:
 
 
 def ablation_figure(trials: pd.DataFrame, metric: str, title: str, caption: str):
-    fig = median_panels(trials, metric, "epsilon", rows="dataset", cols="data.d", reference_labels=REFERENCES,
-                        title=title, caption=caption, xlabel="ε", ylabel=f"median {metric_name(metric)}")
+    fig = median_panels(
+        trials,
+        metric,
+        "epsilon",
+        rows="dataset",
+        cols="data.d",
+        reference_labels=REFERENCES,
+        title=title,
+        caption=caption,
+        xlabel="ε",
+        ylabel=f"median {metric_name(metric)}",
+    )
     _legend_on_top(fig, title)
     return fig
 
 
 @registry.register_analysis(
-    "iw-ablation", summary="IWR-DP ablation figure + paired ratio CIs (issue 17); -o metric= pairs='A/B;C/D' out=STEM",
+    "iw-ablation",
+    summary="IWR-DP ablation figure + paired ratio CIs (issue 17); -o metric= pairs='A/B;C/D' out=STEM",
 )
 def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
-    o = registry.analysis_options("iw-ablation", options, {"metric": "param_error_sigma", "pairs": "", "out": "",
-                                                            "caption": "", "title": ""})
+    o = registry.analysis_options(
+        "iw-ablation", options, {"metric": "param_error_sigma", "pairs": "", "out": "", "caption": "", "title": ""}
+    )
     metric = o["metric"]
     trials = load_trials(runs)
     if metric not in trials:
@@ -145,13 +178,17 @@ def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callab
     table = ratio_table(trials, metric, parse_pairs(o["pairs"]))
     stem = Path(o["out"] or Path(runs[0]) / "iw_ablation")
     table.to_csv(f"{stem}_ratios.csv", index=False)
-    shown = table.assign(ratio=[fmt_ci(r, lo, hi) for r, lo, hi in zip(table["ratio"], table["lo"], table["hi"],
-                                                                          strict=True)])
+    shown = table.assign(
+        ratio=[fmt_ci(r, lo, hi) for r, lo, hi in zip(table["ratio"], table["lo"], table["hi"], strict=True)]
+    )
     with pd.option_context("display.width", 250, "display.max_columns", 20, "display.max_rows", 500):
         for (num, den), part in shown.groupby(["numerator", "denominator"], sort=False):
             echo(f"\nratio of medians {metric}: {num} / {den} (paired bootstrap 95% CI)")
-            echo(part.pivot_table(index=["dataset", "data.d"], columns="epsilon", values="ratio", aggfunc="first",
-                                  sort=False).to_string())
+            echo(
+                part.pivot_table(
+                    index=["dataset", "data.d"], columns="epsilon", values="ratio", aggfunc="first", sort=False
+                ).to_string()
+            )
     config_title = (load_run(runs[0]).config or {}).get("title")
     title = o["title"] or config_title or f"IWR-DP ablations — {metric_name(metric)}"
     fig = ablation_figure(trials, metric, title, o["caption"] or default_caption(trials, metric))
@@ -160,7 +197,8 @@ def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callab
 
 
 @registry.register_analysis(
-    "iw-slopes", summary="log–log slope of the median error vs n with stratified-bootstrap CIs (E3; issue 17)",
+    "iw-slopes",
+    summary="log–log slope of the median error vs n with stratified-bootstrap CIs (E3; issue 17)",
 )
 def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
     """Per (generator, label, ε): slope of log median(metric) vs log n over the run's n values; the fits at each n
@@ -169,15 +207,27 @@ def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable
     metric = o["metric"]
     trials = load_trials(runs)
     rows = []
-    for (dataset, label, eps), groups, (slope, lo, hi) in curve_slopes(trials, ["dataset", "label", "epsilon"],
-                                                                         "data.n", metric, np.random.default_rng(0)):
-        rows.append({"dataset": dataset, "label": label, "epsilon": eps, "n values": len(groups),
-                     "fits per n": int(min(len(v) for v in groups.values())), "slope": slope, "lo": lo, "hi": hi})
+    for (dataset, label, eps), groups, (slope, lo, hi) in curve_slopes(
+        trials, ["dataset", "label", "epsilon"], "data.n", metric, np.random.default_rng(0)
+    ):
+        rows.append(
+            {
+                "dataset": dataset,
+                "label": label,
+                "epsilon": eps,
+                "n values": len(groups),
+                "fits per n": int(min(len(v) for v in groups.values())),
+                "slope": slope,
+                "lo": lo,
+                "hi": hi,
+            }
+        )
     table = pd.DataFrame(rows)
     out = Path(o["out"] or Path(runs[0]) / f"iw_slopes_{metric}.csv")
     table.to_csv(out, index=False)
-    shown = table.assign(slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"],
-                                                                          strict=True)]).drop(columns=["lo", "hi"])
+    shown = table.assign(
+        slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"], strict=True)]
+    ).drop(columns=["lo", "hi"])
     with pd.option_context("display.width", 250, "display.max_rows", 200):
         echo(shown.to_string(index=False))
     echo(f"wrote {out}")

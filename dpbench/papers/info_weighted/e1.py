@@ -44,8 +44,11 @@ class Generator:
 def e1_generators(d: int = 5) -> list[Generator]:
     """G-TwoScale(5, .001, .01), (5, .01, .1), (5, 1, 1) (= uniform sphere) and G-Spike(5) (spec 000 §7.1)."""
     gens = []
-    for rho, s, name in ((0.001, 0.01, "TwoScale(5,.001,.01)"), (0.01, 0.1, "TwoScale(5,.01,.1)"),
-                         (1.0, 1.0, "Sphere(5,1,1)")):
+    for rho, s, name in (
+        (0.001, 0.01, "TwoScale(5,.001,.01)"),
+        (0.01, 0.1, "TwoScale(5,.01,.1)"),
+        (1.0, 1.0, "Sphere(5,1,1)"),
+    ):
         r, q = (np.array([1.0]), np.array([1.0])) if rho == 1.0 else (np.array([1.0, s]), np.array([rho, 1 - rho]))
         gens.append(Generator(name, d, {"radial": (r, q), "B": 1.0}, float(q @ r**2) / d * np.eye(d)))
     p = 0.4 * 0.5 ** np.arange(d)
@@ -62,7 +65,11 @@ def e1_point(gen: Generator, alpha: float, T: float) -> dict[str, float]:
     U = population_info_matrix("ldp", gen.extra, gen.d, gamma * lam)
     norm_W = np.linalg.norm(W, 2)
     return {
-        "generator": gen.name, "alpha": alpha, "T": T, "gamma": gamma, "lam": lam,
+        "generator": gen.name,
+        "alpha": alpha,
+        "T": T,
+        "gamma": gamma,
+        "lam": lam,
         "pop_iw": float(np.trace(gen.cov @ W @ W)) / gen.d,
         "pop_ssp": 1.0 + float(np.trace(np.linalg.inv(gen.cov))) / (gen.d * alpha**2 * T),
         "rel_W_W0": float(np.linalg.norm(W - W0, 2) / norm_W),
@@ -83,9 +90,19 @@ def compare_with_spec() -> pd.DataFrame:
     for (name, alpha), values in SPEC_TABLE.items():
         for T, (iw, ssp) in zip(SPEC_T, values, strict=True):
             ours = e1_point(gens[name], alpha, T)
-            rows.append({"generator": name, "alpha": alpha, "T": T, "pop_iw": ours["pop_iw"], "spec_pop_iw": iw,
-                         "pop_ssp": ours["pop_ssp"], "spec_pop_ssp": ssp,
-                         "ratio_iw": ours["pop_iw"] / iw, "ratio_ssp": ours["pop_ssp"] / ssp})
+            rows.append(
+                {
+                    "generator": name,
+                    "alpha": alpha,
+                    "T": T,
+                    "pop_iw": ours["pop_iw"],
+                    "spec_pop_iw": iw,
+                    "pop_ssp": ours["pop_ssp"],
+                    "spec_pop_ssp": ssp,
+                    "ratio_iw": ours["pop_iw"] / iw,
+                    "ratio_ssp": ours["pop_ssp"] / ssp,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -119,8 +136,12 @@ def e1_figure(table: pd.DataFrame, path: Path) -> Path:
     h2, l2 = axes[1, 0].get_legend_handles_labels()
     fig.legend(h1, l1, loc="upper center", ncol=6, fontsize=8, bbox_to_anchor=(0.5, 0.995))
     fig.legend(h2, l2, loc="lower center", ncol=6, fontsize=8, bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle("E1: population information matrices, γ = 1/(α√T), λ = 1/√T — synthetic demonstration of "
-                 "Lemma 5.7 / Eq. 23 (proposed in spec 000 §7.3), not a reproduction", y=0.935, fontsize=9)
+    fig.suptitle(
+        "E1: population information matrices, γ = 1/(α√T), λ = 1/√T — synthetic demonstration of "
+        "Lemma 5.7 / Eq. 23 (proposed in spec 000 §7.3), not a reproduction",
+        y=0.935,
+        fontsize=9,
+    )
     fig.subplots_adjust(top=0.86, bottom=0.16, left=0.06, right=0.98, hspace=0.3, wspace=0.25)
     path.parent.mkdir(parents=True, exist_ok=True)
     save_figure(fig, path)
@@ -136,8 +157,10 @@ def run_e1(out_dir: Path) -> dict[str, Path]:
     write_atomic(out_dir / "spec_comparison.csv", comp.to_csv(index=False))
     lines = ["| generator | α | T | PoP_IW ours | spec | PoP_SSP ours | spec |", "|---|---|---|---|---|---|---|"]
     for r in comp.itertuples():
-        lines.append(f"| {r.generator} | {r.alpha:g} | {r.T:.0e} | {r.pop_iw:.3g} | {r.spec_pop_iw:g} | "
-                     f"{r.pop_ssp:.3g} | {r.spec_pop_ssp:g} |")
+        lines.append(
+            f"| {r.generator} | {r.alpha:g} | {r.T:.0e} | {r.pop_iw:.3g} | {r.spec_pop_iw:g} | "
+            f"{r.pop_ssp:.3g} | {r.spec_pop_ssp:g} |"
+        )
     (out_dir / "spec_comparison.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     fig = e1_figure(table, out_dir / "figure_e1.png")
     return {"table": out_dir / "table.csv", "comparison": out_dir / "spec_comparison.md", "figure": fig}

@@ -80,14 +80,22 @@ def _check(name: str, n: int, d: int) -> None:
         raise ValueError(f"{name}: need n ≥ 1 and d ≥ 1, got n={n}, d={d}")
 
 
-def _dataset(name: str, X: np.ndarray, theta: np.ndarray, rng: np.random.Generator, cov: np.ndarray,
-             extra: dict, title: str) -> Dataset:
+def _dataset(
+    name: str, X: np.ndarray, theta: np.ndarray, rng: np.random.Generator, cov: np.ndarray, extra: dict, title: str
+) -> Dataset:
     y = rademacher_labels(X, theta, rng)
     noise_var = float(1.0 - theta @ cov @ theta)  # E Var(y|φ) = 1 − E<φ,θ*>²
     d = X.shape[1]
     population = Population(cov=cov, theta=theta, noise_var=noise_var, extra={"B": 1.0, **extra})
-    return Dataset(name, X, y, np.zeros((0, d)), np.zeros(0), population=population,
-                   meta={"title": title, "recipe": "synthetic (spec 000 §7.1)"})
+    return Dataset(
+        name,
+        X,
+        y,
+        np.zeros((0, d)),
+        np.zeros(0),
+        population=population,
+        meta={"title": title, "recipe": "synthetic (spec 000 §7.1)"},
+    )
 
 
 def twoscale_radial(rho: float, s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -96,10 +104,22 @@ def twoscale_radial(rho: float, s: float) -> tuple[np.ndarray, np.ndarray]:
     return np.array([1.0, s]), np.array([rho, 1.0 - rho])
 
 
-@register_dataset("iw_twoscale", summary="G-TwoScale(d, ρ, s): φ = c·u, c = 1 w.p. ρ else s (spec 000 §7.1)",
-                  kind="synthetic", spec="000 §7.1", shape=lambda n, d, **_: (n, d))
-def load_twoscale(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: float = 0.01,
-                  s: float = 0.1, theta_norm: float | None = None) -> Dataset:
+@register_dataset(
+    "iw_twoscale",
+    summary="G-TwoScale(d, ρ, s): φ = c·u, c = 1 w.p. ρ else s (spec 000 §7.1)",
+    kind="synthetic",
+    spec="000 §7.1",
+    shape=lambda n, d, **_: (n, d),
+)
+def load_twoscale(
+    rng: np.random.Generator,
+    *,
+    n: int = 100_000,
+    d: int = 5,
+    rho: float = 0.01,
+    s: float = 0.1,
+    theta_norm: float | None = None,
+) -> Dataset:
     _check("iw_twoscale", n, d)
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(d, rng, theta_norm)
@@ -107,8 +127,9 @@ def load_twoscale(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho
     X = sphere_directions(n, d, rng) * radius[:, None]
     second = float(q @ r**2)
     extra = {"radial": (r, q), "l1_iso": float(q @ r) * c_d(d), "mean_norm": float(q @ r)}
-    return _dataset("iw_twoscale", X, theta, rng, second / d * np.eye(d), extra,
-                    f"G-TwoScale(d={d}, ρ={rho:g}, s={s:g})")
+    return _dataset(
+        "iw_twoscale", X, theta, rng, second / d * np.eye(d), extra, f"G-TwoScale(d={d}, ρ={rho:g}, s={s:g})"
+    )
 
 
 def gauss_radial(d: int, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -120,6 +141,7 @@ def gauss_radial(d: int, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tuple
 
 def gauss_moment(d: int, s: float, power: int) -> float:
     """E[min(sR/√d, 1)^power], R ~ χ_d, by adaptive quadrature."""
+
     def integrand(t: float) -> float:
         return min(s * t / math.sqrt(d), 1.0) ** power * stats.chi.pdf(t, d)
 
@@ -129,10 +151,16 @@ def gauss_moment(d: int, s: float, power: int) -> float:
     return a + b
 
 
-@register_dataset("iw_gauss", summary="G-Gauss(d, s): φ = Proj_B(s·g/√d) (spec 000 §7.1)",
-                  kind="synthetic", spec="000 §7.1", shape=lambda n, d, **_: (n, d))
-def load_gauss(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4,
-               theta_norm: float | None = None) -> Dataset:
+@register_dataset(
+    "iw_gauss",
+    summary="G-Gauss(d, s): φ = Proj_B(s·g/√d) (spec 000 §7.1)",
+    kind="synthetic",
+    spec="000 §7.1",
+    shape=lambda n, d, **_: (n, d),
+)
+def load_gauss(
+    rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4, theta_norm: float | None = None
+) -> Dataset:
     _check("iw_gauss", n, d)
     if s <= 0:
         raise ValueError(f"iw_gauss: s must be > 0, got {s}")
@@ -170,11 +198,22 @@ def pareto_radial(a: float, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tu
     return np.append(first / mass, 1.0), np.append(mass, s**a)
 
 
-@register_dataset("iw_pareto",
-                  summary="G-Pareto(d, a, s): φ = r·u, r = min(1, s·V^(−1/a)) — heavy-tailed norms (issue 17 control)",
-                  kind="synthetic", spec="000 §7.1 (added control)", shape=lambda n, d, **_: (n, d))
-def load_pareto(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, a: float = 2.0, s: float = 0.02,
-                theta_norm: float | None = None) -> Dataset:
+@register_dataset(
+    "iw_pareto",
+    summary="G-Pareto(d, a, s): φ = r·u, r = min(1, s·V^(−1/a)) — heavy-tailed norms (issue 17 control)",
+    kind="synthetic",
+    spec="000 §7.1 (added control)",
+    shape=lambda n, d, **_: (n, d),
+)
+def load_pareto(
+    rng: np.random.Generator,
+    *,
+    n: int = 100_000,
+    d: int = 5,
+    a: float = 2.0,
+    s: float = 0.02,
+    theta_norm: float | None = None,
+) -> Dataset:
     """Isotropic covariates with a Pareto(a) norm tail above s, capped at the bound B = 1 (module docstring)."""
     _check("iw_pareto", n, d)
     radial = pareto_radial(a, s)
@@ -193,10 +232,14 @@ def spike_probs(d: int, rho: list[float] | None) -> np.ndarray:
     return p
 
 
-@register_dataset("iw_spike", summary="G-Spike(d, ρ): φ = e_J w.p. ρ_J, else 0 (spec 000 §7.1, Example 1)",
-                  kind="synthetic", spec="000 §7.1", shape=lambda n, d, **_: (n, d))
-def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: list[float] | None = None
-               ) -> Dataset:
+@register_dataset(
+    "iw_spike",
+    summary="G-Spike(d, ρ): φ = e_J w.p. ρ_J, else 0 (spec 000 §7.1, Example 1)",
+    kind="synthetic",
+    spec="000 §7.1",
+    shape=lambda n, d, **_: (n, d),
+)
+def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: list[float] | None = None) -> Dataset:
     _check("iw_spike", n, d)
     p = spike_probs(d, rho)
     theta = draw_theta(d, rng)
@@ -208,16 +251,22 @@ def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: l
     return _dataset("iw_spike", X, theta, rng, np.diag(p), extra, f"G-Spike(d={d})")
 
 
-@register_dataset("iw_twoscale_1d", summary="G-TwoScale-1D(ρ, s): φ = ±1 w.p. ρ, ±s otherwise (spec 000 §7.1)",
-                  kind="synthetic", spec="000 §7.1", shape=lambda n, **_: (n, 1))
+@register_dataset(
+    "iw_twoscale_1d",
+    summary="G-TwoScale-1D(ρ, s): φ = ±1 w.p. ρ, ±s otherwise (spec 000 §7.1)",
+    kind="synthetic",
+    spec="000 §7.1",
+    shape=lambda n, **_: (n, 1),
+)
 def load_twoscale_1d(rng: np.random.Generator, *, n: int = 100_000, rho: float = 0.01, s: float = 0.1) -> Dataset:
     _check("iw_twoscale_1d", n, 1)
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(1, rng)
     X = (np.where(rng.random(n) < rho, 1.0, s) * rng.choice([-1.0, 1.0], size=n))[:, None]
     extra = {"radial": (r, q), "l1_iso": float(q @ r), "mean_norm": float(q @ r)}
-    return _dataset("iw_twoscale_1d", X, theta, rng, np.array([[float(q @ r**2)]]), extra,
-                    f"G-TwoScale-1D(ρ={rho:g}, s={s:g})")
+    return _dataset(
+        "iw_twoscale_1d", X, theta, rng, np.array([[float(q @ r**2)]]), extra, f"G-TwoScale-1D(ρ={rho:g}, s={s:g})"
+    )
 
 
 def l1_functional(population: Population, v: np.ndarray) -> float:

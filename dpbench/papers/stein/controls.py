@@ -61,11 +61,12 @@ def pm1_signal(p: int, rng: np.random.Generator, draws: int = 20, mc: int = 200_
     return float(np.mean(norms))
 
 
-def xty_snr(n: int, p: int, epsilon: float, signal: float, r: float, calibration: str = "classical"
-            ) -> tuple[float, float]:
+def xty_snr(
+    n: int, p: int, epsilon: float, signal: float, r: float, calibration: str = "classical"
+) -> tuple[float, float]:
     """(s_xy, SNR) of Alg 1/2's summed Xᵀy release: s_xy = σ(ε/2, δ/2, 2r) (B_y = 1), δ = n^{−1.1}, with the
     paper's ``classical`` Gaussian mechanism or the ``analytic`` one (dpbench's default); SNR = √n·signal/(√p·s_xy)."""
-    s_xy = stein_noise_scales(epsilon, n ** -1.1, r, 1.0, calibration).s_xy
+    s_xy = stein_noise_scales(epsilon, n**-1.1, r, 1.0, calibration).s_xy
     return s_xy, math.sqrt(n) * signal / (math.sqrt(p) * s_xy)
 
 
@@ -82,8 +83,19 @@ def snr_table(seed: int = 0) -> pd.DataFrame:
             ):
                 for calibration in ("classical", "analytic"):
                     s_xy, snr = xty_snr(n, p, eps, signal, r, calibration)
-                    rows.append({"calibration": calibration, "covariates": label, "p": p, "n": n, "epsilon": eps,
-                                 "signal ‖E xy‖": signal, "r": r, "s_xy": s_xy, "SNR": snr})
+                    rows.append(
+                        {
+                            "calibration": calibration,
+                            "covariates": label,
+                            "p": p,
+                            "n": n,
+                            "epsilon": eps,
+                            "signal ‖E xy‖": signal,
+                            "r": r,
+                            "s_xy": s_xy,
+                            "SNR": snr,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -94,14 +106,20 @@ def a8_table() -> pd.DataFrame:
     rows = []
     for p in PAPER_P:
         y_max = math.exp(1.0 / math.sqrt(p))
-        rows.append({"p": p, "max y = e^{1/√p}": y_max,
-                     "true ℓ2 sensitivity 2p^{-1/2}e^{1/√p}": 2 * y_max / math.sqrt(p),
-                     "calibrated 2·r·B_y (r = 1, B_y = 1)": 2.0 * fam.y_bound(1.0)})
+        rows.append(
+            {
+                "p": p,
+                "max y = e^{1/√p}": y_max,
+                "true ℓ2 sensitivity 2p^{-1/2}e^{1/√p}": 2 * y_max / math.sqrt(p),
+                "calibrated 2·r·B_y (r = 1, B_y = 1)": 2.0 * fam.y_bound(1.0),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 @registry.register_analysis(
-    "stein-snr", needs_runs=False,
+    "stein-snr",
+    needs_runs=False,
     summary="spec 003: SNR of the Xᵀy release in the paper's cells + the A8 sensitivity table (issue 17); -o out=STEM",
 )
 def stein_snr_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
@@ -110,11 +128,12 @@ def stein_snr_analysis(runs: list[Path], options: dict[str, str], echo: Callable
     stem = Path(o["out"])
     stem.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(f"{stem}.csv", index=False)
-    wide = table.pivot_table(index=["calibration", "covariates", "p", "n"], columns="epsilon", values="SNR",
-                             sort=False)
+    wide = table.pivot_table(index=["calibration", "covariates", "p", "n"], columns="epsilon", values="SNR", sort=False)
     with pd.option_context("display.width", 250, "display.max_rows", 200):
-        echo("SNR of Σ_i ẑ_i = ‖n E[xy]‖/(√(np)·s_xy) (logistic GLM, δ = n^-1.1; the paper's classical calibration"
-             " and dpbench's analytic default):")
+        echo(
+            "SNR of Σ_i ẑ_i = ‖n E[xy]‖/(√(np)·s_xy) (logistic GLM, δ = n^-1.1; the paper's classical calibration"
+            " and dpbench's analytic default):"
+        )
         echo(wide.to_string(float_format=lambda v: f"{v:.2f}"))
         echo("\nA8: exponential GLM on ±1/p data (‖w*‖ = 1):")
         echo(a8_table().to_string(index=False, float_format=lambda v: f"{v:.3f}"))
@@ -122,7 +141,8 @@ def stein_snr_analysis(runs: list[Path], options: dict[str, str], echo: Callable
 
 
 @registry.register_analysis(
-    "stein-ctrl", summary="Stein control figure (median vs ε per n) + slopes vs ε with bootstrap CIs (issue 17)",
+    "stein-ctrl",
+    summary="Stein control figure (median vs ε per n) + slopes vs ε with bootstrap CIs (issue 17)",
 )
 def stein_ctrl_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
     o = registry.analysis_options("stein-ctrl", options, {"metric": "stein_err2", "out": "", "caption": ""})
@@ -130,8 +150,9 @@ def stein_ctrl_analysis(runs: list[Path], options: dict[str, str], echo: Callabl
     trials = run.trials
     metric = o["metric"]
     rows = []
-    for (n, label), groups, (slope, lo, hi) in curve_slopes(trials, ["data.n", "label"], "epsilon", metric,
-                                                              np.random.default_rng(0)):
+    for (n, label), groups, (slope, lo, hi) in curve_slopes(
+        trials, ["data.n", "label"], "epsilon", metric, np.random.default_rng(0)
+    ):
         meds = {f"median ε={e:g}": float(np.median(v)) for e, v in groups.items()}
         rows.append({"n": int(n), "label": label, **meds, "slope vs ε": fmt_ci(slope, lo, hi, 3)})
     table = pd.DataFrame(rows)
@@ -140,8 +161,17 @@ def stein_ctrl_analysis(runs: list[Path], options: dict[str, str], echo: Callabl
     with pd.option_context("display.width", 300, "display.max_columns", 30, "display.max_colwidth", 50):
         echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     refs = tuple(lab for lab in pd.unique(trials["label"]) if "non-private" in lab)
-    fig = median_panels(trials, metric, "epsilon", rows="dataset", cols="data.n", reference_labels=refs,
-                        title=run.title, caption=o["caption"] or run.caption, xlabel="ε",
-                        ylabel=f"median {metric}")
+    fig = median_panels(
+        trials,
+        metric,
+        "epsilon",
+        rows="dataset",
+        cols="data.n",
+        reference_labels=refs,
+        title=run.title,
+        caption=o["caption"] or run.caption,
+        xlabel="ε",
+        ylabel=f"median {metric}",
+    )
     for path in save_figures(fig, stem):
         echo(f"wrote {path}")

@@ -51,9 +51,7 @@ def read_split(name: str, features: str = "all54") -> tuple[np.ndarray, ...]:
     return X[tr], y[tr], X[te], y[te], X[pool]
 
 
-def preprocess(
-    X_priv: np.ndarray, X_test: np.ndarray, X_pub: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def preprocess(X_priv: np.ndarray, X_test: np.ndarray, X_pub: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Public-pool z-score, divide by max ℓ1 norm over the pool, private rows into the ℓ1 unit ball (§6.3 step 3)."""
     mean = X_pub.mean(axis=0)
     std = X_pub.std(axis=0)
@@ -101,7 +99,10 @@ def load_real(name: str, rng: np.random.Generator, n: int | None, m: int, featur
 
 @register_dataset("stein_covtype", summary="UCI Covertype, Lodgepole Pine vs rest (54 features), 003 §6.3")
 def load_covtype(
-    rng: np.random.Generator, *, n: int | None = 350_000, m: int = 10_000,
+    rng: np.random.Generator,
+    *,
+    n: int | None = 350_000,
+    m: int = 10_000,
     features: str = "all54",
 ) -> Dataset:
     return load_real("covtype", rng, n, m, features)

@@ -96,7 +96,11 @@ def sample_covariates(
 
 
 def sample_responses(
-    family: Family, X: np.ndarray, w: np.ndarray, rng: np.random.Generator, noise_c: float = 0.05,
+    family: Family,
+    X: np.ndarray,
+    w: np.ndarray,
+    rng: np.random.Generator,
+    noise_c: float = 0.05,
     labels: str = "soft",
 ) -> np.ndarray:
     """E[y|x] = mean(⟨x, w⟩) (+ U[−C, C] noise for NLR; Bernoulli labels optional for the logistic GLM)."""
@@ -127,8 +131,12 @@ def prefix(dataset: Dataset, *, n: int, p: int, m: int | None = None, **_: objec
         raise ValueError(f"stein_synthetic: cannot cut n = {n}, m = {m} from a draw of n = {dataset.X_train.shape[0]}")
     population = dataclasses.replace(dataset.population, extra={**dataset.population.extra, "m": m})
     return dataclasses.replace(
-        dataset, X_train=dataset.X_train[:n], y_train=dataset.y_train[:n], X_public=dataset.X_public[:m],
-        population=population, meta={**dataset.meta, "m": m},
+        dataset,
+        X_train=dataset.X_train[:n],
+        y_train=dataset.y_train[:n],
+        X_public=dataset.X_public[:m],
+        population=population,
+        meta={**dataset.meta, "m": m},
     )
 
 
@@ -170,8 +178,13 @@ def load(
     m = public_rows(n, p, m)
     if m < 1:
         raise ValueError(f"stein_synthetic: m = {m} public rows (m defaults to ⌊n/p²⌋); need m ≥ 1")
-    inst = rng if instance_seed is None else np.random.default_rng(
-        np.random.SeedSequence([int(instance_seed), int(data_draw), int(n), int(p), int(n_test)]))
+    inst = (
+        rng
+        if instance_seed is None
+        else np.random.default_rng(
+            np.random.SeedSequence([int(instance_seed), int(data_draw), int(n), int(p), int(n_test)])
+        )
+    )
     sigma, sigma_sqrt, s = make_sigma(covariates, p, inst)
     g = inst.standard_normal(p)
     w = g / np.linalg.norm(g)
@@ -185,10 +198,24 @@ def load(
         extra.update({"kappa": kappa, "c_true": 1.0 / kappa if kappa != 0 else float("inf"), "w_ols": kappa * w})
     population = Population(cov=sigma, theta=w, extra=extra)
     title = f"{family}, {covariates}, p={p}"
-    meta = {"title": title, "recipe": "synthetic 003 §6.2", "m": m, "s": s, "sigma_op_norm": extra["sigma_op_norm"],
-            "lam_min_sigma": extra["lam_min_sigma"]}
+    meta = {
+        "title": title,
+        "recipe": "synthetic 003 §6.2",
+        "m": m,
+        "s": s,
+        "sigma_op_norm": extra["sigma_op_norm"],
+        "lam_min_sigma": extra["lam_min_sigma"],
+    }
     X_train, y_train = (X, y) if n_test == 0 else (X[:n], y[:n])  # no view: the runner freezes owned arrays copy-free
     return Dataset(
-        "stein_synthetic", X_train, y_train, X[n:], y[n:], X_public=X_pub, population=population,
-        x_bound=float("inf"), y_bound=float("inf"), meta=meta,
+        "stein_synthetic",
+        X_train,
+        y_train,
+        X[n:],
+        y[n:],
+        X_public=X_pub,
+        population=population,
+        x_bound=float("inf"),
+        y_bound=float("inf"),
+        meta=meta,
     )

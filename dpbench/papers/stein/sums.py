@@ -106,21 +106,58 @@ def load(
     2Φ̄(10) = 1.5·10⁻²³ per row. m is fixed (not ⌊n/p²⌋ = 4·10¹⁰ at n = 10¹²). ``data_draw`` is set by the engine.
     """
     if n < 2 or p < 1 or m < 1 or s <= 0 or noise_sd < 0:
-        raise ValueError(f"stein_linear_sums: need n ≥ 2, p ≥ 1, m ≥ 1, s > 0, noise_sd ≥ 0; got n={n}, p={p}, m={m}, "
-                         f"s={s}, noise_sd={noise_sd}")
+        raise ValueError(
+            f"stein_linear_sums: need n ≥ 2, p ≥ 1, m ≥ 1, s > 0, noise_sd ≥ 0; got n={n}, p={p}, m={m}, "
+            f"s={s}, noise_sd={noise_sd}"
+        )
     g = rng.standard_normal(p)
     model = LinearGaussian(float(s), g / np.linalg.norm(g), float(noise_sd))
     X_pub = s * rng.standard_normal((m, p))
     sigma = model.sigma
-    extra = {"sigma_op_norm": s**2, "lam_min_sigma": s**2, "s": s, "m": m, "kappa": 1.0, "c_true": 1.0,
-             "w_ols": model.w, "label_var": model.label_var}
+    extra = {
+        "sigma_op_norm": s**2,
+        "lam_min_sigma": s**2,
+        "s": s,
+        "m": m,
+        "kappa": 1.0,
+        "c_true": 1.0,
+        "w_ols": model.w,
+        "label_var": model.label_var,
+    }
     population = Population(cov=sigma, theta=model.w, noise_var=noise_sd**2, extra=extra)
-    meta = {"title": f"linear, Gaussian s = {s:g}, σ = {noise_sd:g}, p = {p}", "recipe": "issue 17 control",
-            "m": m, "s": s, "noise_sd": noise_sd, "rows": bool(rows)}
+    meta = {
+        "title": f"linear, Gaussian s = {s:g}, σ = {noise_sd:g}, p = {p}",
+        "recipe": "issue 17 control",
+        "m": m,
+        "s": s,
+        "noise_sd": noise_sd,
+        "rows": bool(rows),
+    }
     empty_X, empty_y = np.zeros((0, p)), np.zeros(0)
     if rows:
         X, y = model.rows(n, rng)
-        return Dataset("stein_linear_sums", X, y, empty_X, empty_y, X_public=X_pub, population=population,
-                       x_bound=float("inf"), y_bound=float("inf"), meta=meta)
-    return Dataset("stein_linear_sums", None, None, empty_X, empty_y, X_public=X_pub, population=population,
-                   x_bound=float("inf"), y_bound=float("inf"), meta=meta, sums=model.sums(n, rng))
+        return Dataset(
+            "stein_linear_sums",
+            X,
+            y,
+            empty_X,
+            empty_y,
+            X_public=X_pub,
+            population=population,
+            x_bound=float("inf"),
+            y_bound=float("inf"),
+            meta=meta,
+        )
+    return Dataset(
+        "stein_linear_sums",
+        None,
+        None,
+        empty_X,
+        empty_y,
+        X_public=X_pub,
+        population=population,
+        x_bound=float("inf"),
+        y_bound=float("inf"),
+        meta=meta,
+        sums=model.sums(n, rng),
+    )

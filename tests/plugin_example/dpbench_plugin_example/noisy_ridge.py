@@ -1,4 +1,5 @@
 """SSP with a fixed ridge: AdaSSP's two noisy statistics (spec 004 §3.7) without its adaptive λ."""
+
 import numpy as np
 
 from dpbench.linalg import solve_or_lstsq, symmetric_gaussian
