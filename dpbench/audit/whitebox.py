@@ -297,12 +297,13 @@ def noise_residuals(rp: ReleasePair) -> tuple[str, np.ndarray]:
     if r.kind == "gaussian":
         resid = _entries(np.asarray(r.value, dtype=float) - _aggregate(own, r), r.symmetric)
         return "normal", resid / _aggregate_scale(r)
-    if r.kind == "laplace" and not r.users:
-        return "laplace", np.ravel(np.asarray(r.value, dtype=float) - own) / r.scale
-    if r.kind == "laplace":  # mean of N users' Lap(b): variance 2b²/N
+    how = r.params.get("aggregate", "mean") if r.users else "none"
+    resid = np.ravel(np.asarray(r.value, dtype=float) - _aggregate(own, r)) if r.kind == "laplace" else None
+    if r.kind == "laplace" and how == "none":  # one report per user (or a central release): Lap(b) entries
+        return "laplace", resid / r.scale
+    if r.kind == "laplace":  # mean (sum) of N users' Lap(b): variance 2b²/N (2b²N), Gaussian to within O(1/N)
         users = np.asarray(r.centre).shape[0]
-        resid = np.ravel(np.asarray(r.value, dtype=float) - own.mean(axis=0))
-        return "normal", resid / (r.scale * math.sqrt(2 / users))
+        return "normal", resid / (r.scale * math.sqrt(2 * users if how == "sum" else 2 / users))
     return "none", np.zeros(0)
 
 

@@ -182,6 +182,18 @@ def honest_randomizer(X, y, epsilon, delta, rng):
     return _reports(X, y, epsilon, delta, rng)
 
 
+def honest_laplace_randomizer(X, y, epsilon, delta, rng):
+    """Per-user Laplace reports x_i·y_i + Lap(b)^d released one by one (``aggregate="none"``): pure ε-LDP with
+    b = 2√d/ε (‖xy − x′y′‖₁ ≤ √d·‖xy − x′y′‖₂ ≤ 2√d). The audit flagged it before issue 36 (its per-user Laplace
+    noise was standardised as if it were the users' mean)."""
+    d = X.shape[1]
+    rows = X * y[:, None]
+    b = 2.0 * math.sqrt(d) / epsilon
+    noisy = rows + rng.laplace(0.0, b, rows.shape)
+    return released("x·y per user (Laplace)", noisy, rows, scale=b, kind="laplace", sensitivity=2.0 * math.sqrt(d),
+                    users=True, aggregate="none")  # fmt: skip
+
+
 def ldp_half_noise_declared(X, y, epsilon, delta, rng):
     """Every user's noise ×0.5, declared honestly."""
     return _reports(X, y, epsilon, delta, rng, per_user=lambda n: np.full(n, 0.5), declared=0.5)
@@ -261,4 +273,5 @@ ZOO = (
 HONEST = (
     Broken("honest SSP", honest_ssp, ()),
     Broken("honest randomiser", honest_randomizer, (), "local", "replace_one"),
+    Broken("honest per-user Laplace reports", honest_laplace_randomizer, (), "local", "replace_one"),
 )
