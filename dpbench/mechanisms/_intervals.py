@@ -3,8 +3,8 @@
 An :class:`Interval` is post-processing of a mechanism's releases only: a centre and per-coordinate standard errors
 (a Wald interval, normal or Student-t quantiles) or a matrix of bootstrap draws (a percentile interval). It carries
 its **target**: ``"population"`` — the population coefficient θ (sampling and privacy noise both; statsmodels'
-``conf_int`` convention) — or ``"data_fit"`` — the data set's own least-squares fit θ̂_OLS (privacy noise only, e.g. DP-GD
-checkpoint intervals, spec 005 §4). ``conf_int(alpha)`` gives the (p, 2) array [lower, upper] per coefficient.
+``conf_int`` convention) — or ``"data_fit"`` — the data set's own least-squares fit θ̂_OLS (privacy noise only, e.g.
+DP-GD checkpoint intervals, spec 005 §4). ``conf_int(alpha)`` gives the (p, 2) array [lower, upper] per coefficient.
 """
 
 from __future__ import annotations
