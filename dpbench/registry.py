@@ -85,6 +85,8 @@ class MechanismInfo:
         its theorem proves, e.g. LinMix ``strict: True``; :meth:`with_profile`).
     certify : ``certify(resolved hyper) -> (hyperparameter, reason) | None``: why a setting's accounting is not a
         theorem (None: it is); the strict profile refuses such settings.
+    intervals : the confidence-interval methods its fit returns in ``FitResult.intervals`` (the first is the
+        default of ``DPLinearRegression(intervals=True)``); empty: θ̂ only.
     """
 
     name: str
@@ -106,6 +108,7 @@ class MechanismInfo:
     rows_free: bool = False
     strict: Mapping[str, Any] = field(default_factory=dict)
     certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
+    intervals: tuple[str, ...] = ()
 
     def hyperparameters(self) -> dict[str, Any]:
         """The tunable hyperparameters with their defaults: the declarations' (the one place a hyperparameter is
@@ -283,6 +286,8 @@ DATASETS: dict[str, DatasetInfo] = {}
 KINDS: dict[str, KindInfo] = {}
 ANALYSES: dict[str, AnalysisInfo] = {}
 ANNOTATIONS: dict[str, AnnotationInfo] = {}
+#: deprecated mechanism name → the registered name it now is (:func:`register_alias`)
+ALIASES: dict[str, str] = {}
 #: packages whose modules (recursively) register components when imported
 DISCOVERED_PACKAGES = ("dpbench.engine", "dpbench.mechanisms", "dpbench.data", "dpbench.bandits", "dpbench.papers")
 
@@ -306,6 +311,7 @@ def register_mechanism(
     rows_free: bool = False,
     strict: Mapping[str, Any] | None = None,
     certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None,
+    intervals: tuple[str, ...] = (),
     _into: dict[str, MechanismInfo] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``fit`` function as mechanism ``name`` with its contract (:mod:`dpbench.contract`).
@@ -359,6 +365,7 @@ def register_mechanism(
             bool(rows_free),
             dict(strict or {}),
             certify,
+            tuple(intervals),
         )
         defaults = _privacy_of(name, privacy_model, neighbour, info.resolve())
         info = replace(info, privacy_model=defaults.model, neighbour=defaults.neighbour)
@@ -369,6 +376,11 @@ def register_mechanism(
         return checked
 
     return decorator
+
+
+def register_alias(old: str, name: str) -> None:
+    """Keep the config-facing mechanism name ``old`` working as ``name``, with a DeprecationWarning on each use."""
+    ALIASES[old] = name
 
 
 def register_randomizer(
@@ -643,6 +655,13 @@ def get_mechanism(name: str) -> MechanismInfo:
     discover()
     if name in MECHANISMS:
         return MECHANISMS[name]
+    if name in ALIASES:
+        warnings.warn(
+            f"mechanism {name!r} is deprecated: it is {ALIASES[name]!r} now; rename it in the config",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return MECHANISMS[ALIASES[name]]
     if ":" in name:
         obj = _import_object(name)
         for info in MECHANISMS.values():
