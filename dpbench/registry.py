@@ -85,6 +85,8 @@ class MechanismInfo:
         its theorem proves, e.g. LinMix ``strict: True``; :meth:`with_profile`).
     certify : ``certify(resolved hyper) -> (hyperparameter, reason) | None``: why a setting's accounting is not a
         theorem (None: it is); the strict profile refuses such settings.
+    intervals : the confidence-interval methods its fit returns in ``FitResult.intervals`` (the first is the
+        default of ``DPLinearRegression(intervals=True)``); empty: θ̂ only.
     """
 
     name: str
@@ -106,6 +108,7 @@ class MechanismInfo:
     rows_free: bool = False
     strict: Mapping[str, Any] = field(default_factory=dict)
     certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
+    intervals: tuple[str, ...] = ()
 
     def hyperparameters(self) -> dict[str, Any]:
         """The tunable hyperparameters with their defaults: the declarations' (the one place a hyperparameter is
@@ -306,6 +309,7 @@ def register_mechanism(
     rows_free: bool = False,
     strict: Mapping[str, Any] | None = None,
     certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None,
+    intervals: tuple[str, ...] = (),
     _into: dict[str, MechanismInfo] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``fit`` function as mechanism ``name`` with its contract (:mod:`dpbench.contract`).
@@ -359,6 +363,7 @@ def register_mechanism(
             bool(rows_free),
             dict(strict or {}),
             certify,
+            tuple(intervals),
         )
         defaults = _privacy_of(name, privacy_model, neighbour, info.resolve())
         info = replace(info, privacy_model=defaults.model, neighbour=defaults.neighbour)
