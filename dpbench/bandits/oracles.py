@@ -32,12 +32,19 @@ from dpbench.bandits.envs import BanditEnv, link_constants, sigmoid
 from dpbench.bandits.simulator import DataLedger, EpochData
 from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs, released
-from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
+from dpbench.mechanisms._simulation import is_per_user, mean_noise
 from dpbench.mechanisms.info_weighted.calibration import check_calibration, gaussian_std, release_stds, sigma_chen
+from dpbench.mechanisms.info_weighted.central import iwr_dp_stage2
 from dpbench.mechanisms.info_weighted.linalg import floor_psd, inv_msqrt, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.local import iwr_ldp_stage2, ldp_sgd_glm, spectral_ldp_release
-from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
-from dpbench.mechanisms.info_weighted.noise import sym_gaussian
+from dpbench.mechanisms.info_weighted.local import iwr_ldp_stage2, ldp_sgd_glm
+from dpbench.mechanisms.info_weighted.releases import (
+    central_ssp_release,
+    hessian_release,
+    ldp_ssp_release,
+    output_release,
+    spectral_dp_release,
+    spectral_ldp_release,
+)
 from dpbench.registry import register_mechanism
 
 PRESETS = ("calibrated", "theory")
@@ -179,6 +186,28 @@ def iwr_dp_params(
     return K, lam, gamma
 
 
+def _alg4_epochs(
+    data: EpochData,
+    K: int,
+    gamma: float,
+    lam: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    calibration: str,
+    B: float,
+) -> tuple[int, float, Any]:
+    """Alg 4 on K epochs of the first half of ``data`` (:func:`spectral_dp_release`, std for the replace-one
+    l2-sensitivity 2B/(γN_k) of an epoch mean): (n₀, that std, the spectral result)."""
+    n0 = data.n // 2
+    Nk = n0 // K
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_H = noise_std(2.0 * B / (gamma * Nk), epsilon, delta, calibration)
+    spectral = spectral_dp_release(blocks, gamma=gamma, lam=lam, std=std_H, sensitivity=2.0 * B / (gamma * Nk),
+                                   rng=rng)  # fmt: skip
+    return n0, std_H, spectral
+
+
 def iwr_dp_fit(
     data: EpochData,
     epsilon: float,
@@ -207,41 +236,20 @@ def iwr_dp_fit(
     K, lam, gamma = iwr_dp_params(
         N, d, d_A, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam, c_gamma=c_gamma, calibration=calibration
     )
-    n0 = N // 2
-    Nk = n0 // K
-    N1 = N - n0
-    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
-    std_H = noise_std(2.0 * B / (gamma * Nk), epsilon, delta, calibration)
-
-    def noise_fn(_k: int, H: np.ndarray) -> np.ndarray:
-        return H + sym_gaussian(d, std_H, rng) if std_H > 0 else H
-
-    spectral = spectral_iteration(blocks, dp_weight(gamma), noise_fn, [lam] * K)
+    n0, std_H, spectral = _alg4_epochs(data, K, gamma, lam, epsilon, delta, rng, calibration, B)
     W = spectral.X
     Phi1, y1 = data.take(n0, N)
-    WPhi = Phi1 @ W
-    wphi = WPhi / (1.0 + gamma * np.linalg.norm(WPhi, axis=1))[:, None]
-    psi = wphi.T @ y1 / N1
-    Psi = wphi.T @ Phi1 / N1
-    std_psi, std_Psi = release_pair((2.0 / (gamma * N1), 2.0 * B / (gamma * N1)), epsilon, delta, calibration)
-    psi = psi + std_psi * rng.standard_normal(d)
-    Psi = Psi + std_Psi * rng.standard_normal((d, d))
-    A = Psi + lam * np.eye(d)
-    try:
-        theta = np.linalg.solve(A, psi)
-        lstsq = 0
-    except np.linalg.LinAlgError:
-        theta = np.linalg.lstsq(A, psi, rcond=None)[0]
-        lstsq = 1
+    theta, stage2 = iwr_dp_stage2(Phi1, y1, W, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
+                                  calibration=calibration, nonprivate=math.isinf(epsilon))  # fmt: skip
     scale = c_b * (8.0 * lam + 16.0 * math.sqrt(d_A * math.log(2.0 / fail_prob) / N))
     info = {
         "lam": lam,
         "gamma": gamma,
         "K": K,
         "n_floor": spectral.n_floor,
-        "lstsq": lstsq,
+        "lstsq": stage2["singular"],
         "std_H": std_H,
-        "std_psi": std_psi,
+        "std_psi": stage2["std_psi"],
     }
     return LinearEstimate(theta, W, scale, info=info)
 
@@ -285,20 +293,13 @@ def iwr_glm_dp_fit(
     """
     mu, L = link_constants(link)
     N, d = data.n, data.d
-    n0 = N // 2
-    Nk = n0 // K
-    N1 = N - n0
+    N1 = N - N // 2
     lam = c_lam * math.sqrt(d / (mu * mu * N))
     sigma = sigma_scale(epsilon, delta, calibration)
     log_k = math.log(K / fail_prob)
     gamma = c_gamma * K * (B + 1.0 / mu) * (sigma * math.sqrt(d + log_k) + log_k) / (lam * N)
-    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
-    std_H1 = noise_std(2.0 * B / (gamma * Nk), epsilon, delta, calibration)
-
-    def noise_fn(_k: int, H: np.ndarray) -> np.ndarray:
-        return H + sym_gaussian(d, std_H1, rng) if std_H1 > 0 else H
-
-    W = spectral_iteration(blocks, dp_weight(gamma), noise_fn, [lam] * K).X
+    n0, _, spectral = _alg4_epochs(data, K, gamma, lam, epsilon, delta, rng, calibration, B)
+    W = spectral.X
     Phi, y = data.take(n0, N)
     delta_n = 32.0 * (1.0 / mu + B) / (gamma * N1)
     if math.isinf(epsilon):
@@ -311,8 +312,8 @@ def iwr_glm_dp_fit(
     root = msqrt(W)
     WPhi = Phi @ W
     weights = 1.0 / (1.0 + gamma * np.linalg.norm(WPhi, axis=1))
-    Z = sym_gaussian(d, std_H, rng) if std_H > 0 else np.zeros((d, d))
-    H_tilde = ((Phi @ root) * weights[:, None]).T @ (Phi @ root) / N1 + lam * np.eye(d) + Z
+    H = ((Phi @ root) * weights[:, None]).T @ (Phi @ root) / N1 + lam * np.eye(d)
+    H_tilde, Z = hessian_release(H, std_H, rng, sensitivity=2.0 * B / (gamma * N1))
     info: dict[str, Any] = {"lam": lam, "gamma": gamma, "K": K, "std_w": std_w, "fallback_zero": 0}
     scale = c_b * 8.0 * L * lam
     if np.linalg.eigvalsh(root @ H_tilde @ root).min() < 0.25:
@@ -335,7 +336,7 @@ def iwr_glm_dp_fit(
         if gmap <= tol:
             break
     info["pgd_iters"] = iters
-    w_tilde = w + std_w * rng.standard_normal(d)
+    w_tilde = output_release(w, std_w, rng, sensitivity=delta_n)
     return LinearEstimate(W @ w_tilde, W, scale, info=info, link=link)
 
 
@@ -520,23 +521,13 @@ def ssp_ols_fit(
         raise ValueError("simulation='per_user' applies to the local (LDP) SSP only")
     N, d = data.n, data.d
     Phi, y = data.take(0, N)
-    G = Phi.T @ Phi / N
-    g = Phi.T @ y / N
     if local:
         user_G, user_g = release_pair((2.0 * B * B, 2.0 * B), epsilon, delta, calibration)
-        std_G, std_g = (s / math.sqrt(N) for s in (user_G, user_g))
+        std_G = user_G / math.sqrt(N)
+        G, g = ldp_ssp_release(Phi, y, user_G, user_g, rng, B=B, per_user=per_user)
     else:
         std_G, std_g = release_pair((2.0 * B * B / N, 2.0 * B / N), epsilon, delta, calibration)
-    if per_user:
-        G = G + per_user_sym_sum(N, d, user_G, rng) / N
-        g = g + per_user_gaussian_sum(N, (d,), user_g, rng) / N
-    else:
-        G = G + sym_gaussian(d, std_G, rng) if std_G > 0 else G
-        g = g + std_g * rng.standard_normal(d)
-    if local and std_G > 0:  # each user's report φφᵀ + Sym(user_G²), φy + N(0, user_g² I), averaged
-        G = released("Ĝ (φφᵀ per user)", G, lambda: Phi[:, :, None] * Phi[:, None, :], scale=user_G, symmetric=True,
-                     users=True, sensitivity=2.0 * B * B)  # fmt: skip
-        g = released("ĝ (φy per user)", g, lambda: Phi * y[:, None], scale=user_g, users=True, sensitivity=2.0 * B)
+        G, g = central_ssp_release(Phi, y, std_G, std_g, rng, B=B, factor=1.0)
     rho = max(2.0 * std_G * (2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / fail_prob))), 1.0 / N)
     V, fired = floor_psd(G + rho * np.eye(d), rho / 2.0)
     theta = np.linalg.solve(V, g)
@@ -620,13 +611,9 @@ def dimfree_ldp_fit(
         clipped += int(np.sum(np.abs(pred) > R))
         residual = np.clip(pred, -R, R) - y
         g = Phi.T @ residual / N
-        if per_user:
-            noise = per_user_gaussian_sum(N, (d,), std, rng) / N
-        else:
-            noise = std / math.sqrt(N) * rng.standard_normal(d)
         step = released(
             f"gradients batch {k + 1}",
-            g + noise,
+            g + mean_noise(N, (d,), std, rng, per_user=per_user),
             lambda Phi=Phi, y=y, pred=pred: Phi * (np.clip(pred, -R, R) - y)[:, None],
             scale=std,
             users=True,
