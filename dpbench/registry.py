@@ -286,6 +286,8 @@ DATASETS: dict[str, DatasetInfo] = {}
 KINDS: dict[str, KindInfo] = {}
 ANALYSES: dict[str, AnalysisInfo] = {}
 ANNOTATIONS: dict[str, AnnotationInfo] = {}
+#: deprecated mechanism name → the registered name it now is (:func:`register_alias`)
+ALIASES: dict[str, str] = {}
 #: packages whose modules (recursively) register components when imported
 DISCOVERED_PACKAGES = ("dpbench.engine", "dpbench.mechanisms", "dpbench.data", "dpbench.bandits", "dpbench.papers")
 
@@ -374,6 +376,11 @@ def register_mechanism(
         return checked
 
     return decorator
+
+
+def register_alias(old: str, name: str) -> None:
+    """Keep the config-facing mechanism name ``old`` working as ``name``, with a DeprecationWarning on each use."""
+    ALIASES[old] = name
 
 
 def register_randomizer(
@@ -648,6 +655,13 @@ def get_mechanism(name: str) -> MechanismInfo:
     discover()
     if name in MECHANISMS:
         return MECHANISMS[name]
+    if name in ALIASES:
+        warnings.warn(
+            f"mechanism {name!r} is deprecated: it is {ALIASES[name]!r} now; rename it in the config",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return MECHANISMS[ALIASES[name]]
     if ":" in name:
         obj = _import_object(name)
         for info in MECHANISMS.values():
