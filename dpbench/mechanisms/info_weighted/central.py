@@ -1,8 +1,8 @@
 """Central-DP mechanisms of spec 000 (information-weighted regression, §3.4–3.6, §3.8, §3.9, §3.12).
 
 Registered: ``iwr_dp`` (Alg 4 + 5), ``iwr_dp_erm`` (Alg 4 + 13 + 14, ν = id), ``iwr_dp_oracle`` (Alg 10, W from the
-generator's p), ``ssp_ball`` (unweighted SSP + ball-constrained least squares), ``dp_sgd_improper`` (Alg 16),
-and the non-private reference ``iw_zero`` (θ̂ = 0).
+generator's p), ``ssp_ball`` (unweighted SSP + ball-constrained least squares), ``dp_sgd_improper`` (Alg 16)
+(the reference θ̂ = 0 is :mod:`dpbench.mechanisms.reference.zero`).
 
 Conventions (spec 000 §1.3, §3.13, §4.1): ``calibration`` ∈ {paper, classical, agm}; for ``paper`` every release
 uses σ_{ε,δ} with the paper's (doubled) half-sensitivities, for the generic families the l2-sensitivities of the
@@ -677,22 +677,3 @@ def fit_dp_sgd_improper(
         theta,
         {"eta": eta, "std": std, "calibration": calibration, "neighbour": neighbour, "epsilon_effective": epsilon},
     )
-
-
-@register_mechanism(
-    "iw_zero",
-    summary="Trivial estimator θ̂ = 0 (reference line; error ‖θ*‖²_Σ)",
-    privacy_model="none",
-    neighbour="none",
-    spec="000 §3.12",
-    style={"color": "gray", "marker": "", "linestyle": "-."},
-    hyper={},
-)
-def fit_iw_zero(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float | None = None,
-    delta: float | None = None,
-    rng: np.random.Generator | None = None,
-) -> FitResult:
-    return FitResult(np.zeros(np.asarray(X).shape[1]))
