@@ -17,6 +17,7 @@ from dpbench.engine import run
 registry.discover()
 LOAD = registry.DATASETS["csv"].load
 DECLARED = {"bounds": "declared", "x_bound": 10.0, "y_bound": 50.0}
+SPLIT0 = {"split_seed": 0}  # the split of the houses fixture that trains on its outlier (row 0)
 
 
 def write(tmp_path, text, name="data.csv"):
@@ -185,16 +186,23 @@ def test_benchmark_preprocessing_is_named_in_the_figure_notes(houses, tmp_path):
         "trials": 2,
         "epsilons": [1.0],
         "datasets": [
-            {"loader": "csv", "label": "declared", "options": {"path": path, "target": "price", **DECLARED}},
+            {"loader": "csv", "label": "declared", "options": {"path": path, "target": "price", **SPLIT0, **DECLARED}},
             {
                 "loader": "csv",
                 "label": "benchmark",
-                "options": {"path": path, "target": "price", "bounds": "benchmark"},
+                "options": {"path": path, "target": "price", **SPLIT0, "bounds": "benchmark"},
             },
         ],
         "mechanisms": ["adassp"],
     }
     run_dir = run(parse_config(raw), n_jobs=1, progress=False, log=lambda m: None)
     notes = preprocessing_notes(load_run(run_dir))
-    assert notes == ["Benchmark bounds (data-dependent normalisation, NOT private): benchmark."]
+    assert notes[0] == "Benchmark bounds (data-dependent normalisation, NOT private): benchmark."
+    # the outlier (area = 100 against ≤ 6; a training row under split_seed 0) set the benchmark scale, and the
+    # declared copy clipped it: both said
+    assert notes[1].startswith("Outlier: benchmark: the largest training row norm is")
+    assert notes[2].startswith("Clipped: declared: 1 of 160 training rows clipped") and len(notes) == 3
+    # a figure of the declared dataset only says nothing about the benchmark one (issue 39 item 6)
+    only = preprocessing_notes(load_run(run_dir), shown=["declared"])
+    assert len(only) == 1 and only[0].startswith("Clipped: declared")
     assert any(p.suffix == ".png" for p in plot_run(run_dir, metric="train_mse"))
