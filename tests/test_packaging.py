@@ -40,7 +40,9 @@ def build_wheel(tmp: Path) -> Path:
     source = tmp / "src"
     for name in SOURCES:
         if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "_datasets", "_configs"))
+            shutil.copytree(
+                ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "_datasets", "_configs")
+            )
         else:
             source.mkdir(exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
