@@ -32,10 +32,12 @@ def register(app: typer.Typer) -> None:
         registry.discover()
         if what in (None, "mechanisms") and name is None:
             typer.echo("Mechanisms")
-            typer.echo(f"  {'name':<22} {'privacy':<8} {'neighbour':<12} {'spec':<12} summary")
+            typer.echo(f"  {'name':<22} {'privacy':<8} {'neighbour':<12} {'spec':<12} {'intervals':<20} summary")
             for info in sorted(registry.MECHANISMS.values(), key=lambda m: m.name):
+                ci = ",".join(info.intervals) or "-"  # DPLinearRegression(intervals=True) and conf_int()
                 typer.echo(
-                    f"  {info.name:<22} {info.privacy_model:<8} {info.neighbour:<12} {info.spec:<12} {info.summary}"
+                    f"  {info.name:<22} {info.privacy_model:<8} {info.neighbour:<12} {info.spec:<12} {ci:<20} "
+                    f"{info.summary}"
                 )
         if what in (None, "datasets") and name is None:
             typer.echo("\nDatasets" if what is None else "Datasets")

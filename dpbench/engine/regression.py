@@ -48,11 +48,11 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from dpbench import registry
+from dpbench.analysis.metrics import TrialCoordinates, get_metric
 from dpbench.config import ConfigError
 from dpbench.config.fields import swept_id
 from dpbench.data import Dataset, DataUnavailableError
 from dpbench.data._base import file_digest, recording_reads
-from dpbench.data.metrics import TrialCoordinates, get_metric
 from dpbench.engine.core import Plan, TaskResult, check_plan_size
 from dpbench.engine.identity import Trial, canonical, cell_runs, code_version, sha256
 from dpbench.engine.schema import Config, DatasetEntry, MechanismEntry, parse_regression_config
