@@ -122,7 +122,7 @@ def test_an_output_folder_under_a_file_is_one_line(study, tmp_path, command):
 @pytest.mark.parametrize("command", ["plot", "report", "leaderboard"])
 def test_a_refused_write_names_the_folder_not_the_temporary_file(study, tmp_path, monkeypatch, command):
     """A write the system refuses (a read-only run folder; simulated, since root may write anywhere) is one line."""
-    import dpbench.data._base as base
+    import dpbench.io.atomic as base
 
     path, _ = study
     run_study(path)

@@ -60,11 +60,11 @@ def check_writable(folder: Path) -> None:
     a folder that cannot be written fails before any work or output, in :func:`user_errors`' one line."""
     import os
 
-    from dpbench.data import _base
+    from dpbench.io import atomic
 
     folder.mkdir(parents=True, exist_ok=True)
     probe = folder / f".dpbench_write_check.{os.getpid()}"
-    with _base.replace_atomically(probe) as tmp:
+    with atomic.replace_atomically(probe) as tmp:
         tmp.write_text("", encoding="utf-8")
     probe.unlink(missing_ok=True)
 
