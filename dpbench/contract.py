@@ -40,11 +40,12 @@ Everything here is pure data and validation: no numpy arrays, no randomness.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, NamedTuple
 
@@ -378,3 +379,201 @@ def declared_doc(fit: Callable[..., Any], specs: Mapping[str, Hyper]) -> str:
         doc += "\n\nHyperparameters (declared once, in the mechanism's table):\n"
         doc += "\n".join(f"    {name} : {spec.describe()}" for name, spec in specs.items())
     return doc.strip()
+
+
+#: the longest list of names an error message prints whole (longer: it points at ``see``)
+LISTED_NAMES_MAX_CHARS = 120
+
+
+def unknown_name(what: str, name: str, known: Iterable[str], *, of: str = "", see: str = "dpbench list") -> str:
+    """``unknown mechanism 'adasp'; did you mean 'adassp'? (`dpbench list mechanisms` shows all 54)``.
+
+    The closest known names (:func:`difflib.get_close_matches`) come first; the full list is printed only when it is
+    short (≤ :data:`LISTED_NAMES_MAX_CHARS` characters), otherwise the message points at ``see``."""
+    known = sorted(set(known))
+    close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.6)
+    if not close:  # a misspelt case or a prefix: 'AdaSSP', 'ihm_t'
+        close = [k for k in known if k.lower() == str(name).lower() or k.lower().startswith(str(name).lower())][:3]
+    message = f"unknown {what} {name!r}{of}"
+    if close:
+        message += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    listed = ", ".join(known)
+    if not known:
+        return message + " (none are allowed)"
+    if len(listed) <= LISTED_NAMES_MAX_CHARS:
+        return message + f" (allowed: {listed})"
+    where = f"`{see}`" if see.startswith("dpbench") else see
+    return message + f" ({where} shows all {len(known)})"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# a registered mechanism's contract, read (the registry's table rows: :data:`dpbench.registry.MECHANISMS`)
+
+PRIVACY_MODELS = ("central", "local", "label", "none")
+NEIGHBOURS = ("zero_out", "replace_one", "none")
+#: ``privacy:`` profiles (:meth:`MechanismInfo.with_profile`): ``strict`` — every mechanism at the accounting its
+#: theorem proves (the leaderboard's and the estimator API's default); ``paper`` — each mechanism's defaults, the
+#: papers' own choices (the reproduction configs)
+PRIVACY_PROFILES = ("strict", "paper")
+
+
+PrivacyRule = Callable[[Mapping[str, Any]], str]
+EpsilonRange = Callable[[Mapping[str, Any]], tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class MechanismInfo:
+    """A registered mechanism and its contract (see :mod:`dpbench.contract` and :func:`register_mechanism`).
+
+    Attributes
+    ----------
+    name : registry key used in configs.
+    fit : ``fit(X, y, epsilon, delta, rng, **inputs, **hyper) -> FitResult | ndarray``: the registered function,
+        which validates the hyperparameters and fills the declared defaults (its signature is derived from them).
+    summary : one line for ``dpbench list``.
+    privacy_model : ``central`` | ``local`` | ``label`` | ``none`` at the default hyperparameters
+        (:meth:`privacy` gives it for any hyperparameters).
+    neighbour : ``zero_out`` | ``replace_one`` | ``none`` at the default hyperparameters.
+    needs : extra inputs the runner passes by keyword (subset of :data:`INPUTS`).
+    spec : spec section the implementation follows, e.g. ``"004 §3.3"``.
+    style : matplotlib style hints (color, marker, linestyle) used by ``dpbench plot``.
+    declared : the hyperparameter declarations, each with its default (None: a quick plug-in, inferred leniently
+        from its fit's keyword parameters).
+    privacy_rule : (model, neighbour) as a function of the resolved hyperparameters (None: the constants above).
+    epsilon_range : (lo, hi], the ε the calibration's theorem covers, or a function of the hyperparameters.
+    bounds : the data bounds the calibration relies on.
+    audit : the privacy audit's setup (shape, hyperparameters) or the declared reason it is not audited.
+    variants : named hyperparameter settings (e.g. the literal path of a shortcut).
+    uses_delta : False for pure ε-DP mechanisms (δ is ignored).
+    check : cross-field rule on the resolved hyperparameters (raises :class:`~dpbench.contract.HyperError`).
+    rows_free : the fit also accepts data without rows: ``X = y = None`` with ``stats`` a
+        :class:`~dpbench.linalg.SumStats` (its sufficient statistics; needs ``"stats"`` in ``needs``). The runner
+        refuses a rows-free dataset for every other mechanism.
+    strict : the hyperparameter values the ``privacy: strict`` profile sets when the user does not (the accounting
+        its theorem proves, e.g. LinMix ``strict: True``; :meth:`with_profile`).
+    certify : ``certify(resolved hyper) -> (hyperparameter, reason) | None``: why a setting's accounting is not a
+        theorem (None: it is); the strict profile refuses such settings.
+    intervals : the confidence-interval methods its fit returns in ``FitResult.intervals`` (the first is the
+        default of ``DPLinearRegression(intervals=True)``); empty: θ̂ only.
+    """
+
+    name: str
+    fit: Callable[..., Any]
+    summary: str
+    privacy_model: str
+    neighbour: str
+    needs: tuple[str, ...] = ()
+    spec: str = ""
+    style: Mapping[str, Any] = field(default_factory=dict)
+    declared: Mapping[str, Hyper] | None = None
+    privacy_rule: Callable[[Mapping[str, Any]], Privacy] | None = None
+    epsilon_range: tuple[float, float] | EpsilonRange = ANY_EPSILON
+    bounds: Bounds = field(default_factory=Bounds)
+    audit: AuditSetup = field(default_factory=AuditSetup)
+    variants: Mapping[str, Variant] = field(default_factory=dict)
+    uses_delta: bool = True
+    check: Callable[[Mapping[str, Any]], None] | None = None
+    rows_free: bool = False
+    strict: Mapping[str, Any] = field(default_factory=dict)
+    certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
+    intervals: tuple[str, ...] = ()
+
+    def hyperparameters(self) -> dict[str, Any]:
+        """The tunable hyperparameters with their defaults: the declarations' (the one place a hyperparameter is
+        written), else, for a quick plug-in without a table, the keyword-only parameters of ``fit``."""
+        if self.declared is not None:
+            return {name: spec.default for name, spec in self.declared.items()}
+        return signature_hyperparameters(self.fit)
+
+    def specs(self) -> dict[str, Hyper]:
+        """Each hyperparameter's declaration (inferred from its default when the mechanism declared none)."""
+        if self.declared is not None:
+            return dict(self.declared)
+        return {name: Hyper.infer(default) for name, default in self.hyperparameters().items()}
+
+    def check_hyper(self, hyper: Mapping[str, Any], *, cross: bool = True) -> dict[str, Any]:
+        """Validate hyperparameter names and values; return them (numeric strings converted).
+
+        Raises :class:`~dpbench.contract.HyperError` naming the first hyperparameter that is unknown or outside
+        its declaration, or (``cross``: with the defaults filling the rest) breaks the mechanism's cross-field rule.
+        """
+        specs = self.specs()
+        clean = {}
+        for name, value in hyper.items():
+            if name not in specs:
+                raise HyperError(
+                    name,
+                    unknown_name(
+                        "hyperparameter",
+                        name,
+                        specs,
+                        of=f" of {self.name!r}",
+                        see=f"dpbench list mechanisms {self.name}",
+                    ),
+                )
+            try:
+                clean[name] = specs[name].check(value)
+            except ValueError as err:
+                raise HyperError(name, str(err)) from None
+        if cross and self.check is not None:
+            self.check(self.resolve(clean))
+        return clean
+
+    def resolve(self, hyper: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The defaults overridden by ``hyper``."""
+        return {**self.hyperparameters(), **(hyper or {})}
+
+    def with_profile(self, hyper: Mapping[str, Any] | None, profile: str) -> dict[str, Any]:
+        """The hyperparameters a run under privacy profile ``profile`` uses (:data:`PRIVACY_PROFILES`).
+
+        ``paper``: ``hyper`` as given (each mechanism's defaults: the papers' choices, as in their figures).
+        ``strict``: the mechanism's :attr:`strict` values under ``hyper`` (the user's explicit values win), refused
+        with a :class:`~dpbench.contract.HyperError` when :attr:`certify` says the resolved accounting is not a
+        theorem (e.g. ``linmix`` with ``strict: false``, DP-FTRL's ``paper`` τ under replace-one).
+        """
+        if profile not in PRIVACY_PROFILES:
+            raise ValueError(f"privacy profile must be one of {PRIVACY_PROFILES}, got {profile!r}")
+        hyper = dict(hyper or {})
+        if profile == "paper":
+            return hyper
+        merged = {**self.strict, **hyper}
+        verdict = None if self.certify is None else self.certify(self.resolve(merged))
+        if verdict is not None:
+            name, reason = verdict
+            raise HyperError(name, f"not allowed under privacy: strict (the accounting its theorem proves): {reason}")
+        return merged
+
+    def privacy(self, hyper: Mapping[str, Any] | None = None) -> Privacy:
+        """(privacy model, neighbour notion) of the instance with hyperparameters ``hyper``."""
+        if self.privacy_rule is None:
+            return Privacy(self.privacy_model, self.neighbour)
+        return self.privacy_rule(self.resolve(hyper))
+
+    def epsilons(self, hyper: Mapping[str, Any] | None = None) -> tuple[float, float]:
+        """(lo, hi]: the ε the calibration covers for hyperparameters ``hyper`` (any ε > 0 when not declared)."""
+        rule = self.epsilon_range
+        return rule(self.resolve(hyper)) if callable(rule) else tuple(rule)
+
+    @property
+    def private(self) -> bool:
+        return self.privacy_model != "none"
+
+
+def _check_strict(info: MechanismInfo) -> None:
+    """The strict profile's values are declared hyperparameters, and the accounting they give is certified."""
+    unknown = set(info.strict) - set(info.specs())
+    if unknown:
+        raise ValueError(f"mechanism {info.name!r}: strict sets undeclared hyperparameters {sorted(unknown)}")
+    info.check_hyper(info.strict, cross=False)
+    verdict = None if info.certify is None else info.certify(info.resolve(info.strict))
+    if verdict is not None:
+        raise ValueError(f"mechanism {info.name!r}: its strict values are not certified: {verdict[1]}")
+
+
+def _privacy_of(name: str, model: str | PrivacyRule, neighbour: str | PrivacyRule, hyper: Mapping[str, Any]):
+    value = Privacy(model(hyper) if callable(model) else model, neighbour(hyper) if callable(neighbour) else neighbour)
+    if value.model not in PRIVACY_MODELS or value.neighbour not in NEIGHBOURS:
+        raise ValueError(f"mechanism {name!r}: privacy rule gave {value}, outside {PRIVACY_MODELS} × {NEIGHBOURS}")
+    if (value.model == "none") != (value.neighbour == "none"):
+        raise ValueError(f"mechanism {name!r}: privacy rule gave {value}; 'none' goes with 'none'")
+    return value

@@ -27,6 +27,7 @@ except ImportError as err:  # pragma: no cover - exercised only without scikit-l
 from dpbench import registry
 from dpbench.contract import HyperError
 from dpbench.mechanisms._base import as_fit_result
+from dpbench.mechanisms._intervals import Interval, check_alpha
 from dpbench.privacy.validate import check_delta, check_epsilon
 
 #: constructor parameters of :class:`DPLinearRegression`; every other keyword is a mechanism hyperparameter
@@ -40,6 +41,7 @@ ESTIMATOR_PARAMS = (
     "clip",
     "random_state",
     "privacy",
+    "intervals",
 )
 #: what ``fit`` does when rows lie beyond the bounds: warn with the fraction clipped, refuse, or clip silently
 CLIP_POLICIES = ("warn", "error", "ignore")
@@ -144,6 +146,10 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     privacy : ``"strict"`` (default): the mechanism at the accounting its theorem proves — e.g. LinMix with
         ``strict=True`` —, refusing a hyperparameter whose accounting is not a theorem; ``"paper"``: the mechanism's
         own defaults, the papers' choices (LinMix's code variant under-counts one release, docs/privacy.md).
+    intervals : False (default): θ̂ only; True: also confidence intervals by the mechanism's default interval method,
+        or the name of one of its interval methods (``dpbench list mechanisms`` shows which mechanisms have them,
+        e.g. ``adassp_pboot``: ``pboot``, ``wald_private``). The interval is post-processing of the same private
+        releases — θ̂ and the intervals together are (ε, δ)-DP. Read it with :meth:`conf_int`.
     **hyper : hyperparameters of the mechanism (e.g. ``T=3, C=1.0`` for IHM), validated in ``fit``
         against the mechanism's declared contract. Hyperparameters that hold a data bound (the contract's
         ``bounds``) are set by the estimator: the data it passes are scaled to that bound.
@@ -162,6 +168,8 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
     ----------
     coef_ : (n_features,) coefficients; ``intercept_`` the intercept (0.0 with ``fit_intercept=False``).
     delta_ : the δ actually used.
+    interval_ : with ``intervals``, the fitted interval method's output in the coefficients' scale (rows: ``coef_``
+        then the intercept); ``conf_int(alpha)`` reads it.
     fit_info_ : the mechanism's diagnostics (noise scales, ridge, ...), as in the runner's ``info.*`` columns.
         Some (e.g. IHM's ``clip_fraction``) are computed from the data without noise: do not publish them.
     n_features_in_, feature_names_in_ : as in scikit-learn.
@@ -178,6 +186,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         clip: str = "warn",
         random_state: Any = None,
         privacy: str = "strict",
+        intervals: bool | str = False,
         **hyper: Any,
     ) -> None:
         self.mechanism = mechanism
@@ -189,6 +198,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         self.clip = clip
         self.random_state = random_state
         self.privacy = privacy
+        self.intervals = intervals
         self._hyper = dict(hyper)
 
     # -- scikit-learn parameter protocol (constructor parameters + the mechanism's hyperparameters) ------------
@@ -251,12 +261,38 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         x_target, y_target = info.bounds.resolve(info.resolve(hyper))
         return hyper, 1.0 if x_target is None else x_target, y_target
 
+    def _interval_method(self, info: registry.MechanismInfo) -> str | None:
+        """The interval method ``intervals`` asks for (None: no intervals); ValueError naming ``intervals``."""
+        if self.intervals is False or self.intervals is None:
+            return None
+        if not info.intervals:
+            having = sorted(m.name for m in registry.MECHANISMS.values() if m.intervals)
+            raise ValueError(
+                f"intervals: mechanism {info.name!r} has no interval method; mechanisms with one: "
+                f"{', '.join(having) or '(none)'}"
+            )
+        if self.intervals is True:
+            return info.intervals[0]
+        if isinstance(self.intervals, str) and self.intervals in info.intervals:
+            return self.intervals
+        raise ValueError(
+            f"intervals must be False, True or one of mechanism {info.name!r}'s interval methods "
+            f"{', '.join(info.intervals)}, got {self.intervals!r}"
+        )
+
     def fit(self, X: Any, y: Any) -> DPLinearRegression:
         """Clip rows to the bounds (warning how many were beyond), rescale to the bounds the mechanism relies on
-        (with a constant feature for the intercept), run it once, map θ̂ back."""
+        (with a constant feature for the intercept), run it once, map θ̂ (and its interval) back."""
         info = self._mechanism_info()
+        method = self._interval_method(info)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         n, d = X.shape
+        columns = d + int(bool(self.fit_intercept))
+        if method is not None and n <= columns + 1:
+            raise ValueError(
+                f"X: intervals need n_samples > n_coefficients + 1 (a residual variance), got n_samples = {n}, "
+                f"n_coefficients = {columns}"
+            )
         x_bound = _positive(self.x_bound, "x_bound")
         y_bound = _positive(self.y_bound, "y_bound", allow_none=True)
         if self.clip not in CLIP_POLICIES:
@@ -286,7 +322,6 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
             X_unit = np.hstack([X_unit, np.full((n, 1), x_target)]) * INTERCEPT_SHARE
         y_unit = y if y_bound is None else clip_labels(y, y_bound) * y_scale
         rng = as_generator(self.random_state)
-        columns = X_unit.shape[1]
         try:
             result = as_fit_result(info.fit(X_unit, y_unit, epsilon, delta, rng, **hyper))
         except ValueError as err:
@@ -301,11 +336,34 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         if theta.shape != (columns,):
             raise ValueError(f"mechanism {info.name!r} returned θ of shape {theta.shape}, expected ({columns},)")
         share = INTERCEPT_SHARE if self.fit_intercept else 1.0
-        self.coef_ = theta[:d] * share * (x_scale / y_scale)
-        self.intercept_ = float(theta[d] * share * x_target / y_scale) if self.fit_intercept else 0.0
+        factors = np.append(np.full(d, share * x_scale / y_scale), [share * x_target / y_scale][: columns - d])
+        self.coef_ = theta[:d] * factors[:d]
+        self.intercept_ = float(theta[d] * factors[d]) if self.fit_intercept else 0.0
+        self.interval_ = None if method is None else self._fitted_interval(info, result.intervals, method, factors)
         self.delta_ = delta
         self.fit_info_ = dict(result.info)
         return self
+
+    @staticmethod
+    def _fitted_interval(
+        info: registry.MechanismInfo, intervals: dict[str, Any], method: str, factors: np.ndarray
+    ) -> Interval:
+        if method not in intervals:
+            raise ValueError(f"mechanism {info.name!r} declares interval method {method!r} but returned none")
+        return intervals[method].scaled(factors)
+
+    def conf_int(self, alpha: float = 0.05) -> np.ndarray:
+        """(n_coefficients, 2) array of [lower, upper] (1 − alpha)-intervals: the rows of ``coef_`` in order, then the
+        intercept's row when ``fit_intercept=True`` (statsmodels' convention). Like statsmodels', an interval for the
+        population coefficient (sampling and privacy noise) unless the method's target says otherwise
+        (``interval_.target``)."""
+        check_is_fitted(self, "coef_")
+        if getattr(self, "interval_", None) is None:
+            raise ValueError(
+                f"conf_int: this model was fitted with intervals={self.intervals!r}; refit with intervals=True "
+                "(the interval is computed from the same private releases during fit)"
+            )
+        return self.interval_.conf_int(check_alpha(alpha))
 
     def predict(self, X: Any) -> np.ndarray:
         """X @ coef_ (no clipping at prediction time: predictions are post-processing)."""

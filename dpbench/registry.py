@@ -14,189 +14,40 @@ import is a loud warning for users and, under the test suite (``DPBENCH_STRICT_D
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import inspect
 import os
 import pkgutil
 import warnings
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 from typing import Any
 
-from dpbench.contract import (
+from dpbench.contract import (  # noqa: F401 - MechanismInfo and the privacy vocabulary are read through the registry too
     ANY_EPSILON,
     INPUTS,
+    NEIGHBOURS,
+    PRIVACY_MODELS,
+    PRIVACY_PROFILES,
     AuditSetup,
     Bounds,
+    EpsilonRange,
     Hyper,
     HyperError,
+    MechanismInfo,
     Privacy,
+    PrivacyRule,
     Variant,
+    _check_strict,
+    _privacy_of,
     declarations,
     declared_doc,
     declared_signature,
     signature_hyperparameters,
+    unknown_name,
 )
-
-PRIVACY_MODELS = ("central", "local", "label", "none")
-NEIGHBOURS = ("zero_out", "replace_one", "none")
-#: ``privacy:`` profiles (:meth:`MechanismInfo.with_profile`): ``strict`` — every mechanism at the accounting its
-#: theorem proves (the leaderboard's and the estimator API's default); ``paper`` — each mechanism's defaults, the
-#: papers' own choices (the reproduction configs)
-PRIVACY_PROFILES = ("strict", "paper")
-
-
-PrivacyRule = Callable[[Mapping[str, Any]], str]
-EpsilonRange = Callable[[Mapping[str, Any]], tuple[float, float]]
-
-
-@dataclass(frozen=True)
-class MechanismInfo:
-    """A registered mechanism and its contract (see :mod:`dpbench.contract` and :func:`register_mechanism`).
-
-    Attributes
-    ----------
-    name : registry key used in configs.
-    fit : ``fit(X, y, epsilon, delta, rng, **inputs, **hyper) -> FitResult | ndarray``: the registered function,
-        which validates the hyperparameters and fills the declared defaults (its signature is derived from them).
-    summary : one line for ``dpbench list``.
-    privacy_model : ``central`` | ``local`` | ``label`` | ``none`` at the default hyperparameters
-        (:meth:`privacy` gives it for any hyperparameters).
-    neighbour : ``zero_out`` | ``replace_one`` | ``none`` at the default hyperparameters.
-    needs : extra inputs the runner passes by keyword (subset of :data:`INPUTS`).
-    spec : spec section the implementation follows, e.g. ``"004 §3.3"``.
-    style : matplotlib style hints (color, marker, linestyle) used by ``dpbench plot``.
-    declared : the hyperparameter declarations, each with its default (None: a quick plug-in, inferred leniently
-        from its fit's keyword parameters).
-    privacy_rule : (model, neighbour) as a function of the resolved hyperparameters (None: the constants above).
-    epsilon_range : (lo, hi], the ε the calibration's theorem covers, or a function of the hyperparameters.
-    bounds : the data bounds the calibration relies on.
-    audit : the privacy audit's setup (shape, hyperparameters) or the declared reason it is not audited.
-    variants : named hyperparameter settings (e.g. the literal path of a shortcut).
-    uses_delta : False for pure ε-DP mechanisms (δ is ignored).
-    check : cross-field rule on the resolved hyperparameters (raises :class:`~dpbench.contract.HyperError`).
-    rows_free : the fit also accepts data without rows: ``X = y = None`` with ``stats`` a
-        :class:`~dpbench.linalg.SumStats` (its sufficient statistics; needs ``"stats"`` in ``needs``). The runner
-        refuses a rows-free dataset for every other mechanism.
-    strict : the hyperparameter values the ``privacy: strict`` profile sets when the user does not (the accounting
-        its theorem proves, e.g. LinMix ``strict: True``; :meth:`with_profile`).
-    certify : ``certify(resolved hyper) -> (hyperparameter, reason) | None``: why a setting's accounting is not a
-        theorem (None: it is); the strict profile refuses such settings.
-    """
-
-    name: str
-    fit: Callable[..., Any]
-    summary: str
-    privacy_model: str
-    neighbour: str
-    needs: tuple[str, ...] = ()
-    spec: str = ""
-    style: Mapping[str, Any] = field(default_factory=dict)
-    declared: Mapping[str, Hyper] | None = None
-    privacy_rule: Callable[[Mapping[str, Any]], Privacy] | None = None
-    epsilon_range: tuple[float, float] | EpsilonRange = ANY_EPSILON
-    bounds: Bounds = field(default_factory=Bounds)
-    audit: AuditSetup = field(default_factory=AuditSetup)
-    variants: Mapping[str, Variant] = field(default_factory=dict)
-    uses_delta: bool = True
-    check: Callable[[Mapping[str, Any]], None] | None = None
-    rows_free: bool = False
-    strict: Mapping[str, Any] = field(default_factory=dict)
-    certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None
-
-    def hyperparameters(self) -> dict[str, Any]:
-        """The tunable hyperparameters with their defaults: the declarations' (the one place a hyperparameter is
-        written), else, for a quick plug-in without a table, the keyword-only parameters of ``fit``."""
-        if self.declared is not None:
-            return {name: spec.default for name, spec in self.declared.items()}
-        return signature_hyperparameters(self.fit)
-
-    def specs(self) -> dict[str, Hyper]:
-        """Each hyperparameter's declaration (inferred from its default when the mechanism declared none)."""
-        if self.declared is not None:
-            return dict(self.declared)
-        return {name: Hyper.infer(default) for name, default in self.hyperparameters().items()}
-
-    def check_hyper(self, hyper: Mapping[str, Any], *, cross: bool = True) -> dict[str, Any]:
-        """Validate hyperparameter names and values; return them (numeric strings converted).
-
-        Raises :class:`~dpbench.contract.HyperError` naming the first hyperparameter that is unknown or outside
-        its declaration, or (``cross``: with the defaults filling the rest) breaks the mechanism's cross-field rule.
-        """
-        specs = self.specs()
-        clean = {}
-        for name, value in hyper.items():
-            if name not in specs:
-                raise HyperError(
-                    name,
-                    unknown_name(
-                        "hyperparameter",
-                        name,
-                        specs,
-                        of=f" of {self.name!r}",
-                        see=f"dpbench list mechanisms {self.name}",
-                    ),
-                )
-            try:
-                clean[name] = specs[name].check(value)
-            except ValueError as err:
-                raise HyperError(name, str(err)) from None
-        if cross and self.check is not None:
-            self.check(self.resolve(clean))
-        return clean
-
-    def resolve(self, hyper: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The defaults overridden by ``hyper``."""
-        return {**self.hyperparameters(), **(hyper or {})}
-
-    def with_profile(self, hyper: Mapping[str, Any] | None, profile: str) -> dict[str, Any]:
-        """The hyperparameters a run under privacy profile ``profile`` uses (:data:`PRIVACY_PROFILES`).
-
-        ``paper``: ``hyper`` as given (each mechanism's defaults: the papers' choices, as in their figures).
-        ``strict``: the mechanism's :attr:`strict` values under ``hyper`` (the user's explicit values win), refused
-        with a :class:`~dpbench.contract.HyperError` when :attr:`certify` says the resolved accounting is not a
-        theorem (e.g. ``linmix`` with ``strict: false``, DP-FTRL's ``paper`` τ under replace-one).
-        """
-        if profile not in PRIVACY_PROFILES:
-            raise ValueError(f"privacy profile must be one of {PRIVACY_PROFILES}, got {profile!r}")
-        hyper = dict(hyper or {})
-        if profile == "paper":
-            return hyper
-        merged = {**self.strict, **hyper}
-        verdict = None if self.certify is None else self.certify(self.resolve(merged))
-        if verdict is not None:
-            name, reason = verdict
-            raise HyperError(name, f"not allowed under privacy: strict (the accounting its theorem proves): {reason}")
-        return merged
-
-    def privacy(self, hyper: Mapping[str, Any] | None = None) -> Privacy:
-        """(privacy model, neighbour notion) of the instance with hyperparameters ``hyper``."""
-        if self.privacy_rule is None:
-            return Privacy(self.privacy_model, self.neighbour)
-        return self.privacy_rule(self.resolve(hyper))
-
-    def epsilons(self, hyper: Mapping[str, Any] | None = None) -> tuple[float, float]:
-        """(lo, hi]: the ε the calibration covers for hyperparameters ``hyper`` (any ε > 0 when not declared)."""
-        rule = self.epsilon_range
-        return rule(self.resolve(hyper)) if callable(rule) else tuple(rule)
-
-    @property
-    def private(self) -> bool:
-        return self.privacy_model != "none"
-
-
-def _check_strict(info: MechanismInfo) -> None:
-    """The strict profile's values are declared hyperparameters, and the accounting they give is certified."""
-    unknown = set(info.strict) - set(info.specs())
-    if unknown:
-        raise ValueError(f"mechanism {info.name!r}: strict sets undeclared hyperparameters {sorted(unknown)}")
-    info.check_hyper(info.strict, cross=False)
-    verdict = None if info.certify is None else info.certify(info.resolve(info.strict))
-    if verdict is not None:
-        raise ValueError(f"mechanism {info.name!r}: its strict values are not certified: {verdict[1]}")
 
 
 @dataclass(frozen=True)
@@ -283,6 +134,8 @@ DATASETS: dict[str, DatasetInfo] = {}
 KINDS: dict[str, KindInfo] = {}
 ANALYSES: dict[str, AnalysisInfo] = {}
 ANNOTATIONS: dict[str, AnnotationInfo] = {}
+#: deprecated mechanism name → the registered name it now is (:func:`register_alias`)
+ALIASES: dict[str, str] = {}
 #: packages whose modules (recursively) register components when imported
 DISCOVERED_PACKAGES = ("dpbench.engine", "dpbench.mechanisms", "dpbench.data", "dpbench.bandits", "dpbench.papers")
 
@@ -306,6 +159,7 @@ def register_mechanism(
     rows_free: bool = False,
     strict: Mapping[str, Any] | None = None,
     certify: Callable[[Mapping[str, Any]], tuple[str, str] | None] | None = None,
+    intervals: tuple[str, ...] = (),
     _into: dict[str, MechanismInfo] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``fit`` function as mechanism ``name`` with its contract (:mod:`dpbench.contract`).
@@ -359,6 +213,7 @@ def register_mechanism(
             bool(rows_free),
             dict(strict or {}),
             certify,
+            tuple(intervals),
         )
         defaults = _privacy_of(name, privacy_model, neighbour, info.resolve())
         info = replace(info, privacy_model=defaults.model, neighbour=defaults.neighbour)
@@ -369,6 +224,11 @@ def register_mechanism(
         return checked
 
     return decorator
+
+
+def register_alias(old: str, name: str) -> None:
+    """Keep the config-facing mechanism name ``old`` working as ``name``, with a DeprecationWarning on each use."""
+    ALIASES[old] = name
 
 
 def register_randomizer(
@@ -389,15 +249,6 @@ def register_randomizer(
     mechanism lists never see it."""
     return register_mechanism(name, summary=summary, privacy_model="local", neighbour="replace_one", spec=spec,
                               hyper=hyper, bounds=bounds, audit=audit, _into=RANDOMIZERS)  # fmt: skip
-
-
-def _privacy_of(name: str, model: str | PrivacyRule, neighbour: str | PrivacyRule, hyper: Mapping[str, Any]):
-    value = Privacy(model(hyper) if callable(model) else model, neighbour(hyper) if callable(neighbour) else neighbour)
-    if value.model not in PRIVACY_MODELS or value.neighbour not in NEIGHBOURS:
-        raise ValueError(f"mechanism {name!r}: privacy rule gave {value}, outside {PRIVACY_MODELS} × {NEIGHBOURS}")
-    if (value.model == "none") != (value.neighbour == "none"):
-        raise ValueError(f"mechanism {name!r}: privacy rule gave {value}; 'none' goes with 'none'")
-    return value
 
 
 def _check_contract(info: MechanismInfo, fit: Callable[..., Any]) -> None:
@@ -595,30 +446,6 @@ def import_note() -> str:
 
 
 #: a list of allowed names longer than this many characters is left to ``dpbench list`` instead of printed
-LISTED_NAMES_MAX_CHARS = 120
-
-
-def unknown_name(what: str, name: str, known: Iterable[str], *, of: str = "", see: str = "dpbench list") -> str:
-    """``unknown mechanism 'adasp'; did you mean 'adassp'? (`dpbench list mechanisms` shows all 54)``.
-
-    The closest known names (:func:`difflib.get_close_matches`) come first; the full list is printed only when it is
-    short (≤ :data:`LISTED_NAMES_MAX_CHARS` characters), otherwise the message points at ``see``."""
-    known = sorted(set(known))
-    close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.6)
-    if not close:  # a misspelt case or a prefix: 'AdaSSP', 'ihm_t'
-        close = [k for k in known if k.lower() == str(name).lower() or k.lower().startswith(str(name).lower())][:3]
-    message = f"unknown {what} {name!r}{of}"
-    if close:
-        message += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
-    listed = ", ".join(known)
-    if not known:
-        return message + " (none are allowed)"
-    if len(listed) <= LISTED_NAMES_MAX_CHARS:
-        return message + f" (allowed: {listed})"
-    where = f"`{see}`" if see.startswith("dpbench") else see
-    return message + f" ({where} shows all {len(known)})"
-
-
 def _import_object(path: str) -> Any:
     module_name, _, attr = path.partition(":")
     try:
@@ -643,6 +470,13 @@ def get_mechanism(name: str) -> MechanismInfo:
     discover()
     if name in MECHANISMS:
         return MECHANISMS[name]
+    if name in ALIASES:
+        warnings.warn(
+            f"mechanism {name!r} is deprecated: it is {ALIASES[name]!r} now; rename it in the config",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return MECHANISMS[ALIASES[name]]
     if ":" in name:
         obj = _import_object(name)
         for info in MECHANISMS.values():

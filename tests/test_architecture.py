@@ -152,3 +152,19 @@ MAX_MODULE_LINES = 800
 def test_no_module_over_the_line_cap():
     lines = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
     assert {name: n for name, n in lines.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_the_io_leaves_import_nothing_from_dpbench():
+    """docs/architecture.md: dpbench/io/ holds leaves — the atomic write and the provenance import no dpbench module,
+    so the store, the figures and the reports can all use them without reaching each other."""
+    graph = import_graph()
+    leaves = [m for m in graph if m.startswith("dpbench.io")]
+    assert leaves and {m: reachable(graph, m) for m in leaves} == {m: set() for m in leaves}
+
+
+def test_nothing_but_the_engine_and_the_kinds_imports_the_engines_store():
+    """The report, the figures and the papers' analyses write through dpbench.io.atomic, not the run store (the CLI face
+    catches its RunError)."""
+    graph = import_graph()
+    users = {m for m, targets in graph.items() if "dpbench.engine.store" in targets}
+    assert {m for m in users if not m.startswith(("dpbench.engine", "dpbench.cli", "dpbench.commands"))} == set()

@@ -167,14 +167,16 @@ def test_the_registered_fit_shows_its_declared_hyperparameters_as_keyword_parame
         "rho",
         "shift",
         "accounting",
+        "constants",
         "x_bound",
         "y_bound",
         "stats",
     ]
-    assert {k: params[k].default for k in list(params)[5:10]} == {
+    assert {k: params[k].default for k in list(params)[5:11]} == {
         "rho": None,
         "shift": "code",
         "accounting": "paper",
+        "constants": "ihm_paper",
         "x_bound": 1.0,
         "y_bound": 1.0,
     }

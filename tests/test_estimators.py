@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("sklearn", reason="scikit-learn is an optional dependency (pip install 'dpbench[sklearn]')")
 
 from sklearn.base import clone  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
@@ -252,3 +253,57 @@ def test_clipping_is_announced_with_its_fraction_or_refused():
         DPLinearRegression("adassp", random_state=0, x_bound=40.0, y_bound=40.0).fit(X, y)  # inside: no warning
     with pytest.raises(ValueError, match="clip must be one of warn, error, ignore"):
         DPLinearRegression("adassp", clip="sometimes").fit(X, y)
+
+
+# -- confidence intervals (issue 37) ------------------------------------------------------------------------------
+
+
+def _interval_data(n: int = 3000):
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-1.0, 1.0, (n, 3))
+    return X, X @ np.array([1.0, -0.5, 0.0]) + 0.3 + 0.2 * rng.uniform(-1.0, 1.0, n)
+
+
+def _interval_model(**params):
+    base = dict(epsilon=2.0, x_bound=2.0, y_bound=3.0, intervals=True, random_state=0, B=200)
+    return DPLinearRegression("adassp_pboot", **{**base, **params})
+
+
+def test_conf_int_rows_are_the_coefficients_then_the_intercept():
+    X, y = _interval_data()
+    model = _interval_model(intervals="wald_private").fit(X, y)
+    ci = model.conf_int(0.05)
+    assert ci.shape == (4, 2) and np.all(ci[:, 0] < ci[:, 1])
+    assert ci.mean(axis=1) == pytest.approx(np.append(model.coef_, model.intercept_))  # Wald: centred on θ̂
+    assert np.all(model.conf_int(0.5)[:, 1] - model.conf_int(0.5)[:, 0] < ci[:, 1] - ci[:, 0])
+    without = _interval_model(fit_intercept=False).fit(X, y)
+    assert without.conf_int().shape == (3, 2)
+
+
+def test_conf_int_works_in_a_pipeline_and_after_clone():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler
+
+    X, y = _interval_data()
+    model = _interval_model()
+    pipe = make_pipeline(MinMaxScaler((-1, 1)), clone(model)).fit(X, y)
+    ci = pipe[-1].conf_int(0.1)
+    assert ci.shape == (4, 2)
+    assert clone(model).get_params()["intervals"] is True
+    assert np.array_equal(clone(model).fit(X, y).conf_int(), model.fit(X, y).conf_int())
+
+
+def test_interval_errors_name_the_argument():
+    X, y = _interval_data()
+    with pytest.raises(ValueError, match="refit with intervals=True"):
+        _interval_model(intervals=False).fit(X, y).conf_int()
+    with pytest.raises(ValueError, match="intervals: mechanism 'adassp' has no interval method.*adassp_pboot"):
+        DPLinearRegression("adassp", intervals=True).fit(X, y)
+    with pytest.raises(ValueError, match="intervals must be False, True or one of"):
+        _interval_model(intervals="checkpoint").fit(X, y)
+    with pytest.raises(ValueError, match="alpha"):
+        _interval_model().fit(X, y).conf_int(alpha=1.5)
+    with pytest.raises(NotFittedError):
+        _interval_model().conf_int()
+    with pytest.raises(ValueError, match="X: intervals need n_samples > n_coefficients \\+ 1"):
+        _interval_model().fit(X[:5], y[:5])

@@ -40,7 +40,17 @@ from dpbench.analysis.leaderboard import (
 )
 from dpbench.analysis.runs import Run, load_run
 from dpbench.analysis.stats import fallback_counts, fallback_sentences, fmt
-from dpbench.engine.store import git_commit, write_atomic
+from dpbench.io import atomic
+from dpbench.io.provenance import git_commit
+
+#: what to do when a report page cannot be written (:func:`dpbench.io.atomic.write_failure`)
+ADVICE = {"full": "free space and write the report again", "denied": "copy the run folder somewhere writable"}
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write a report page atomically, a full disk or a read-only folder said in words."""
+    return atomic.write_atomic(path, text, ADVICE)
+
 
 REPORT_DIR = "report_files"
 #: packages whose versions the report lists (those installed)

@@ -20,7 +20,7 @@ from dpbench import registry
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run, require_columns
 from dpbench.analysis.stats import halfwidth95, loglog_slope
-from dpbench.engine.store import write_atomic
+from dpbench.io.atomic import write_atomic
 
 
 def privacy_gaps(trials: pd.DataFrame, at: list[int]) -> pd.DataFrame:

@@ -19,9 +19,7 @@ and keep valid intervals valid).
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -29,16 +27,21 @@ from typing import Any
 import numpy as np
 
 from dpbench.bandits.envs import BanditEnv, link_constants, sigmoid
-from dpbench.bandits.simulator import DataLedger, EpochData
-from dpbench.contract import AuditSetup, Bounds, Hyper
-from dpbench.mechanisms._base import FitResult, check_inputs, released
-from dpbench.mechanisms._simulation import is_per_user, per_user_gaussian_sum, per_user_sym_sum
+from dpbench.bandits.simulator import EpochData
+from dpbench.mechanisms._base import released
+from dpbench.mechanisms._simulation import is_per_user, mean_noise
 from dpbench.mechanisms.info_weighted.calibration import check_calibration, gaussian_std, release_stds, sigma_chen
+from dpbench.mechanisms.info_weighted.central import iwr_dp_stage2
 from dpbench.mechanisms.info_weighted.linalg import floor_psd, inv_msqrt, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.local import iwr_ldp_stage2, ldp_sgd_glm, spectral_ldp_release
-from dpbench.mechanisms.info_weighted.matrix import dp_weight, spectral_iteration
-from dpbench.mechanisms.info_weighted.noise import sym_gaussian
-from dpbench.registry import register_mechanism
+from dpbench.mechanisms.info_weighted.local import iwr_ldp_stage2, ldp_sgd_glm
+from dpbench.mechanisms.info_weighted.releases import (
+    central_ssp_release,
+    hessian_release,
+    ldp_ssp_release,
+    output_release,
+    spectral_dp_release,
+    spectral_ldp_release,
+)
 
 PRESETS = ("calibrated", "theory")
 
@@ -179,6 +182,28 @@ def iwr_dp_params(
     return K, lam, gamma
 
 
+def _alg4_epochs(
+    data: EpochData,
+    K: int,
+    gamma: float,
+    lam: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    calibration: str,
+    B: float,
+) -> tuple[int, float, Any]:
+    """Alg 4 on K epochs of the first half of ``data`` (:func:`spectral_dp_release`, std for the replace-one
+    l2-sensitivity 2B/(γN_k) of an epoch mean): (n₀, that std, the spectral result)."""
+    n0 = data.n // 2
+    Nk = n0 // K
+    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
+    std_H = noise_std(2.0 * B / (gamma * Nk), epsilon, delta, calibration)
+    spectral = spectral_dp_release(blocks, gamma=gamma, lam=lam, std=std_H, sensitivity=2.0 * B / (gamma * Nk),
+                                   rng=rng)  # fmt: skip
+    return n0, std_H, spectral
+
+
 def iwr_dp_fit(
     data: EpochData,
     epsilon: float,
@@ -207,41 +232,20 @@ def iwr_dp_fit(
     K, lam, gamma = iwr_dp_params(
         N, d, d_A, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam, c_gamma=c_gamma, calibration=calibration
     )
-    n0 = N // 2
-    Nk = n0 // K
-    N1 = N - n0
-    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
-    std_H = noise_std(2.0 * B / (gamma * Nk), epsilon, delta, calibration)
-
-    def noise_fn(_k: int, H: np.ndarray) -> np.ndarray:
-        return H + sym_gaussian(d, std_H, rng) if std_H > 0 else H
-
-    spectral = spectral_iteration(blocks, dp_weight(gamma), noise_fn, [lam] * K)
+    n0, std_H, spectral = _alg4_epochs(data, K, gamma, lam, epsilon, delta, rng, calibration, B)
     W = spectral.X
     Phi1, y1 = data.take(n0, N)
-    WPhi = Phi1 @ W
-    wphi = WPhi / (1.0 + gamma * np.linalg.norm(WPhi, axis=1))[:, None]
-    psi = wphi.T @ y1 / N1
-    Psi = wphi.T @ Phi1 / N1
-    std_psi, std_Psi = release_pair((2.0 / (gamma * N1), 2.0 * B / (gamma * N1)), epsilon, delta, calibration)
-    psi = psi + std_psi * rng.standard_normal(d)
-    Psi = Psi + std_Psi * rng.standard_normal((d, d))
-    A = Psi + lam * np.eye(d)
-    try:
-        theta = np.linalg.solve(A, psi)
-        lstsq = 0
-    except np.linalg.LinAlgError:
-        theta = np.linalg.lstsq(A, psi, rcond=None)[0]
-        lstsq = 1
+    theta, stage2 = iwr_dp_stage2(Phi1, y1, W, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
+                                  calibration=calibration, nonprivate=math.isinf(epsilon))  # fmt: skip
     scale = c_b * (8.0 * lam + 16.0 * math.sqrt(d_A * math.log(2.0 / fail_prob) / N))
     info = {
         "lam": lam,
         "gamma": gamma,
         "K": K,
         "n_floor": spectral.n_floor,
-        "lstsq": lstsq,
+        "lstsq": stage2["singular"],
         "std_H": std_H,
-        "std_psi": std_psi,
+        "std_psi": stage2["std_psi"],
     }
     return LinearEstimate(theta, W, scale, info=info)
 
@@ -285,20 +289,13 @@ def iwr_glm_dp_fit(
     """
     mu, L = link_constants(link)
     N, d = data.n, data.d
-    n0 = N // 2
-    Nk = n0 // K
-    N1 = N - n0
+    N1 = N - N // 2
     lam = c_lam * math.sqrt(d / (mu * mu * N))
     sigma = sigma_scale(epsilon, delta, calibration)
     log_k = math.log(K / fail_prob)
     gamma = c_gamma * K * (B + 1.0 / mu) * (sigma * math.sqrt(d + log_k) + log_k) / (lam * N)
-    blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
-    std_H1 = noise_std(2.0 * B / (gamma * Nk), epsilon, delta, calibration)
-
-    def noise_fn(_k: int, H: np.ndarray) -> np.ndarray:
-        return H + sym_gaussian(d, std_H1, rng) if std_H1 > 0 else H
-
-    W = spectral_iteration(blocks, dp_weight(gamma), noise_fn, [lam] * K).X
+    n0, _, spectral = _alg4_epochs(data, K, gamma, lam, epsilon, delta, rng, calibration, B)
+    W = spectral.X
     Phi, y = data.take(n0, N)
     delta_n = 32.0 * (1.0 / mu + B) / (gamma * N1)
     if math.isinf(epsilon):
@@ -311,8 +308,8 @@ def iwr_glm_dp_fit(
     root = msqrt(W)
     WPhi = Phi @ W
     weights = 1.0 / (1.0 + gamma * np.linalg.norm(WPhi, axis=1))
-    Z = sym_gaussian(d, std_H, rng) if std_H > 0 else np.zeros((d, d))
-    H_tilde = ((Phi @ root) * weights[:, None]).T @ (Phi @ root) / N1 + lam * np.eye(d) + Z
+    H = ((Phi @ root) * weights[:, None]).T @ (Phi @ root) / N1 + lam * np.eye(d)
+    H_tilde, Z = hessian_release(H, std_H, rng, sensitivity=2.0 * B / (gamma * N1))
     info: dict[str, Any] = {"lam": lam, "gamma": gamma, "K": K, "std_w": std_w, "fallback_zero": 0}
     scale = c_b * 8.0 * L * lam
     if np.linalg.eigvalsh(root @ H_tilde @ root).min() < 0.25:
@@ -335,7 +332,7 @@ def iwr_glm_dp_fit(
         if gmap <= tol:
             break
     info["pgd_iters"] = iters
-    w_tilde = w + std_w * rng.standard_normal(d)
+    w_tilde = output_release(w, std_w, rng, sensitivity=delta_n)
     return LinearEstimate(W @ w_tilde, W, scale, info=info, link=link)
 
 
@@ -520,23 +517,13 @@ def ssp_ols_fit(
         raise ValueError("simulation='per_user' applies to the local (LDP) SSP only")
     N, d = data.n, data.d
     Phi, y = data.take(0, N)
-    G = Phi.T @ Phi / N
-    g = Phi.T @ y / N
     if local:
         user_G, user_g = release_pair((2.0 * B * B, 2.0 * B), epsilon, delta, calibration)
-        std_G, std_g = (s / math.sqrt(N) for s in (user_G, user_g))
+        std_G = user_G / math.sqrt(N)
+        G, g = ldp_ssp_release(Phi, y, user_G, user_g, rng, B=B, per_user=per_user)
     else:
         std_G, std_g = release_pair((2.0 * B * B / N, 2.0 * B / N), epsilon, delta, calibration)
-    if per_user:
-        G = G + per_user_sym_sum(N, d, user_G, rng) / N
-        g = g + per_user_gaussian_sum(N, (d,), user_g, rng) / N
-    else:
-        G = G + sym_gaussian(d, std_G, rng) if std_G > 0 else G
-        g = g + std_g * rng.standard_normal(d)
-    if local and std_G > 0:  # each user's report φφᵀ + Sym(user_G²), φy + N(0, user_g² I), averaged
-        G = released("Ĝ (φφᵀ per user)", G, lambda: Phi[:, :, None] * Phi[:, None, :], scale=user_G, symmetric=True,
-                     users=True, sensitivity=2.0 * B * B)  # fmt: skip
-        g = released("ĝ (φy per user)", g, lambda: Phi * y[:, None], scale=user_g, users=True, sensitivity=2.0 * B)
+        G, g = central_ssp_release(Phi, y, std_G, std_g, rng, B=B, factor=1.0)
     rho = max(2.0 * std_G * (2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / fail_prob))), 1.0 / N)
     V, fired = floor_psd(G + rho * np.eye(d), rho / 2.0)
     theta = np.linalg.solve(V, g)
@@ -620,13 +607,9 @@ def dimfree_ldp_fit(
         clipped += int(np.sum(np.abs(pred) > R))
         residual = np.clip(pred, -R, R) - y
         g = Phi.T @ residual / N
-        if per_user:
-            noise = per_user_gaussian_sum(N, (d,), std, rng) / N
-        else:
-            noise = std / math.sqrt(N) * rng.standard_normal(d)
         step = released(
             f"gradients batch {k + 1}",
-            g + noise,
+            g + mean_noise(N, (d,), std, rng, per_user=per_user),
             lambda Phi=Phi, y=y, pred=pred: Phi * (np.clip(pred, -R, R) - y)[:, None],
             scale=std,
             users=True,
@@ -635,129 +618,3 @@ def dimfree_ldp_fit(
         theta = theta - step
         del Phi, y, pred, residual  # a decoded batch (SignCodec) is N·d floats: free it before the next take
     return theta, {"K": K, "std_user": std, "clip_rate": clipped / max(1, K * N)}
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# the dimension-free oracles as regression mechanisms, run once on the whole data set (the regression half of
-# spec 001 §7.3 F8: ‖θ̂ − θ*‖²_Σ vs d at fixed n). Failure probability δ_f = 1/n unless given.
-
-
-def _epoch(X: np.ndarray, y: np.ndarray, epsilon: float, delta: float) -> EpochData:
-    X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=1.0)
-    return EpochData(X, y, 0, DataLedger(y.size))
-
-
-#: the hyperparameters the three F8 mechanisms share (spec 001 §3.10–3.11)
-DIMFREE_HYPER = {
-    "R": Hyper(
-        float, default=2.0, gt=0, doc="projection radius of the GD iterates / clipping level of the predictions"
-    ),
-    "c_K": Hyper(float, default=1.0, gt=0, doc="constant of the number of batches K"),
-    "calibration": Hyper(
-        str, default="paper", choices=("paper", "classical", "agm"), doc="noise family (paper: ε ≤ 1 only)"
-    ),
-    "fail_prob": Hyper(float, default=None, gt=0, lt=1, none="1/n", doc="failure probability of the K rule"),
-    "nonprivate": Hyper(bool, default=False, doc="σ = 0 through the same code path (reference)"),
-}
-DIMFREE_BOUNDS = Bounds(x=1.0, y=1.0)
-#: the audit runs ε > 1 too: the AGM calibration covers every ε
-DIMFREE_AUDIT = AuditSetup(hyper={"calibration": "agm"})
-
-
-def _epsilons(h) -> tuple[float, float]:
-    """The paper's σ_{α,β} and the classical formula are claimed for ε ≤ 1 only; the AGM for every ε."""
-    return (0.0, 1.0) if h["calibration"] in ("paper", "classical") else (0.0, math.inf)
-
-
-def _model(kind: str):
-    return lambda h: "none" if h.get("nonprivate") else kind
-
-
-def _neighbour(h) -> str:
-    return "none" if h.get("nonprivate") else "replace_one"
-
-
-def _ball(theta: np.ndarray, radius: float) -> np.ndarray:
-    norm = float(np.linalg.norm(theta))
-    return theta if norm <= radius else theta * (radius / norm)
-
-
-def _fit_jdp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate, proper) -> FitResult:
-    data = _epoch(X, y, epsilon, delta)
-    eps = math.inf if nonprivate else epsilon
-    theta, info = dimfree_jdp_fit(
-        data, eps, delta, rng, fail_prob=failure_probability(fail_prob, data.n), R=R, c_K=c_K, calibration=calibration
-    )
-    return FitResult(_ball(theta, 1.0) if proper else theta, {**info, "norm_released": float(np.linalg.norm(theta))})
-
-
-def _fit_ldp(X, y, epsilon, delta, rng, *, R, c_K, calibration, fail_prob, nonprivate) -> FitResult:
-    data = _epoch(X, y, epsilon, delta)
-    theta, info = dimfree_ldp_fit(
-        data,
-        math.inf if nonprivate else epsilon,
-        delta,
-        rng,
-        fail_prob=failure_probability(fail_prob, data.n),
-        R=R,
-        c_K=c_K,
-        calibration=calibration,
-    )
-    return FitResult(theta, info)
-
-
-def register_dimfree(
-    name: str, model: str, fit: Callable[..., FitResult], *, summary: str, doc: str, spec: str, style: dict[str, str]
-) -> Callable[..., FitResult]:
-    """Register ``fit`` (one of the F8 oracles on the whole data set) as mechanism ``name`` with the shared
-    declarations (:data:`DIMFREE_HYPER`, bounds, audit, ε range) in the privacy model ``model``."""
-
-    def fit_mechanism(
-        X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
-    ) -> FitResult:
-        return fit(X, y, epsilon, delta, rng, **hyper)
-
-    fit_mechanism.__name__ = fit_mechanism.__qualname__ = f"fit_{name}"
-    fit_mechanism.__doc__ = doc
-    return register_mechanism(
-        name,
-        summary=summary,
-        privacy_model=_model(model),
-        neighbour=_neighbour,
-        hyper=DIMFREE_HYPER,
-        bounds=DIMFREE_BOUNDS,
-        epsilon_range=_epsilons,
-        audit=DIMFREE_AUDIT,
-        spec=spec,
-        style=style,
-    )(fit_mechanism)
-
-
-fit_dimfree_jdp_gd = register_dimfree(
-    "dimfree_jdp_gd",
-    "central",
-    functools.partial(_fit_jdp, proper=False),
-    spec="001 §3.10",
-    summary="001 Alg 5: batched projected GD + one Gaussian release (improper)",
-    doc="Spec 001 Alg 5 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_jdp_fit`).",
-    style={"color": "tab:purple", "marker": "D", "linestyle": "-"},
-)
-fit_dimfree_jdp_gd_proper = register_dimfree(
-    "dimfree_jdp_gd_proper",
-    "central",
-    functools.partial(_fit_jdp, proper=True),
-    spec="001 §7.2",
-    summary="001 Alg 5, then θ̃ projected on B^d(1) (proper baseline 001 §7.2)",
-    doc="Alg 5 followed by the projection of the released θ̃ onto the unit ball (post-processing).",
-    style={"color": "tab:gray", "marker": "s", "linestyle": "--"},
-)
-fit_dimfree_ldp_sgd = register_dimfree(
-    "dimfree_ldp_sgd",
-    "local",
-    _fit_ldp,
-    spec="001 §3.11",
-    summary="001 Alg 6 = 000 Alg 8: LDP clipped batched SGD (dimension-free)",
-    doc="Spec 001 Alg 6 on the whole data set (:func:`dpbench.bandits.oracles.dimfree_ldp_fit`; per-user noises "
-    "of a batch summed in one exact draw).",
-    style={"color": "tab:brown", "marker": "P", "linestyle": "-"},
-)

@@ -1,4 +1,4 @@
 """Extra CLI commands, one module each; every module defines ``register(app: typer.Typer) -> None``.
 
-``dpbench.cli`` imports every module here at start-up, so a new command never needs an edit of ``cli.py``.
+``dpbench.cli`` (the face) imports every module here at start-up, so a new command never needs an edit of ``cli.py``.
 """

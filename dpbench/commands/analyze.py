@@ -21,7 +21,7 @@ def parse_options(pairs: list[str]) -> dict[str, str]:
 
 
 def register(app: typer.Typer) -> None:
-    from dpbench.cli import user_errors
+    from dpbench.commands._common import user_errors
 
     @app.command()
     @user_errors

@@ -39,7 +39,7 @@ def parse_hyper(items: list[str]) -> dict[str, Any]:
 
 
 def register(app: typer.Typer) -> None:
-    from dpbench.cli import user_errors
+    from dpbench.commands._common import user_errors
 
     @app.command(name="audit")
     @user_errors

@@ -10,7 +10,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from dpbench.cli import user_errors
+    from dpbench.commands._common import user_errors
 
     @app.command()
     @user_errors

@@ -46,7 +46,14 @@ def check_keys(mapping: dict[str, Any], allowed: set[str] | dict[str, str], wher
     unknown = sorted(set(mapping) - set(allowed), key=str)
     if unknown:
         prefix = f"{where}." if where else ""
-        raise fail(f"{prefix}{unknown[0]}", registry.unknown_name("key", unknown[0], allowed, see="dpbench list keys"))
+        shown = printable_key(unknown[0])
+        raise fail(f"{prefix}{shown}", registry.unknown_name("key", shown, allowed, see="dpbench list keys"))
+
+
+def printable_key(key: Any) -> str:
+    """``key`` as one line of text: control characters escaped (a YAML key of ``"\\n"`` is shown as ``\\n``)."""
+    text = str(key)
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
 
 
 def yaml_number(value: Any) -> Any:

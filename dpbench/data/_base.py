@@ -7,76 +7,14 @@ permutation, synthetic draws), so a dataset is a pure function of (loader, optio
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-
-@contextlib.contextmanager
-def replace_atomically(path: Path) -> Iterator[Path]:
-    """Yield a hidden temporary path ``.<name>.<pid>.tmp`` beside ``path``; when the block succeeds the file is
-    fsynced and renamed over ``path``, when it fails the temporary file is removed and the error re-raised.
-
-    A reader or a crash sees the old or the complete new file, never half of one. The run store and the figure
-    writer use :func:`replace_explained`, which says the failures they expect in words.
-    """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        yield tmp
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
-#: the kinds of failed write a caller can give advice for, by errno: the disk (or quota) is full; the file may not
-#: be written (permission, read-only file system)
-WRITE_FAILURES = {
-    errno.ENOSPC: "full",
-    errno.EDQUOT: "full",
-    errno.EACCES: "denied",
-    errno.EPERM: "denied",
-    errno.EROFS: "denied",
-}
-
-
-def write_failure(err: OSError, path: Path, advice: Mapping[str, str]) -> str | None:
-    """One line for a write of ``path`` that failed with ``err``, ending in the caller's ``advice`` for its kind
-    (:data:`WRITE_FAILURES`: ``"full"``, ``"denied"``); None for an error of a kind ``advice`` does not cover."""
-    kind = WRITE_FAILURES.get(err.errno or 0)
-    if kind not in advice:
-        return None
-    reason = os.strerror(err.errno or 0)
-    if kind == "full":
-        return f"disk full while writing {path} ({reason}); nothing half-written was left — {advice[kind]}"
-    return f"cannot write {path}: {reason}; {advice[kind]}"
-
-
-@contextlib.contextmanager
-def replace_explained(
-    path: Path, advice: Mapping[str, str], error: Callable[[int, str], BaseException]
-) -> Iterator[Path]:
-    """:func:`replace_atomically`, with a failure that ``advice`` covers raised as ``error(errno, words)``
-    (:func:`write_failure`); any other error is re-raised as it is."""
-    path = Path(path)
-    try:
-        with replace_atomically(path) as tmp:
-            yield tmp
-    except OSError as err:
-        words = write_failure(err, path, advice)
-        if words is None:
-            raise
-        raise error(err.errno or 0, words) from err
 
 
 class DataUnavailableError(FileNotFoundError):

@@ -54,7 +54,6 @@ from joblib import Parallel, delayed
 
 from dpbench import registry
 from dpbench.config import ConfigError
-from dpbench.data._base import write_failure
 from dpbench.engine.identity import Trial, trial_key
 from dpbench.engine.pages import advice_wanted, huge_page_advice
 from dpbench.engine.store import ADVICE as STORE_ADVICE
@@ -79,6 +78,7 @@ from dpbench.engine.store import (
     write_meta,
 )
 from dpbench.engine.survey import Selection, plan_lines, select
+from dpbench.io.atomic import write_failure
 
 Rows = list[dict[str, Any]]
 #: bytes of memory one assembled row may take (pandas, ~25 mixed columns); used to refuse runs that cannot fit

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpbench import registry
+from dpbench.analysis.metrics import METRICS
 from dpbench.config.base import COMMON_KEYS, BaseConfig, parse_base
 from dpbench.config.fields import (
     ConfigError,
@@ -38,7 +39,6 @@ from dpbench.config.fields import (
     positive_int,
 )
 from dpbench.contract import HyperError
-from dpbench.data.metrics import METRICS
 
 TOP_LEVEL_KEYS = {
     **COMMON_KEYS,

@@ -25,7 +25,6 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,8 +35,10 @@ import numpy as np
 import yaml
 
 from dpbench import __version__
-from dpbench.data._base import file_digest, replace_explained
+from dpbench.data._base import file_digest
 from dpbench.engine.identity import trial_key
+from dpbench.io import atomic
+from dpbench.io.provenance import git_commit
 
 SHARD_DIR = "shards"
 #: damaged shards are moved here (kept for inspection) before their block is re-run
@@ -66,28 +67,31 @@ class OlderShardError(ShardError):
 # atomic writes
 
 
-#: what to do when a run-folder file cannot be written (:func:`dpbench.data._base.write_failure`)
+#: what to do when a run-folder file cannot be written (:func:`dpbench.io.atomic.write_failure`)
 ADVICE = {
     "full": "free space and run the same command again (finished blocks are kept)",
     "denied": "choose a writable --output-dir (finished trials already in the store are kept)",
 }
 
 
+def _run_error(_errno: int, words: str) -> RunError:
+    return RunError(words)
+
+
 def atomic_path(path: Path) -> contextlib.AbstractContextManager[Path]:
     """A temporary path next to ``path``; on success it replaces ``path`` atomically, on error it is removed; a full
-    disk or a folder that may not be written raises :class:`RunError` in words.
+    disk or a folder that may not be written raises :class:`RunError` in words (:mod:`dpbench.io.atomic`).
 
     A crash (SIGKILL) leaves at most a hidden ``.<name>.<pid>.tmp`` file, which :func:`remove_stale_temp_files`
     deletes at the next run; ``path`` itself is never half-written.
     """
-    return replace_explained(path, ADVICE, lambda _errno, words: RunError(words))
+    return atomic.replace_explained(path, ADVICE, _run_error)
 
 
 def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write ``text`` to ``path`` so that readers see either the old or the complete new file."""
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        handle.write(data)
+    """Write ``text`` to ``path`` so that readers see either the old or the complete new file (:class:`RunError`
+    in words when the disk is full or the folder may not be written)."""
+    atomic.write_atomic(path, text, ADVICE, _run_error)
 
 
 def _writer_alive(tmp: Path) -> bool:
@@ -343,21 +347,6 @@ def run_lock(run_dir: Path) -> Iterator[None]:
         yield
     finally:
         handle.close()
-
-
-def git_commit() -> str | None:
-    """The commit of the installed dpbench source tree, if it is a git checkout."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def prepare_run_dir(config: Any, fresh: bool) -> Path:

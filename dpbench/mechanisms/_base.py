@@ -24,10 +24,12 @@ BOUND_TOL = 1e-9
 
 @dataclass
 class FitResult:
-    """A mechanism's estimate θ̂ and optional diagnostics (γ, σ, k, clipping rate, ...)."""
+    """A mechanism's estimate θ̂, optional diagnostics (γ, σ, k, clipping rate, ...) and, for a mechanism that
+    declares interval methods, its confidence intervals by method name (:mod:`dpbench.mechanisms._intervals`)."""
 
     theta: np.ndarray
     info: dict[str, Any] = field(default_factory=dict)
+    intervals: dict[str, Any] = field(default_factory=dict)
 
 
 def as_fit_result(output: Any) -> FitResult:

@@ -14,6 +14,7 @@ Tests: tests/mechanisms/test_shortcuts.py (two-sample KS on each mechanism's est
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -78,3 +79,24 @@ def sym_from_upper(upper: np.ndarray, d: int) -> np.ndarray:
 def per_user_sym_sum(n: int, d: int, std: float, rng: np.random.Generator) -> np.ndarray:
     """Σ_{i≤n} Sym_d(std²) with every user's d(d+1)/2 upper-triangle normals drawn explicitly."""
     return sym_from_upper(per_user_gaussian_sum(n, (d * (d + 1) // 2,), std, rng), d)
+
+
+def sym_gaussian(d: int, std: float, rng: np.random.Generator) -> np.ndarray:
+    """Symmetric d×d matrix Z with Z_ij = Z_ji ~ N(0, std²) iid for i ≤ j (diagonal included): Sym_d(std²)."""
+    upper = np.triu(rng.standard_normal((d, d)))
+    return std * (upper + np.triu(upper, 1).T)
+
+
+def mean_noise(
+    n: int, shape: tuple[int, ...], std: float, rng: np.random.Generator, *, per_user: bool, symmetric: bool = False
+) -> np.ndarray:
+    """The noise of a mean over n users who each add iid N(0, std²) entries (``symmetric``: Sym_d(std²), shape
+    (d, d)) to their report — the one copy of "mean plus per-user or aggregate noise".
+
+    aggregate: Z·std/√n in one draw (Z ~ N(0, 1) entries, or Sym_d(1)), exact in law (module docstring);
+    per_user: every user's draw, summed, / n (no draw when std = 0)."""
+    if per_user:
+        total = per_user_sym_sum(n, shape[0], std, rng) if symmetric else per_user_gaussian_sum(n, shape, std, rng)
+        return total / n
+    scale = std / math.sqrt(n)
+    return sym_gaussian(shape[0], scale, rng) if symmetric else scale * rng.standard_normal(shape)

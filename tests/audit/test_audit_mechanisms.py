@@ -23,6 +23,12 @@ NOT_WHITEBOX = {
     "white-box statistic models (its calibration is tested piece by piece in "
     "tests/mechanisms/test_tukey_em.py)",
     "diffprivlib_lr": "its Laplace noise is drawn inside diffprivlib, out of reach of `released`",
+    **{
+        name: "its release is θ̂ itself, private by a theorem about the whole output (one posterior sample / "
+        "objective perturbation, spec 005 §2a, §6), not a Gaussian mechanism on a declared statistic; its "
+        "calibration is tested in tests/mechanisms/ssp/"
+        for name in ("ops", "adaops", "objpert")
+    },
 }
 PRIVATE = sorted(k for k, v in registry.MECHANISMS.items() if v.private and ":" not in k and k not in NOT_WHITEBOX)
 RANDOMIZERS = sorted(registry.RANDOMIZERS)

@@ -375,37 +375,3 @@ def test_breastcancer_ols_gap_is_numerical():
         values.append((np.mean((y - X @ exact) ** 2), np.mean((y - X @ gram) ** 2)))
     exact_mse, gram_mse = np.mean(values, axis=0)
     assert exact_mse < 0.042 < gram_mse
-
-
-def test_write_failure_words_and_replace_explained_leave_nothing_half_written(tmp_path):
-    import errno
-    import os
-
-    from dpbench.data._base import replace_explained, write_failure
-
-    target = tmp_path / "out.txt"
-    advice = {"full": "free space", "denied": "choose another folder"}
-    assert write_failure(OSError(errno.ENOSPC, "x"), target, advice) == (
-        f"disk full while writing {target} ({os.strerror(errno.ENOSPC)}); nothing half-written was left — free space"
-    )
-    assert write_failure(OSError(errno.EROFS, "x"), target, advice) == (
-        f"cannot write {target}: {os.strerror(errno.EROFS)}; choose another folder"
-    )
-    assert write_failure(OSError(errno.EACCES, "x"), target, {"full": "free space"}) is None  # no advice: as it is
-    assert write_failure(OSError(errno.EIO, "x"), target, advice) is None
-
-    class Refused(RuntimeError):
-        pass
-
-    with pytest.raises(Refused, match="^disk full while writing .*out.txt"):
-        with replace_explained(target, advice, lambda _errno, words: Refused(words)) as tmp:
-            tmp.write_text("half")
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    with pytest.raises(OSError) as info:  # an error the advice does not cover passes unchanged
-        with replace_explained(target, advice, lambda _errno, words: Refused(words)) as tmp:
-            raise OSError(errno.EIO, os.strerror(errno.EIO))
-    assert info.value.errno == errno.EIO
-    assert list(tmp_path.iterdir()) == []  # no target, no temporary file left behind
-    with replace_explained(target, advice, OSError) as tmp:
-        tmp.write_text("whole")
-    assert target.read_text() == "whole" and list(tmp_path.iterdir()) == [target]

@@ -27,6 +27,7 @@ from dpbench.config import ConfigError, parse_config
 from dpbench.data import DataUnavailableError
 from dpbench.engine import core, run, store
 from dpbench.engine.store import DAMAGED_DIR, SHARD_DIR, RunError, run_lock
+from dpbench.io import atomic
 
 TIMING = ["seconds", "cpu_seconds"]
 
@@ -349,7 +350,7 @@ class FullDisk:
 def test_full_disk_while_writing_a_shard_is_a_clear_error_and_loses_nothing(finished, tmp_path, monkeypatch):
     config, _, reference = finished
     config = {**config, "output_dir": str(tmp_path / "full")}
-    monkeypatch.setattr(store, "open", FullDisk(3, ".csv."), raising=False)
+    monkeypatch.setattr(atomic, "open", FullDisk(3, ".csv."), raising=False)
     with pytest.raises(RunError, match=r"disk full while writing .*shards/.*No space left"):
         quiet(config)
     run_dir = tmp_path / "full" / "smoke"
@@ -364,7 +365,7 @@ def test_full_disk_while_writing_a_shard_is_a_clear_error_and_loses_nothing(fini
 def test_full_disk_while_writing_trials_csv_keeps_the_previous_table(finished, monkeypatch):
     config, run_dir, reference = finished
     before = (run_dir / "trials.csv").read_bytes()
-    monkeypatch.setattr(store, "open", FullDisk(1, "trials.csv"), raising=False)
+    monkeypatch.setattr(atomic, "open", FullDisk(1, "trials.csv"), raising=False)
     with pytest.raises(RunError, match="disk full while writing .*trials.csv"):
         quiet(config)
     assert (run_dir / "trials.csv").read_bytes() == before and not leftovers(run_dir)

@@ -318,7 +318,7 @@ def test_replicate_option_names_its_replacement(small_config):
 
 
 def test_metrics_receive_the_trial_coordinates(small_config, monkeypatch):
-    from dpbench.data import metrics
+    from dpbench.analysis import metrics
 
     seen = []
 

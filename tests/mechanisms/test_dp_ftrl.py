@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from dpbench.data.metrics import param_error_sigma
+from dpbench.analysis.metrics import param_error_sigma
 from dpbench.mechanisms.gradient.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
 from dpbench.mechanisms.gradient.dp_ftrl_covariance import NoiseCovariance
 from dpbench.mechanisms.gradient.dp_ftrl_engines import clip_coefficient, run_blocked, run_reference

@@ -613,7 +613,7 @@ def test_iw_zero_level_annotation_draws_theta_zero_on_top(tmp_path):
             "trial": t,
             "err": value * (1 + 0.01 * t),
         }
-        for mech, label, model, value in (("iwr_ldp", "IWR-LDP", "local", 0.05), ("iw_zero", "θ = 0", "none", 0.07))
+        for mech, label, model, value in (("iwr_ldp", "IWR-LDP", "local", 0.05), ("zero", "θ = 0", "none", 0.07))
         for eps in (0.5, 1.0)
         for t in range(5)
     ]

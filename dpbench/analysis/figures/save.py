@@ -10,7 +10,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from dpbench.data._base import replace_explained
+from dpbench.io.atomic import replace_explained, write_atomic
 
 #: resolution of every PNG dpbench writes
 DPI = 150
@@ -18,13 +18,13 @@ DPI = 150
 SUFFIXES = (".png", ".pdf")
 
 
-#: what to do when a figure cannot be written (:func:`dpbench.data._base.write_failure`)
+#: what to do when a figure cannot be written (:func:`dpbench.io.atomic.write_failure`)
 ADVICE = {"full": "free space and draw again"}
 
 
 def atomic_target(path: Path) -> contextlib.AbstractContextManager[Path]:
     """A temporary path beside ``path``; on success it replaces ``path``, on error it is removed
-    (:func:`dpbench.data._base.replace_explained`); a full disk is said in words."""
+    (:func:`dpbench.io.atomic.replace_explained`); a full disk is said in words."""
     return replace_explained(path, ADVICE, OSError)
 
 
@@ -43,7 +43,4 @@ def save_figures(fig: Any, stem: str | Path) -> list[Path]:
 
 def write_text(path: str | Path, text: str) -> Path:
     """Write a figure's companion table (e.g. its slopes CSV) atomically; returns the path."""
-    path = Path(path)
-    with atomic_target(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    return path
+    return write_atomic(path, text, ADVICE)

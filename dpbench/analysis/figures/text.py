@@ -34,10 +34,10 @@ def axis_name(column: str) -> str:
 
 
 def metric_name(metric: str) -> str:
-    """Axis label of a metric from :data:`dpbench.data.metrics.LABELS` (the metric name if unknown)."""
+    """Axis label of a metric from :data:`dpbench.analysis.metrics.LABELS` (the metric name if unknown)."""
     try:
         from dpbench import registry
-        from dpbench.data.metrics import LABELS
+        from dpbench.analysis.metrics import LABELS
 
         registry.discover()  # loader/mechanism modules register their own metrics (and labels)
     except Exception:  # noqa: BLE001 - plotting must not depend on every module importing cleanly

@@ -284,19 +284,3 @@ def fit_sgd_avg(
     )
     info["psi"] = math.inf
     return FitResult(theta, info)
-
-
-@register_mechanism(
-    "ftrl_zero",
-    summary="Zero predictor θ = 0 (reference line of the DP-FTRL figures; spec 002 §5.3 E3)",
-    privacy_model="none",
-    neighbour="none",
-    spec="002 §5.3",
-    style={"color": "grey", "marker": "", "linestyle": "-."},
-    hyper={},
-)
-def fit_zero(
-    X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None, rng: np.random.Generator
-) -> FitResult:
-    """θ = 0 (uses no data and no randomness)."""
-    return FitResult(np.zeros(np.asarray(X).shape[1]))

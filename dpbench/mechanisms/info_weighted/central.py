@@ -1,8 +1,8 @@
 """Central-DP mechanisms of spec 000 (information-weighted regression, §3.4–3.6, §3.8, §3.9, §3.12).
 
 Registered: ``iwr_dp`` (Alg 4 + 5), ``iwr_dp_erm`` (Alg 4 + 13 + 14, ν = id), ``iwr_dp_oracle`` (Alg 10, W from the
-generator's p), ``ssp_ball`` (unweighted SSP + ball-constrained least squares), ``dp_sgd_improper`` (Alg 16),
-and the non-private reference ``iw_zero`` (θ̂ = 0).
+generator's p), ``ssp_ball`` (unweighted SSP + ball-constrained least squares), ``dp_sgd_improper`` (Alg 16)
+(the reference θ̂ = 0 is :mod:`dpbench.mechanisms.reference.zero`).
 
 Conventions (spec 000 §1.3, §3.13, §4.1): ``calibration`` ∈ {paper, classical, agm}; for ``paper`` every release
 uses σ_{ε,δ} with the paper's (doubled) half-sensitivities, for the generic families the l2-sensitivities of the
@@ -47,12 +47,15 @@ from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_s
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, row_norms
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
-    dp_weight,
     population_info_matrix,
     solve_info_matrix,
-    spectral_iteration,
 )
-from dpbench.mechanisms.info_weighted.noise import sym_gaussian
+from dpbench.mechanisms.info_weighted.releases import (
+    central_ssp_release,
+    hessian_release,
+    output_release,
+    spectral_dp_release,
+)
 from dpbench.mechanisms.info_weighted.sgd import cached_sgd_average, sgd_average
 from dpbench.registry import register_mechanism
 
@@ -132,17 +135,9 @@ def spectral_dp(
         if nonprivate
         else gaussian_std(2.0 * B * central_factor(neighbour) / (gamma * N), epsilon, delta, calibration)
     )
-    d = Phi0.shape[1]
-
     sensitivity = 2.0 * B * central_factor(neighbour) / (gamma * N) if gamma > 0 else float("inf")
-
-    def noise(k: int, H: np.ndarray) -> np.ndarray:
-        if std <= 0:
-            return H
-        return released(f"H̃ epoch {k + 1}", H + sym_gaussian(d, std, rng), H, scale=std, symmetric=True,
-                        sensitivity=sensitivity)  # fmt: skip
-
-    result = spectral_iteration([Phi0[s] for s in epochs], dp_weight(gamma), noise, [lam] * K)
+    result = spectral_dp_release([Phi0[s] for s in epochs], gamma=gamma, lam=lam, std=std, sensitivity=sensitivity,
+                                 rng=rng)  # fmt: skip
     return result, std
 
 
@@ -403,10 +398,7 @@ def erm_stage2(
     PW = Phi1 @ W  # rows Wφ (used for the weights and for b)
     weights = 1.0 / (1.0 + gamma * row_norms(PW))
     H_data = (P * weights[:, None]).T @ P / N
-    H_tilde = H_data + lam * np.eye(d) + (sym_gaussian(d, s_H, rng) if s_H > 0 else 0.0)
-    if s_H > 0:
-        H_tilde = released("H̃", H_tilde, H_data + lam * np.eye(d), scale=s_H, symmetric=True,
-                           sensitivity=2.0 * B * f / (gamma * N))  # fmt: skip
+    H_tilde, _ = hessian_release(H_data + lam * np.eye(d), s_H, rng, sensitivity=2.0 * B * f / (gamma * N))
     Q = root @ H_tilde @ root
     if np.linalg.eigvalsh((Q + Q.T) / 2.0).min() < 0.25:
         return np.zeros(d), {"std_H": s_H, "std_w": s_w, "rejected": 1, FALLBACK_INFO: 1, "delta_N": delta_n}
@@ -416,9 +408,7 @@ def erm_stage2(
     c = W_inv @ b
     theta_hat = _trust_region(A, c)
     w = W_inv @ theta_hat
-    w_tilde = w + s_w * rng.standard_normal(d)
-    if s_w > 0:
-        w_tilde = released("w̃", w_tilde, w, scale=s_w, sensitivity=delta_n)
+    w_tilde = output_release(w, s_w, rng, sensitivity=delta_n)
     return W @ w_tilde, {"std_H": s_H, "std_w": s_w, "rejected": 0, "delta_N": delta_n}
 
 
@@ -631,10 +621,8 @@ def fit_ssp_ball(
     n, d = X.shape
     f = central_factor(neighbour)
     s_G, s_g = release_stds([2.0 * B * B * f / n, 2.0 * B * f / n], epsilon, delta, calibration)
-    G0, g0 = data_memo(X, y, "ssp_moments", lambda: (X.T @ X / n, X.T @ y / n))  # data only: once per draw
-    G = released("G = XᵀX/n", G0 + sym_gaussian(d, s_G, rng), G0, scale=s_G, symmetric=True,
-                 sensitivity=2.0 * B * B * f / n)  # fmt: skip
-    g = released("g = XᵀY/n", g0 + s_g * rng.standard_normal(d), g0, scale=s_g, sensitivity=2.0 * B * f / n)
+    moments = data_memo(X, y, "ssp_moments", lambda: (X.T @ X / n, X.T @ y / n))  # data only: once per draw
+    G, g = central_ssp_release(X, y, s_G, s_g, rng, B=B, factor=f, moments=moments)
     return FitResult(
         ball_lsq(G, g, radius),
         {"std_G": s_G, "std_g": s_g, "calibration": calibration, "neighbour": neighbour, "epsilon_effective": epsilon},
@@ -689,22 +677,3 @@ def fit_dp_sgd_improper(
         theta,
         {"eta": eta, "std": std, "calibration": calibration, "neighbour": neighbour, "epsilon_effective": epsilon},
     )
-
-
-@register_mechanism(
-    "iw_zero",
-    summary="Trivial estimator θ̂ = 0 (reference line; error ‖θ*‖²_Σ)",
-    privacy_model="none",
-    neighbour="none",
-    spec="000 §3.12",
-    style={"color": "gray", "marker": "", "linestyle": "-."},
-    hyper={},
-)
-def fit_iw_zero(
-    X: np.ndarray,
-    y: np.ndarray,
-    epsilon: float | None = None,
-    delta: float | None = None,
-    rng: np.random.Generator | None = None,
-) -> FitResult:
-    return FitResult(np.zeros(np.asarray(X).shape[1]))

@@ -17,14 +17,14 @@ Alg 11: Priv_2; Alg 8: Priv_{R+1}); generic families use the l2-sensitivities of
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Choice, Hyper
 from dpbench.mechanisms._base import FitResult, released
-from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user, per_user_gaussian_sum, per_user_sym_sum
+from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user, mean_noise
 from dpbench.mechanisms.info_weighted._common import (
     AUDIT_STAGED,
     STYLES,
@@ -45,11 +45,10 @@ from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_s
 from dpbench.mechanisms.info_weighted.linalg import ball_lsq, row_norms, unit_rows
 from dpbench.mechanisms.info_weighted.matrix import (
     SpectralResult,
-    ldp_weight,
     population_info_matrix,
-    spectral_iteration,
 )
-from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_gaussian
+from dpbench.mechanisms.info_weighted.noise import l2ball_sample
+from dpbench.mechanisms.info_weighted.releases import ldp_ssp_release, spectral_ldp_release
 from dpbench.registry import register_mechanism
 
 AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}, "hyper": {"shuffle": False}})
@@ -64,16 +63,10 @@ def noisy_mean(
     """Mean over users of row_t + Z_t, Z_t iid N(0, std²) per entry (symmetric matrices: upper triangle iid).
 
     rows: (N, d) vectors or (N, d, d) matrices. Aggregated path: mean + Z/√N (exact in law)."""
-    N = rows.shape[0]
     mean = rows.mean(axis=0)
     if std == 0:
         return mean
-    shape = rows.shape[1:]
-    if not per_user:
-        scale = std / math.sqrt(N)
-        return mean + (sym_gaussian(shape[0], scale, rng) if symmetric else scale * rng.standard_normal(shape))
-    total = per_user_sym_sum(N, shape[0], std, rng) if symmetric else per_user_gaussian_sum(N, shape, std, rng)
-    return mean + total / N
+    return mean + mean_noise(rows.shape[0], rows.shape[1:], std, rng, per_user=per_user, symmetric=symmetric)
 
 
 def iwr_ldp_hyper(
@@ -127,30 +120,6 @@ def spectral_ldp(
     return result, std
 
 
-def spectral_ldp_release(
-    blocks: Sequence[np.ndarray], *, lam: float, std: float, B: float, rng: np.random.Generator, per_user: bool
-) -> SpectralResult:
-    """The private releases of Algorithm 2 — the one copy, also run by the bandit oracles (spec 000 §3.2).
-
-    One epoch per block of N users: per user V_t = U^{1/2}φφᵀU^{1/2}/‖Uφ‖ (‖V_t‖_F ≤ ‖φ‖ ≤ B), Ṽ_t = SymPriv_B(V_t)
-    with per-user std ``std`` (0: non-private, H itself); λ_(k) = (2k+1)λ/(2K+1); floor at λ_(k)/2. Epoch noise:
-    mean of N users' Sym_d(std²) = Sym_d(std²/N) in law (aggregate) or drawn per user (``per_user``)."""
-    K = len(blocks)
-    N, d = blocks[0].shape
-
-    def noise(k: int, H: np.ndarray, rows) -> np.ndarray:
-        if std == 0:
-            return H
-        if per_user:
-            value = H + per_user_sym_sum(N, d, std, rng) / N
-        else:
-            value = H + sym_gaussian(d, std / math.sqrt(N), rng)
-        return released(f"Ṽ epoch {k + 1}", value, rows, scale=std, symmetric=True, users=True, sensitivity=2.0 * B)
-
-    schedule = [(2 * k + 1) * lam / (2 * K + 1) for k in range(K)]
-    return spectral_iteration(list(blocks), ldp_weight, noise, schedule, user_rows=True)
-
-
 def iwr_ldp_stage2(
     Phi1: np.ndarray,
     y1: np.ndarray,
@@ -174,12 +143,8 @@ def iwr_ldp_stage2(
     a = unit_rows(Phi1 @ U)  # Uφ/‖Uφ‖ (0 at φ = 0)
     s_psi, s_Psi = (0.0, 0.0) if nonprivate else release_stds([2.0, 2.0 * B], epsilon, delta, calibration)
     psi_rows = a * y1[:, None]
-    if per_user:
-        psi_hat = noisy_mean(psi_rows, s_psi, rng, True)
-        Psi_hat = a.T @ Phi1 / N1 + per_user_gaussian_sum(N1, (d, d), s_Psi, rng) / N1
-    else:
-        psi_hat = psi_rows.mean(axis=0) + s_psi / math.sqrt(N1) * rng.standard_normal(d)
-        Psi_hat = a.T @ Phi1 / N1 + s_Psi / math.sqrt(N1) * rng.standard_normal((d, d))
+    psi_hat = psi_rows.mean(axis=0) + mean_noise(N1, (d,), s_psi, rng, per_user=per_user)
+    Psi_hat = a.T @ Phi1 / N1 + mean_noise(N1, (d, d), s_Psi, rng, per_user=per_user)
     if not nonprivate:
         psi_hat = released("ψ̂ (ψ_t = Uφy/‖Uφ‖)", psi_hat, psi_rows, scale=s_psi, users=True, sensitivity=2.0)
         Psi_hat = released("Ψ̂ (Ψ_t = Uφφᵀ/‖Uφ‖)", Psi_hat, lambda: a[:, :, None] * Phi1[:, None, :], scale=s_Psi,
@@ -531,17 +496,8 @@ def fit_ldp_ssp(
     per_user_noise = is_per_user(hyper["simulation"], hyper["per_user_noise"])
     B, calibration = hyper["B"], hyper["calibration"]
     X, y = prepare(X, y, epsilon, delta, B=B, clip=hyper["clip"], calibration=calibration)
-    n, d = X.shape
     s_G, s_g = release_stds([2.0 * B * B, 2.0 * B], epsilon, delta, calibration)
-    if per_user_noise:
-        G = X.T @ X / n + per_user_sym_sum(n, d, s_G, rng) / n
-        g = X.T @ y / n + per_user_gaussian_sum(n, (d,), s_g, rng) / n
-    else:
-        G = X.T @ X / n + sym_gaussian(d, s_G / math.sqrt(n), rng)
-        g = X.T @ y / n + s_g / math.sqrt(n) * rng.standard_normal(d)
-    G = released("Σ̂ (φφᵀ per user)", G, lambda: X[:, :, None] * X[:, None, :], scale=s_G, symmetric=True, users=True,
-                 sensitivity=2.0 * B * B)  # fmt: skip
-    g = released("ĝ (φy per user)", g, lambda: X * y[:, None], scale=s_g, users=True, sensitivity=2.0 * B)
+    G, g = ldp_ssp_release(X, y, s_G, s_g, rng, B=B, per_user=per_user_noise)
     return FitResult(
         ball_lsq(G, g, 1.0), {"std_G": s_G, "std_g": s_g, "calibration": calibration, "epsilon_effective": epsilon}
     )

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from dpbench.mechanisms._simulation import sym_gaussian
 from dpbench.mechanisms.info_weighted.calibration import l2ball_radius
 from dpbench.mechanisms.info_weighted.linalg import row_norms
 
@@ -19,12 +20,6 @@ def priv(v: np.ndarray, std: float, rng: np.random.Generator) -> np.ndarray:
     """``Priv``: v + iid N(0, std²) on every entry (vector or matrix; no symmetry; §1.3)."""
     v = np.asarray(v, dtype=float)
     return v + std * rng.standard_normal(v.shape)
-
-
-def sym_gaussian(d: int, std: float, rng: np.random.Generator) -> np.ndarray:
-    """Symmetric d×d matrix Z with Z_ij = Z_ji ~ N(0, std²) iid for i ≤ j (diagonal included)."""
-    upper = np.triu(rng.standard_normal((d, d)))
-    return std * (upper + np.triu(upper, 1).T)
 
 
 def sym_priv(V: np.ndarray, std: float, rng: np.random.Generator) -> np.ndarray:
@@ -58,3 +53,6 @@ def l2ball_sample(V: np.ndarray, epsilon: float, rng: np.random.Generator) -> np
     side = np.einsum("ij,ij->i", u, tilde) > 0
     flip = side != want_positive
     return u * np.where(flip, -M, M)[:, None]  # = M·(±u) bit for bit: negation is exact
+
+
+__all__ = ["l2ball_sample", "priv", "sym_gaussian", "sym_priv"]

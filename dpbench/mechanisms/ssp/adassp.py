@@ -16,6 +16,13 @@ Basic composition of the three (ε/3, δ/3) releases spends less than ε (exactl
 releases are jointly √3·(1/s₁)-GDP). ``accounting="exact"`` (not the paper's; reproductions keep ``paper``) gives
 every release the same μ with s_i = Δ_i·√3/μ*(ε, δ), so the tuple is exactly (ε, δ)-DP
 (:func:`dpbench.privacy.exact.exact_gaussian_sigmas`).
+
+``constants="wang"`` is Wang's own ``adassp.m`` (spec 005 §2a "AdaSSP as coded", the constants of his UAI 2018
+experiment; ``rho``, ``shift`` and ``accounting`` are then unused): σ = √log(6/δ)/(ε/3) on each release (sensitivity 1,
+the bounds fixed at 1), ϱ = 0.05, XᵀX + I in place of XᵀX, λ̃_min = max(0, λ_min(XᵀX + I) + σz − log(6/δ)/(ε/3)),
+λ = max(0, √(d log(6/δ) log(2d²/ϱ))/(ε/3) − λ̃_min), and the symmetric noise σ·½(Z + Zᵀ) on XᵀX (diagonal variance
+σ², off-diagonal σ²/2). It spends less than the claim: exactly 0.051 / 0.596 / 7.57 at claimed 0.1 / 1 / 10,
+δ = 1e-6 (005 §11), recorded as ``info.epsilon_spent``.
 """
 
 from __future__ import annotations
@@ -24,9 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.contract import Bounds, Choice, Hyper
+from dpbench.contract import Bounds, Choice, Hyper, HyperError
 from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
 from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats, scaled_output
+from dpbench.mechanisms.ssp.calibration import (
+    WANG_RHO,
+    wang_adassp_epsilon,
+    wang_adassp_ridge_scale,
+    wang_adassp_sigma,
+)
 from dpbench.privacy.agm import sigma_agm
 from dpbench.privacy.exact import exact_gaussian_sigmas
 from dpbench.registry import register_mechanism
@@ -52,8 +65,44 @@ def adassp_scales(epsilon: float, delta: float, x_bound: float, y_bound: float, 
     raise ValueError(f"accounting must be 'paper' or 'exact', got {accounting!r}")
 
 
+def half_symmetric_gaussian(d: int, rng: np.random.Generator) -> np.ndarray:
+    """½(Z + Zᵀ), Z ~ N(0, I_{d×d}): diagonal variance 1, off-diagonal ½ (Wang's ``adassp.m`` noise on XᵀX)."""
+    z = rng.standard_normal((d, d))
+    return (z + z.T) / 2.0
+
+
+def offdiagonal_scale(d: int) -> np.ndarray:
+    """S with 1 on the diagonal and √2 off it: S∘(½(Z + Zᵀ)) has iid N(0, 1) upper-triangle entries and
+    ‖S∘xxᵀ‖ over the upper triangle is ‖x‖², so S∘XᵀX~ is a symmetric Gaussian release of sensitivity ‖x‖² ≤ 1."""
+    return np.full((d, d), np.sqrt(2.0)) + (1.0 - np.sqrt(2.0)) * np.eye(d)
+
+
+def fit_wang(stats: GramStats, epsilon: float, delta: float, rng: np.random.Generator) -> FitResult:
+    """Wang's ``adassp.m`` (module docstring, ``constants="wang"``)."""
+    d = stats.d
+    sigma = wang_adassp_sigma(epsilon, delta)
+    lam_release = released("λ_min(XᵀX)", stats.lam_min_x + sigma * rng.standard_normal(), stats.lam_min_x,
+                           scale=sigma, sensitivity=1.0)  # fmt: skip
+    lam_min_private = max(0.0, lam_release + 1.0 - np.log(6.0 / delta) / (epsilon / 3.0))
+    ridge = max(0.0, wang_adassp_ridge_scale(epsilon, delta, d, WANG_RHO) - lam_min_private)
+    xty_noisy = released("XᵀY", stats.xty + sigma * rng.standard_normal(d), stats.xty, scale=sigma, sensitivity=1.0)
+    scale = offdiagonal_scale(d)
+    xtx_scaled = released("S∘XᵀX", scale * (stats.xtx + sigma * half_symmetric_gaussian(d, rng)),
+                          lambda: scale * stats.xtx, scale=sigma, sensitivity=1.0, symmetric=True)  # fmt: skip
+    theta = solve_or_lstsq(xtx_scaled / scale + (1.0 + ridge) * np.eye(d), xty_noisy)
+    info = {"s1": sigma, "s2": sigma, "ridge": ridge, "lam_min_private": lam_min_private,
+            "epsilon_spent": wang_adassp_epsilon(epsilon, delta)}  # fmt: skip
+    return FitResult(theta, info)
+
+
 #: black-box audit control ``noise_div10``: every noise std ÷ 10 (σ_AGM is the only calibration)
 AUDIT_NOISE_DIV10 = {"sigma_agm": scaled_output(0.1)}
+
+
+def _check_wang_bounds(hyper: dict[str, Any]) -> None:
+    """Wang's constants fix B_x = B_y = 1."""
+    if hyper["constants"] == "wang" and (hyper["x_bound"] != 1.0 or hyper["y_bound"] != 1.0):
+        raise HyperError("constants", "'wang' fixes x_bound = y_bound = 1 (adassp.m's BX = BY = 1)")
 
 
 @register_mechanism(
@@ -72,10 +121,17 @@ AUDIT_NOISE_DIV10 = {"sigma_agm": scaled_output(0.1)}
         "accounting": Choice(
             "paper", "exact", default="paper", doc="three (ε/3, δ/3) releases (paper) or exactly (ε, δ) together"
         ),
+        "constants": Choice(
+            "ihm_paper",
+            "wang",
+            default="ihm_paper",
+            doc="the IHM paper's AdaSSP (004 §3.7) or Wang's adassp.m (005 §2a)",
+        ),
         "x_bound": Hyper(float, default=1.0, gt=0, doc="declared bound ‖x_i‖ ≤ x_bound"),
         "y_bound": Hyper(float, default=1.0, gt=0, doc="declared bound |y_i| ≤ y_bound"),
     },
     bounds=Bounds(x="x_bound", y="y_bound"),
+    check=_check_wang_bounds,
 )
 def fit(
     X: np.ndarray,
@@ -91,6 +147,8 @@ def fit(
     x_bound, y_bound = hyper["x_bound"], hyper["y_bound"]
     X, y = check_inputs(X, y, epsilon, delta, x_bound=x_bound, y_bound=y_bound)
     stats = resolve_stats(X, y, stats)
+    if hyper["constants"] == "wang":
+        return fit_wang(stats, epsilon, delta, rng)
     d = stats.d
     rho = delta / 10.0 if hyper["rho"] is None else hyper["rho"]
     s1, s2 = adassp_scales(epsilon, delta, x_bound, y_bound, hyper["accounting"])

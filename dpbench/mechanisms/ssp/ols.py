@@ -2,12 +2,14 @@
 
 θ* = the minimum-norm least-squares solution on the (normalised) training data, no intercept. Not private:
 ``privacy_model = "none"``; ε and δ are accepted and ignored so it runs on the same grid as the private methods.
+``ridge > 0`` gives the ridge solution (XᵀX + ridge·I)⁻¹XᵀY instead (Wang 2018's "non-private" ``linreg.m``: ridge 1).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from dpbench.contract import Hyper
 from dpbench.linalg import GramStats
 from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
 from dpbench.registry import register_mechanism
@@ -21,7 +23,9 @@ from dpbench.registry import register_mechanism
     needs=("stats",),
     spec="004 §3.8",
     style={"color": "black", "marker": "", "linestyle": ":"},
-    hyper={},
+    hyper={
+        "ridge": Hyper(float, default=0.0, ge=0, doc="0: minimum-norm least squares; > 0: ridge (XᵀX + ridge·I)⁻¹XᵀY")
+    },
 )
 def fit(
     X: np.ndarray,
@@ -31,7 +35,11 @@ def fit(
     rng: np.random.Generator | None = None,
     *,
     stats: GramStats | None = None,
+    **hyper: float,
 ) -> FitResult:
-    """θ* = argmin_θ ‖Y − Xθ‖² (minimum norm); ε, δ, rng are ignored."""
+    """θ* = argmin_θ ‖Y − Xθ‖² (minimum norm), or the ridge solution when ``ridge > 0``; ε, δ, rng are ignored."""
     X, y = check_inputs(X, y, None, None, x_bound=None, y_bound=None)
-    return FitResult(resolve_stats(X, y, stats).theta_ols.copy())
+    stats = resolve_stats(X, y, stats)
+    if hyper["ridge"] > 0:
+        return FitResult(np.linalg.solve(stats.xtx + hyper["ridge"] * np.eye(stats.d), stats.xty))
+    return FitResult(stats.theta_ols.copy())

@@ -19,7 +19,7 @@ import pandas as pd
 from dpbench import registry
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import fit_slopes, format_table, summarise_metric
-from dpbench.engine.store import write_atomic
+from dpbench.io.atomic import write_atomic
 
 #: §4.3 Table 1 exponents a (excess = Õ(N^{−a})) by method family
 FAMILY = {

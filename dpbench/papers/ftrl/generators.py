@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 
+from dpbench.analysis.metrics import TrialCoordinates, register_metric
 from dpbench.data._base import Dataset, Population
-from dpbench.data.metrics import TrialCoordinates, register_metric
 from dpbench.mechanisms.gradient.dp_ftrl_covariance import PublicMoments
 from dpbench.registry import register_dataset
 

@@ -20,7 +20,7 @@ from dpbench import registry
 from dpbench.analysis.figures.save import save_figure
 from dpbench.analysis.runs import load_run, require_columns
 from dpbench.analysis.stats import paired_ratio_ci
-from dpbench.engine.store import write_atomic
+from dpbench.io.atomic import write_atomic
 
 
 @registry.register_analysis(

@@ -15,10 +15,10 @@ from dpbench import registry
     "iw_zero_level", summary="spec 000: the θ̂ = 0 reference drawn above every curve and labelled with its value"
 )
 def iw_zero_level(ax, trials: pd.DataFrame, info: Mapping[str, Any], x: str, points: pd.DataFrame) -> None:
-    """Redraw the θ̂ = 0 curve (mechanism ``iw_zero``) on top of the others, thicker, and write "θ̂ = 0: value"
+    """Redraw the θ̂ = 0 curve (mechanism ``zero``) on top of the others, thicker, and write "θ̂ = 0: value"
     under its left end (under: the line is often the top of the axes), so that mechanisms whose error equals
     θ̂ = 0's (they output ≈ 0) do not hide it."""
-    if set(trials.get("mechanism", [])) != {"iw_zero"} or points.empty:
+    if set(trials.get("mechanism", [])) not in ({"zero"}, {"iw_zero"}) or points.empty:
         return
     pts = points.sort_values(x)
     ax.plot(pts[x], pts["centre"], color="dimgray", linestyle="-.", linewidth=2.2, zorder=6, label="_nolegend_")

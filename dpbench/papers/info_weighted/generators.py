@@ -36,8 +36,8 @@ import numpy as np
 from scipy import integrate, stats
 from scipy.special import gammaln
 
+from dpbench.analysis.metrics import TrialCoordinates, register_metric
 from dpbench.data._base import Dataset, Population
-from dpbench.data.metrics import TrialCoordinates, register_metric
 from dpbench.mechanisms.info_weighted.linalg import row_norms
 from dpbench.registry import register_dataset
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpbench.analysis.metrics import TrialCoordinates, register_metric
 from dpbench.data import Dataset
-from dpbench.data.metrics import TrialCoordinates, register_metric
 from dpbench.linalg import GramStats
 
 

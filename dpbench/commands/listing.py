@@ -1,0 +1,109 @@
+"""``dpbench list [TOPIC [NAME]]``: what is registered (mechanisms, datasets, analyses), the configs, config keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from dpbench import registry
+from dpbench.commands._common import user_errors
+from dpbench.contract import Hyper
+
+LIST_TOPICS = ("mechanisms", "datasets", "analyses", "configs", "keys")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(name="list")
+    @user_errors
+    def list_components(
+        what: Annotated[
+            str | None, typer.Argument(help=f"one of {', '.join(LIST_TOPICS)} (default: mechanisms and datasets)")
+        ] = None,
+        name: Annotated[
+            str | None,
+            typer.Argument(help="a mechanism (its hyperparameters), a dataset (its options) or a folder of configs"),
+        ] = None,
+    ) -> None:
+        """Show the registered mechanisms and datasets, the analyses, the configs (title and trials) or config keys."""
+        if what is not None and what not in LIST_TOPICS:
+            raise ValueError(registry.unknown_name("topic", what, LIST_TOPICS))
+        registry.discover()
+        if what in (None, "mechanisms") and name is None:
+            typer.echo("Mechanisms")
+            typer.echo(f"  {'name':<22} {'privacy':<8} {'neighbour':<12} {'spec':<12} {'intervals':<20} summary")
+            for info in sorted(registry.MECHANISMS.values(), key=lambda m: m.name):
+                ci = ",".join(info.intervals) or "-"  # DPLinearRegression(intervals=True) and conf_int()
+                typer.echo(
+                    f"  {info.name:<22} {info.privacy_model:<8} {info.neighbour:<12} {info.spec:<12} {ci:<20} "
+                    f"{info.summary}"
+                )
+        if what in (None, "datasets") and name is None:
+            typer.echo("\nDatasets" if what is None else "Datasets")
+            typer.echo(f"  {'name':<22} {'kind':<10} summary")
+            for info in sorted(registry.DATASETS.values(), key=lambda d: d.name):
+                typer.echo(f"  {info.name:<22} {info.kind:<10} {info.summary}")
+        if what == "mechanisms" and name is not None:
+            _echo_parameters(registry.get_mechanism(name).specs(), f"{name}: hyperparameters (config: hyper:)")
+        if what == "datasets" and name is not None:
+            _echo_parameters(registry.get_dataset(name).options(), f"{name}: loader options (config: options:)")
+        if what == "analyses":
+            for item in sorted(registry.ANALYSES.values(), key=lambda a: a.name):
+                typer.echo(f"  {item.name:<24} {item.summary}")
+        if what == "keys":
+            from dpbench.config.presets import PLOT_KEYS
+            from dpbench.engine.schema import TOP_LEVEL_KEYS
+
+            sections = (("config keys", TOP_LEVEL_KEYS), ("figure options (plot:, plots:, dpbench plot)", PLOT_KEYS))
+            for title, keys in sections:
+                typer.echo(title)
+                for key, text in keys.items():
+                    typer.echo(f"  {key:<22} {text}")
+        if what == "configs":
+            _list_configs(Path(name) if name else default_configs_folder())
+
+
+def _echo_parameters(params: dict[str, Any], title: str) -> None:
+    typer.echo(title)
+    for key, value in params.items():  # a declaration in words: "one of 'gram', 'explicit' (default 'gram') — ..."
+        typer.echo(f"  {key:<22} {value.describe() if isinstance(value, Hyper) else value}")
+    if not params:
+        typer.echo("  (none)")
+
+
+def default_configs_folder() -> Path:
+    """``configs/`` of the current folder, else the one beside the package (a clone or an editable install)."""
+    here = Path("configs")
+    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "configs"
+
+
+def _list_configs(folder: Path) -> None:
+    """Every ``*.yaml`` under ``folder``: its path, title and trial count (cells × trials), or why it is invalid."""
+    from dpbench.config import load_config
+
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no folder of configs at {folder}")
+    paths = sorted(folder.rglob("*.yaml"))
+    if not paths:
+        raise FileNotFoundError(f"no *.yaml config under {folder}")
+    width = max(len(str(p)) for p in paths)
+    for path in paths:
+        try:
+            cfg = load_config(path)
+        except ValueError as err:
+            typer.echo(f"{str(path):<{width}}  invalid: {err}")
+            continue
+        typer.echo(f"{str(path):<{width}}  {trial_count_text(cfg):<44} {cfg.title or cfg.name}")
+
+
+def trial_count_text(cfg: Any) -> str:
+    """``4 data × 3 methods × 6 ε × 500 = 36,000 trials`` (``≤`` when large datasets run fewer trials)."""
+    data = getattr(cfg, "datasets", None) or getattr(cfg, "environments", [])
+    methods = getattr(cfg, "mechanisms", None) or getattr(cfg, "algorithms", [])
+    draws = getattr(cfg, "data_draws", None) or 1
+    total = len(data) * len(methods) * len(cfg.epsilons) * cfg.trials * draws
+    fewer = "≤ " if getattr(cfg, "large_trials", None) else ""
+    per = f"{cfg.trials} × {draws} draws" if draws > 1 else f"{cfg.trials}"
+    plural = "s" if len(methods) != 1 else ""
+    return f"{len(data)} data × {len(methods)} method{plural} × {len(cfg.epsilons)} ε × {per} = {fewer}{total:,} trials"
