@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from dpbench import registry
-from dpbench.config.fields import NAME, check_keys, fail, number, positive_int
+from dpbench.config.fields import NAME, check_keys, fail, key_error_text, number, positive_int
 
 #: options of one figure preset (``plot:``, each entry of ``plots:``, and the flags of ``dpbench plot``)
 #: every option of a figure preset, declared once: name → (default, meaning). ``dpbench plot`` fills the
@@ -198,7 +198,7 @@ def parse_analyses(value: Any) -> list[dict[str, Any]]:
         try:
             registry.get_analysis(item["name"])
         except KeyError as err:
-            raise fail(f"{where}.name", str(err).strip("\"'")) from None
+            raise fail(f"{where}.name", key_error_text(err)) from None
         options = item.get("options") or {}
         if not isinstance(options, dict):
             raise fail(f"{where}.options", f"must be a mapping, got {options!r}")

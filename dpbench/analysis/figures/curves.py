@@ -27,7 +27,7 @@ import math
 import re
 import textwrap
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,8 @@ from dpbench.analysis.figures.refs import REF_STYLE, REFS_NOTE, draw_reference_l
 from dpbench.analysis.figures.save import DPI
 from dpbench.analysis.figures.slopes import draw_ref_slope, fit_curve
 from dpbench.analysis.figures.styles import curve_styles
-from dpbench.analysis.figures.text import axis_name, coordinate_text, metric_name
+from dpbench.analysis.figures.text import axis_name, coordinate_text, metric_axis_label
+from dpbench.analysis.notes import dataset_notes
 from dpbench.analysis.runs import EXCESS_NAMES, Run, load_run, metric_values
 from dpbench.analysis.stats import summarise
 from dpbench.config.presets import DEFAULTS, parse_plot_options
@@ -160,16 +161,19 @@ def _bottom_lines(text: str, width_in: float, fontsize: float) -> list[str]:
     return [line for para in text.splitlines() for line in (textwrap.wrap(para, chars) or [""])]
 
 
-def preprocessing_notes(run: Run) -> list[str]:
-    """A note naming the datasets whose preprocessing was declared as data-dependent (``bounds: benchmark``)."""
-    benchmark = [
-        ident
-        for ident, info in run.datasets.items()
-        if isinstance(info, dict) and (info.get("meta") or {}).get("bounds") == "benchmark"
-    ]
-    if not benchmark:
-        return []
-    return ["Benchmark bounds (data-dependent normalisation, NOT private): " + ", ".join(benchmark) + "."]
+def preprocessing_notes(run: Run, shown: Iterable[str] | None = None) -> list[str]:
+    """Notes on the preprocessing of the datasets ``shown`` (dataset ids or labels; default all): data-dependent
+    ``bounds: benchmark`` (and an outlier that set it), rows clipped to declared bounds
+    (:func:`dpbench.analysis.notes.dataset_notes`)."""
+    return dataset_notes(run.datasets, shown)
+
+
+def shown_datasets(trials: pd.DataFrame) -> list[str] | None:
+    """The dataset ids (else labels) of the rows a figure draws; None when the rows name no dataset."""
+    for column in ("dataset_id", "dataset"):
+        if column in trials:
+            return [str(v) for v in pd.unique(trials[column])]
+    return None
 
 
 def _describe_points(o: Mapping[str, Any], counts: pd.Series) -> str:
@@ -358,7 +362,7 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
         )
     if sel.nan_count:
         notes.append(f"{sel.nan_count} trial(s) with NaN {o['metric']} ignored.")
-    notes += preprocessing_notes(run)
+    notes += preprocessing_notes(run, shown_datasets(sel.trials))
     title_lines = textwrap.wrap(title, int(fig_w * 11)) if title else []
     caption_lines = _bottom_lines(caption, fig_w - 0.4, 9) if caption else []
     note_lines = _bottom_lines("\n".join(notes), fig_w - 0.4, 8)
@@ -522,7 +526,7 @@ def _decorate_axes(
     title = _panel_title(sel.trials, panel, p)
     ax.set_title(f"{coordinate_text(row, r)}\n{title}" if row else title, fontsize=9)
     if j == 0:
-        ax.set_ylabel(metric_name(o["metric"]) + (" (median)" if o["stat"] == "median" else ""))
+        ax.set_ylabel(metric_axis_label(o["metric"], o["stat"]))
     if (i + 1, j) not in set(lay.positions.values()):  # nothing below it
         ax.set_xlabel(axis_name(x))
 
