@@ -9,14 +9,15 @@ materialises a k×n (or k×d) matrix.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.linalg
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 T = TypeVar("T")
 
@@ -90,6 +91,19 @@ def solve_or_lstsq(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.linalg.lstsq(A, b, rcond=None)[0]
 
 
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> ThreadpoolController:
+    """The process's BLAS libraries, scanned once (numpy's and scipy's, both imported above)."""
+    return ThreadpoolController()
+
+
+def one_blas_thread_limit() -> Any:
+    """``threadpool_limits(limits=1)`` from one controller per process: the scan of the loaded libraries
+    (/proc/self/maps) that ``threadpool_limits`` repeats on every call costs ≈ 15 ms on a loaded machine, several
+    times per data draw (issue 37: measured 100 ms of 140 ms per draw of a small dataset at load 17 on 2 cores)."""
+    return _blas_controller().limit(limits=1)
+
+
 def one_blas_thread(method: Callable[..., T]) -> Callable[..., T]:
     """Run ``method`` with one BLAS thread: a statistic computed lazily, in whatever thread-pool context first asks
     for it, has the same bits as one computed eagerly in a single-threaded worker (a multi-threaded BLAS splits
@@ -97,7 +111,7 @@ def one_blas_thread(method: Callable[..., T]) -> Callable[..., T]:
 
     @wraps(method)
     def single_threaded(*args, **kwargs) -> T:
-        with threadpool_limits(limits=1):
+        with one_blas_thread_limit():
             return method(*args, **kwargs)
 
     return single_threaded

@@ -30,9 +30,12 @@ class TrialCoordinates:
     trial: int = 0
     data_draw: int | None = None
     mechanism: str = ""
+    #: the fit's confidence intervals by method (``FitResult.intervals``; empty for a mechanism without them)
+    intervals: Mapping[str, Any] = field(default_factory=dict)
 
 
-Metric = Callable[[np.ndarray, Dataset, GramStats, TrialCoordinates], float]
+#: a metric returns a number, or a mapping {key: number} written as the columns ``<metric>.<key>``
+Metric = Callable[[np.ndarray, Dataset, GramStats, TrialCoordinates], float | Mapping[str, float]]
 METRICS: dict[str, Metric] = {}
 #: metric name → human-readable axis label
 LABELS: dict[str, str] = {}
@@ -136,6 +139,13 @@ def test_accuracy(
     if dataset.X_test.shape[0] == 0:
         return float("nan")
     return float(np.mean(np.sign(dataset.X_test @ theta) == np.sign(dataset.y_test)))
+
+
+def metric_columns(name: str, value: float | Mapping[str, float]) -> dict[str, float]:
+    """The CSV columns of one metric value: ``{name: value}``, or ``{name.key: v}`` for a mapping."""
+    if isinstance(value, Mapping):
+        return {f"{name}.{key}": v for key, v in value.items()}
+    return {name: value}
 
 
 def get_metric(name: str) -> Metric:

@@ -90,6 +90,19 @@ def halfwidth95(sd: Any, count: Any) -> Any:
     return Z95 * sd / np.sqrt(count)
 
 
+def clopper_pearson(successes: Any, trials: Any, level: float = 0.95) -> tuple[Any, Any]:
+    """Exact (Clopper–Pearson) binomial interval of a proportion: [B(α/2; k, n − k + 1), B(1 − α/2; k + 1, n − k)]
+    with B the beta quantile (0 at k = 0, 1 at k = n); works elementwise on arrays."""
+    from scipy.stats import beta
+
+    k, n = np.asarray(successes, dtype=float), np.asarray(trials, dtype=float)
+    alpha = 1.0 - level
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(k > 0, beta.ppf(alpha / 2.0, k, n - k + 1.0), 0.0)
+        hi = np.where(k < n, beta.ppf(1.0 - alpha / 2.0, k + 1.0, n - k), 1.0)
+    return lo, hi
+
+
 def percentile_interval(samples: np.ndarray) -> tuple[float, float]:
     """The 2.5% and 97.5% percentiles of the finite ``samples`` (NaN, NaN if there are none)."""
     samples = np.asarray(samples, dtype=float)

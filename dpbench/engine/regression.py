@@ -40,14 +40,14 @@ import functools
 import os
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from dpbench import registry
-from dpbench.analysis.metrics import TrialCoordinates, get_metric
+from dpbench.analysis.metrics import TrialCoordinates, get_metric, metric_columns
 from dpbench.config import ConfigError
 from dpbench.config.fields import swept_id
 from dpbench.data import Dataset, DataUnavailableError
@@ -56,7 +56,7 @@ from dpbench.engine.core import Plan, TaskResult, check_plan_size
 from dpbench.engine.identity import Trial, canonical, cell_runs, code_version, sha256
 from dpbench.engine.schema import Config, DatasetEntry, MechanismEntry, parse_regression_config
 from dpbench.engine.seeds import stable_hash, value_hash
-from dpbench.linalg import GramStats, gram_stats, has_rows
+from dpbench.linalg import GramStats, gram_stats, has_rows, one_blas_thread_limit
 from dpbench.mechanisms import as_fit_result
 
 #: row columns a task fixes (checked per block) and the columns identifying a row of trials.csv
@@ -118,7 +118,7 @@ def load_prepared(entry: DatasetEntry, seed: int, draw: int | None = None) -> tu
     dataset's description asks for it. A ``nested`` entry is the loader's ``prefix`` cut of the draw of its grid's
     largest value (:func:`nest_base_draw`, loaded once per worker and draw): read-only views, no copy.
     """
-    with threadpool_limits(limits=1), recording_reads() as reads:
+    with one_blas_thread_limit(), recording_reads() as reads:
         if entry.nest_from is None:
             dataset = load_draw(entry, seed, draw)
         else:
@@ -161,6 +161,18 @@ def display_label(entry: DatasetEntry, dataset: Dataset | None) -> str:
     if dataset is not None and dataset.meta.get("title"):
         return str(dataset.meta["title"])
     return entry.loader
+
+
+def entry_aliases(entry: DatasetEntry) -> tuple[str, ...]:
+    """Other names ``-d`` accepts for an entry: its loader, and for a file loader its ``title`` option or the
+    file's stem (the panel title when the entry has no label)."""
+    options = dict(entry.options)
+    names = [entry.loader]
+    if isinstance(options.get("title"), str):
+        names.append(options["title"])
+    elif isinstance(options.get("path"), str):
+        names.append(Path(options["path"]).stem)
+    return tuple(names)
 
 
 def dataset_id(entry: DatasetEntry, label: str) -> str:
@@ -283,6 +295,7 @@ class Task:
                     ((self.entry.loader, unit.mech.label, unit.eps_index, t, *draw),),
                     fixed,
                     (u, t),
+                    (entry_aliases(self.entry), (unit.mech.mechanism,)),
                 )
                 for t in range(self.trial_start, self.trial_stop)
             ]
@@ -395,7 +408,7 @@ def run_block(task: Task, config: Config) -> TaskResult:
     label = display_label(task.entry, dataset)
     ident = dataset_id(task.entry, label)
     rows: list[dict[str, Any]] = []
-    with threadpool_limits(limits=1):  # parallelism is across trials; one BLAS thread keeps arithmetic layout-free
+    with one_blas_thread_limit():  # parallelism is across trials; one BLAS thread keeps arithmetic layout-free
         for unit in task.units:
             rows += unit_rows(task, unit, config, dataset, stats, label, ident)
         described = {ident: description(task, config, dataset, stats, label)}
@@ -438,9 +451,10 @@ def unit_rows(
         start = time.perf_counter()
         result = as_fit_result(mech.fit(stats.X, stats.y, unit.epsilon, delta, rng, **inputs, **hyper))
         seconds = time.perf_counter() - start
-        coords = TrialCoordinates(unit.epsilon, delta, hyper, trial, task.draw, mech.name)
+        coords = TrialCoordinates(unit.epsilon, delta, hyper, trial, task.draw, mech.name, result.intervals)
         row = {**base, "trial": trial}
-        row.update({name: metric(result.theta, dataset, stats, coords) for name, metric in metrics})
+        for name, metric in metrics:
+            row.update(metric_columns(name, metric(result.theta, dataset, stats, coords)))
         row["seconds"] = seconds
         row.update(info_columns(result.info))
         rows.append(row)
@@ -453,7 +467,7 @@ def planned_shape(entry: DatasetEntry, seed: int) -> tuple[int, int]:
     if info.shape is not None:
         options = {**{k: v for k, v in info.options().items()}, **dict(entry.options)}
         return tuple(int(v) for v in info.shape(**options))
-    with threadpool_limits(limits=1):
+    with one_blas_thread_limit():
         dataset = info.load(np.random.default_rng(dataset_seed(seed, entry)), **dict(entry.options))
     return dataset.n, dataset.d
 
@@ -467,7 +481,7 @@ def check_entries(config: Config) -> None:
         if not getattr(info.load, "check_in_main", False):
             continue
         try:
-            with threadpool_limits(limits=1):
+            with one_blas_thread_limit():
                 load_draw(entry, config.seed, None)
         except DataUnavailableError:
             continue  # reported as SKIPPED by the run, as for every loader
