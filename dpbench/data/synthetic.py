@@ -4,6 +4,10 @@
 y = xᵀθ* + ξ with ‖θ*‖ = theta_norm and ξ ~ Uniform[−noise, noise] independent of x, so |y| ≤ theta_norm + noise.
 With theta_norm + noise ≤ 1 the rows satisfy the unit bounds with no clipping and no data-dependent scaling, and
 θ* is exactly the population least-squares solution. Useful for tests, smoke runs and rate demonstrations.
+
+Label corruption (``corrupt`` = α, spec 005 §5's robustness track): after the clean draw, ⌊α·n⌋ training rows chosen
+uniformly by the same rng get the label −sign(x_iᵀθ*)·(theta_norm + noise) — the extreme label on the wrong side,
+still within the bound — while the test rows and the population (θ*, Σ) stay clean. α = 0 leaves the draw unchanged.
 """
 
 from __future__ import annotations
@@ -20,6 +24,19 @@ def sphere_rows(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
     return z / np.linalg.norm(z, axis=1, keepdims=True)
 
 
+def corrupt_labels(
+    X: np.ndarray, y: np.ndarray, theta: np.ndarray, fraction: float, bound: float, rng: np.random.Generator
+) -> np.ndarray:
+    """y with ⌊fraction·n⌋ labels, at rows drawn uniformly without replacement, set to −sign(x_iᵀθ*)·bound."""
+    count = int(np.floor(fraction * y.size))
+    if count == 0:
+        return y
+    rows = rng.choice(y.size, size=count, replace=False)
+    out = y.copy()
+    out[rows] = -np.where(X[rows] @ theta >= 0, 1.0, -1.0) * bound
+    return out
+
+
 @register_dataset(
     "sphere_linear",
     summary="Synthetic: x uniform on the unit sphere, y = xᵀθ* + uniform noise (exact Σ = I/d, θ*)",
@@ -34,6 +51,7 @@ def load(
     theta_norm: float = 0.5,
     noise: float = 0.5,
     n_test: int = 1000,
+    corrupt: float = 0.0,
 ) -> Dataset:
     if n < 1 or d < 1 or n_test < 0:
         raise ValueError(f"sphere_linear: need n ≥ 1, d ≥ 1, n_test ≥ 0, got n={n}, d={d}, n_test={n_test}")
@@ -43,6 +61,9 @@ def load(
     theta = theta_norm * direction / np.linalg.norm(direction)
     X = sphere_rows(n + n_test, d, rng)
     y = X @ theta + rng.uniform(-noise, noise, size=n + n_test)
+    if not 0 <= corrupt < 0.5:
+        raise ValueError(f"sphere_linear: corrupt (fraction of corrupted labels) must lie in [0, 0.5), got {corrupt}")
+    y[:n] = corrupt_labels(X[:n], y[:n], theta, corrupt, theta_norm + noise, rng)
     population = Population(cov=np.eye(d) / d, theta=theta, noise_var=noise**2 / 3.0)
     return Dataset(
         "sphere_linear",
