@@ -4,7 +4,7 @@ Privacy model: central (ε, δ)-DP, replace-one neighbours, ‖x_i‖ ≤ 1 (res
 exact GDP budget μ*(ε, δ) for everything released, composed adaptively (Dong–Roth–Su):
 
 * the T noisy gradient steps of ``dpgd`` (its ``gdp`` accounting), at μ_GD = μ*·√(1 − f);
-* with ``population=True`` two more releases at μ*·√(f/2) each — R_X = XᵀX + s_X·Sym(Z) (Δ_F = √2 under
+* with ``sampling_term=True`` two more releases at μ*·√(f/2) each — R_X = XᵀX + s_X·Sym(Z) (Δ_F = √2 under
   replace-one: ‖xxᵀ − x'x'ᵀ‖_F² = ‖x‖⁴ + ‖x'‖⁴ − 2(xᵀx')² ≤ 2) and R_r = Σ_i clip_C(y_i − x_iᵀθ̄)² + s_r·z
   (Δ = C², each term in [0, C²]; θ̄ is public, post-processing of the path); f = ``extra_share``.
 
@@ -14,7 +14,7 @@ Intervals (post-processing of the released path θ_0..θ_T and R_X, R_r):
   θ_b, θ_{b+k}, …, θ_{b+(K−1)k} (b = burn-in, k = stride), θ̄ their mean, s_j their sample std (ddof 1);
   CI_j = θ̄_j ± z_{1−α/2}·s_j/√K. θ̂ = θ̄. Checkpoints k steps apart are correlated by (I − ηΣ̂)^k, so the K-mean
   interval under-covers when ηλ_min·k is small — measured, not corrected (spec 005 §4).
-* ``checkpoint_pop`` (target: the population θ; only with ``population=True``): the sampling term added privately,
+* ``checkpoint_pop`` (target: the population θ; only with ``sampling_term=True``): the sampling term added privately,
   CI_j = θ̄_j ± z·√(s_j²/K + σ̃²[H⁻¹]_jj), H = PSD(R_X) floored at 1 (one row's worth), σ̃² = max{floor, R_r/(n − d)}.
 """
 
@@ -71,7 +71,7 @@ def _check(hyper: dict[str, Any]) -> None:
         "burn_in": Hyper(int, default=5, ge=0, doc="first checkpoint b"),
         "stride": Hyper(int, default=5, ge=1, doc="steps k between checkpoints"),
         "checkpoints": Hyper(int, default=10, ge=2, doc="number K of checkpoints"),
-        "population": Hyper(bool, default=True, doc="also release XᵀX and the residual sum (checkpoint_pop)"),
+        "sampling_term": Hyper(bool, default=True, doc="also release XᵀX and the residual sum (checkpoint_pop)"),
         "extra_share": Hyper(float, default=0.2, gt=0, lt=1, doc="share f of μ*² for the two extra releases"),
         "sigma2_floor": Hyper(float, default=1e-4, gt=0, doc="floor of the private residual variance"),
     },
@@ -90,15 +90,15 @@ def fit(
     n, d = X.shape
     if n <= d + 1:
         raise ValueError(f"dpgd_checkpoints needs n > d + 1 rows, got n = {n}, d = {d}")
-    T, C, population = int(hyper["T"]), hyper["C"], hyper["population"]
-    eps_gd, mu_extra = budget_split(epsilon, delta, hyper["extra_share"]) if population else (epsilon, 0.0)
+    T, C, sampling = int(hyper["T"]), hyper["C"], hyper["sampling_term"]
+    eps_gd, mu_extra = budget_split(epsilon, delta, hyper["extra_share"]) if sampling else (epsilon, 0.0)
     steps = {k: hyper[k] for k in ("T", "C", "learning_rate")}
     path = dpgd.fit(X, y, eps_gd, delta, rng, **steps, clip="residual", accounting="gdp").info["path"]
     index = checkpoint_indices(T, hyper["burn_in"], hyper["stride"], hyper["checkpoints"])
     theta, privacy_var = checkpoint_moments(path, index)
     intervals = {"checkpoint": wald("checkpoint", "data_fit", theta, privacy_var)}
     info: dict[str, Any] = {"epsilon_gd": eps_gd}
-    if population:
+    if sampling:
         s_x, s_r = np.sqrt(2.0) / mu_extra, C**2 / mu_extra
         xtx = X.T @ X
         gram = released("XᵀX", xtx + s_x * symmetric_gaussian(d, rng), xtx, scale=s_x, sensitivity=np.sqrt(2.0),
