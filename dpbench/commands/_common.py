@@ -28,6 +28,8 @@ def user_errors(func):
             return func(*args, **kwargs)
         except (ValueError, KeyError, FileNotFoundError, RunError) as err:
             message = err.args[0] if isinstance(err, KeyError) and err.args else err
+            if isinstance(err, OSError) and err.strerror and err.filename:  # the system's, not one of ours
+                message = f"{err.filename}: {err.strerror}"
             typer.echo(f"error: {message}", err=True)
             raise typer.Exit(code=2) from None
         except OSError as err:

@@ -24,7 +24,11 @@ either x ← clip_{x_bound}(x)/x_bound, y ← clip(y, ±y_bound)/y_bound, or per
 mid_j)/(half_j·√d), y = (clip(y, lo, hi) − mid)/half. Nothing is read off the data. ``bounds: benchmark`` is the
 papers' data-dependent normalisation (y/max|y_train|, X/max‖x_train‖, optional z-score with ``standardize``): it looks
 at the private data and is **not private**; it is named in the trials' ``data.bounds`` column, datasets.json and the
-figure notes. Test rows get the same affine maps (never clipped).
+figure notes. Test rows get the same affine maps (never clipped). So every MSE a run records (train_mse, test_mse,
+excess_train_mse) is on this normalised scale, (y / y_bound)² (y / max|y_train| with benchmark bounds): multiply by
+y_bound² for the data's own units. Clipped rows are counted (``rows_clipped_x``, ``labels_clipped_y``; ``clip:
+error`` refuses them) and a benchmark scale set by an outlier is measured (``x_outlier_ratio``, ``y_outlier_ratio``:
+max / 99th percentile); ``dpbench run``, the figure notes and the report say both.
 
 Bad data raises one ValueError naming file, row and column: missing values (unless ``missing: drop``), non-numeric
 columns, an unknown column, a constant target, fewer training rows than feature columns, bad split labels.
