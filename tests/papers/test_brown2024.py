@@ -28,7 +28,7 @@ def test_dpgd_at_matched_budget_is_the_scripts_noise():
     ds = load(np.random.default_rng(0), p=p, n_per_p=n // p)
     out = dpgd.fit(ds.X_train, ds.y_train, epsilon, 1e-6, np.random.default_rng(1), T=T, C=5.0,
                    clip_scaling="sqrt_d", clip="per_example", learning_rate=0.2)  # fmt: skip
-    assert out.info["clip_level"] == pytest.approx(gamma) and out.info["sigma"] == pytest.approx(sigma)
+    assert out.info["sigma"] == pytest.approx(sigma)  # σ ∝ γ: the clip level is C·√p
 
 
 def test_generator_and_metric_are_in_raw_units():

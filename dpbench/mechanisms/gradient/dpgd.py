@@ -99,4 +99,4 @@ def fit(
         step = released(f"noisy gradient {t + 1}", sigma * rng.standard_normal(X.shape[1]) - gradient, -gradient,
                         scale=sigma, sensitivity=2.0 * C / X.shape[0])  # fmt: skip
         path[t + 1] = path[t] + hyper["learning_rate"] * step
-    return FitResult(path[T].copy(), {"sigma": sigma, "clip_level": C, "path": path})
+    return FitResult(path[T].copy(), {"sigma": sigma, "path": path})

@@ -86,7 +86,9 @@ def iso_error_figure(table: pd.DataFrame, fits: pd.DataFrame, target: float):
 
     fig = Figure(figsize=(6.4, 4.6))
     ax = fig.add_subplot()
-    for (label, curve), colour in zip(table.groupby("label"), ("black", "tab:blue", "tab:red", "tab:green")):
+    colours = ("black", "tab:blue", "tab:red", "tab:green")
+    for index, (label, curve) in enumerate(table.groupby("label")):
+        colour = colours[index % len(colours)]
         fit = fits.set_index("label").loc[label]
         err = np.vstack([curve["n_star"] - curve["n_lo"], curve["n_hi"] - curve["n_star"]])
         ax.errorbar(curve["p"], curve["n_star"], yerr=np.clip(err, 0, None), fmt="o", color=colour, capsize=2,
