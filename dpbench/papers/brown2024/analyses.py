@@ -92,7 +92,7 @@ def iso_error_figure(table: pd.DataFrame, fits: pd.DataFrame, target: float):
         fit = fits.set_index("label").loc[label]
         err = np.vstack([curve["n_star"] - curve["n_lo"], curve["n_hi"] - curve["n_star"]])
         ax.errorbar(curve["p"], curve["n_star"], yerr=np.clip(err, 0, None), fmt="o", color=colour, capsize=2,
-                    label=f"{label}: b = {fmt_ci(fit['b'], fit['b_lo'], fit['b_hi'])}")  # fmt: skip
+                    label=f"{label}: b = {fmt_ci(fit['b'], fit['b_lo'], fit['b_hi'], digits=3)}")  # fmt: skip
         ps = np.linspace(curve["p"].min(), curve["p"].max(), 50)
         ax.plot(ps, np.exp(fit["a"]) * ps ** fit["b"], color=colour, lw=1)
     ax.set_xscale("log")
@@ -101,7 +101,7 @@ def iso_error_figure(table: pd.DataFrame, fits: pd.DataFrame, target: float):
     ax.set_ylabel(f"n with E‖θ̃ − θ*‖₂ = {target:g}")
     ax.set_title("Brown et al. 2024 iso-error: fitted n*(p) ∝ p^b (95% bootstrap CIs)", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="lower right")
     return fig
 
 
