@@ -19,7 +19,7 @@ from dpbench.commands._common import user_errors
 __all__ = ["app", "main", "user_errors"]  # user_errors: plug-in commands import it from here
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Reproducible benchmarks of differentially private linear regression.",

@@ -15,3 +15,10 @@ reproduce-leaderboard:
 	$(DPBENCH) leaderboard results/leaderboard results/leaderboard_iwr results/leaderboard_linmix_paper \
 		--out $(LB_BOARD)_with_control
 	mkdir -p docs/figures && cp $(LB_BOARD)/performance_profile.png docs/figures/leaderboard_profile.png
+
+# TukeyEM's fallback rate vs n per d (docs/leaderboard.md, "When TukeyEM stops falling back"): 11,200 trials, ≈ 200 CPU-s
+.PHONY: tukey-fallback
+tukey-fallback:
+	$(DPBENCH) run configs/leaderboard/tukey_fallback.yaml --n-jobs $(N_JOBS) --no-progress
+	$(PYTHON) scripts/tukey_fallback.py results/tukey_fallback
+	mkdir -p docs/figures && cp results/tukey_fallback/fallback.png docs/figures/tukey_fallback.png

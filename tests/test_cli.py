@@ -115,7 +115,8 @@ def test_list_configs_shows_title_and_trial_count(small_config, tmp_path):
     result = runner.invoke(app, ["list", "configs", str(folder)])
     assert result.exit_code == 0, result.output
     n = len(small_config["datasets"]) * len(small_config["mechanisms"]) * len(small_config["epsilons"])
-    a_line, b_line = result.output.strip().splitlines()
+    head, a_line, b_line = result.output.strip().splitlines()
+    assert head.startswith(f"configs in {folder}") and a_line.startswith("a ")  # names, as `dpbench run` takes them
     assert "My first figure" in a_line and f"= {n * small_config['trials']:,} trials" in a_line
     assert "invalid" in b_line and "did you mean 'adassp'" in b_line
     result = runner.invoke(app, ["list", "configs"])  # the repository's own configs all parse

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "dpbench", "datasets")
+SOURCES = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "dpbench", "datasets", "configs")
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,9 @@ def build_wheel(tmp: Path) -> Path:
     source = tmp / "src"
     for name in SOURCES:
         if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "_datasets"))
+            shutil.copytree(
+                ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "_datasets", "_configs")
+            )
         else:
             source.mkdir(exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
@@ -81,3 +83,8 @@ def test_wheel_installed_outside_the_clone_runs_figure1_on_pol(tmp_path):
     listing = run([dpbench, "datasets"], work).stdout
     pol = next(line for line in listing.splitlines() if line.startswith("pol "))
     assert "n=" in pol, pol
+    # the configs ship with the package: listed, and runnable by name outside the clone (issue 39 item 4)
+    configs = run([dpbench, "list", "configs"], work).stdout
+    assert "\nihm_vs_adassp " in configs and "_configs" in configs, configs
+    plan = run([dpbench, "run", "ihm_vs_adassp", "--dry-run", "-d", "pol", "-m", "adassp", "-e", "0.1"], work)
+    assert "total: 500 trials" in plan.stdout, plan.stdout

@@ -86,4 +86,8 @@ def test_tutorial_runs_end_to_end(tmp_path, shim):
     ):
         assert (study / name).is_file(), name
     assert "| my ridge SSP |" in result.stdout  # the leaderboard ranked the plug-in
+    # the typo is said, not silent (issue 39): clipped in the declared copy, the benchmark copy's scale set by it
+    assert "note: Clipped: houses, declared bounds: 1 of 2,400 training rows clipped" in result.stderr
+    assert "note: Outlier: houses, benchmark bounds (not private): the largest training row norm is" in result.stderr
+    assert "workers: 1 — from -j" in result.stderr and "privacy profile: paper" in result.stderr
     assert re.search(r"ridge_ssp.*\bpass\b", result.stdout), result.stdout[-2000:]  # and the audit passed it

@@ -9,7 +9,12 @@ Per trial the **normalised excess risk** is
 * **cells** — per (dataset, mechanism): mean r over the R trials and its 95% normal interval mean ± 1.96·std/√R;
 * **summary** — per mechanism: median over datasets of the cell means with a bootstrap 95% interval, the **mean
   rank** (1 = best; ties share the average rank; a mechanism that did not run on a dataset ranks last there) with a
-  bootstrap 95% interval, and its wins/ties/losses against all others;
+  bootstrap 95% interval, and its wins/ties/losses against all others. Ranks order the means; wins/ties/losses
+  count the intervals that separate, so a mechanism can rank last with no loss when its intervals are wide — a note
+  then says so (:func:`rank_notes`). Since r ≥ 0 for every θ (OLS minimises the train MSE), a cell's interval is
+  cut at 0 from below;
+* **not private** — datasets normalised by their own data (``bounds: benchmark``) are flagged in the tables and
+  named in a note: they are ranked with the others but their runs are not private;
 * **win/tie/loss matrix** — for each pair (A, B) the datasets where A's interval lies entirely below B's (win),
   above it (loss) or the two overlap (tie); a mechanism that did not run loses to one that did;
 * **performance profile** (Dolan & Moré 2002) — ρ_A(τ) = fraction of datasets where A's mean r is within a factor τ
@@ -23,7 +28,7 @@ are shown as a reference row and are neither ranked nor profiled.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +46,8 @@ PROFILE_FLOOR = 1e-12
 MISSING = "n/a"
 #: the trials' column marking a mechanism's data-independent fallback release (θ̂ = 0 after a failed PTR test, ...)
 FALLBACK_COLUMN = f"info.{FALLBACK_INFO}"
+#: the mark of a dataset that is not private (``bounds: benchmark``) in the tables
+NOT_PRIVATE_MARK = "‡"
 #: columns of :attr:`Leaderboard.matrix` (present even when one mechanism leaves no pair to compare)
 MATRIX_COLUMNS = ["epsilon", "label", "other", "wins", "ties", "losses"]
 
@@ -63,6 +70,8 @@ class Leaderboard:
     reference: list[str]
     notes: list[str]
     privacy: str = "paper"
+    #: datasets normalised by their own data (``bounds: benchmark``): not private, flagged in the tables
+    not_private: list[str] = field(default_factory=list)
 
     @property
     def epsilons(self) -> list[float]:
@@ -133,7 +142,10 @@ def cell_table(frame: pd.DataFrame) -> pd.DataFrame:
     grouped = frame.groupby(["epsilon", "dataset", "label"], sort=False)["r"]
     cells = grouped.agg(mean="mean", std=lambda v: float(np.std(v.to_numpy(), ddof=0)), count="count").reset_index()
     cells["ci95"] = halfwidth95(cells["std"], cells["count"])
-    cells["lo"], cells["hi"] = cells["mean"] - cells["ci95"], cells["mean"] + cells["ci95"]
+    # r ≥ 0 exactly (OLS minimises the train MSE): the normal interval is cut at 0 (at the mean if rounding made
+    # it negative)
+    cells["lo"] = np.maximum(cells["mean"] - cells["ci95"], np.minimum(cells["mean"], 0.0))
+    cells["hi"] = cells["mean"] + cells["ci95"]
     return cells.drop(columns="std")
 
 
@@ -247,7 +259,42 @@ def build_leaderboard(runs: Sequence[Run | str | Path], replicates: int = 1000, 
     summary = pd.DataFrame(summary_rows).sort_values(["epsilon", "mean_rank"], kind="stable").reset_index(drop=True)
     matrix = pd.DataFrame(matrix_rows, columns=MATRIX_COLUMNS)
     notes += fallback_sentences(fallback_counts(frame[frame["label"].isin(labels)]))
-    return Leaderboard(cells, summary, matrix, labels, datasets, reference, notes, privacy_profile(loaded))
+    not_private = benchmark_datasets(loaded, datasets)
+    notes += rank_notes(summary, len(labels), cells)
+    if not_private:
+        notes.append(
+            f"Not private: {', '.join(not_private)} (bounds: benchmark, normalised by the data's own maxima) ranked "
+            f"with the {len(datasets) - len(not_private)} other datasets; the tables mark them with "
+            f"{NOT_PRIVATE_MARK} — rank declared-bounds runs alone for a private comparison."
+        )
+    return Leaderboard(cells, summary, matrix, labels, datasets, reference, notes, privacy_profile(loaded), not_private)
+
+
+def benchmark_datasets(runs: Sequence[Run], datasets: Sequence[str]) -> list[str]:
+    """The ranked datasets whose loader normalised them by their own data (``bounds: benchmark`` in datasets.json)."""
+    flagged = {
+        str(ident)
+        for run in runs
+        for ident, info in run.datasets.items()
+        if isinstance(info, dict) and (info.get("meta") or {}).get("bounds") == "benchmark"
+    }
+    return [d for d in datasets if d in flagged]
+
+
+def rank_notes(summary: pd.DataFrame, k: int, cells: pd.DataFrame) -> list[str]:
+    """A note for every mechanism ranked at least one place away from the middle, (k + 1)/2, with neither a win nor
+    a loss: its 95% intervals overlap every other's, so the rank orders the means only."""
+    notes = []
+    middle = (k + 1) / 2
+    for row in summary.itertuples(index=False):
+        if k > 1 and row.wins == 0 and row.losses == 0 and abs(row.mean_rank - middle) >= 1:
+            trials = cells.loc[(cells["epsilon"] == row.epsilon) & (cells["label"] == row.label), "count"]
+            notes.append(
+                f"ε = {_fmt(row.epsilon)}: {row.label} has mean rank {row.mean_rank:.2f} of {k} but 0 wins and 0 "
+                f"losses — its 95% intervals overlap the others' on every dataset (R ≤ {int(trials.max())} trials per "
+                "cell): the rank orders the means, the intervals do not separate them; more trials would."
+            )
+    return notes
 
 
 def privacy_profile(runs: Sequence[Run]) -> str:
@@ -285,10 +332,12 @@ def _fmt(value: float, digits: int = 3) -> str:
 def summary_markdown(board: Leaderboard, epsilon: float) -> str:
     """The per-ε table: mechanism, median normalised excess [95% CI], mean rank [95% CI], W/T/L, datasets."""
     rows = board.summary[board.summary["epsilon"] == epsilon]
+    flagged = f" ({NOT_PRIVATE_MARK} {len(board.not_private)} not private)" if board.not_private else ""
     out = [
         f"| mechanism (ε = {_fmt(epsilon)}; privacy: {board.privacy}) | median normalised excess [95% CI] | "
         "mean rank [95% CI] | "
-        "wins / ties / losses | datasets |",
+        "wins / ties / losses (datasets where the 95% intervals separate / overlap) | "
+        f"datasets{flagged} |",
         "|---|---|---|---|---|",
     ]
     for row in rows.itertuples(index=False):

@@ -38,6 +38,7 @@ from dpbench.analysis.leaderboard import (
     plot_profiles,
     summary_markdown,
 )
+from dpbench.analysis.notes import run_notes
 from dpbench.analysis.runs import Run, load_run
 from dpbench.analysis.stats import fallback_counts, fallback_sentences, fmt
 from dpbench.io import atomic
@@ -417,7 +418,7 @@ def figure_blocks(run: Run, stem: str, options: dict[str, Any], files: Path, hea
     """One figure preset: the figure, then per panel its table (and, along ε, its own figure), then its slopes."""
     drawing = render(run, **options)
     o = drawing.options
-    png = next(p for p in save(drawing, run.path, stem) if p.suffix == ".png")
+    png = next(p for p in save(drawing, files.parent, stem) if p.suffix == ".png")
     blocks: list[Any] = [Heading(heading), Image(png, f"{o['metric']} vs {o['x']}")]
     points, panel, row = drawing.points, drawing.panel, drawing.row
     grid = [c for c in (row, panel) if c]
@@ -495,13 +496,17 @@ def analysis_blocks(run: Run) -> list[Any]:
     return blocks
 
 
-def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, analyses: bool = True) -> Report:
+def build_report(
+    run_dir: str | Path, metrics: Sequence[str] | None = None, analyses: bool = True, out_dir: Path | None = None
+) -> Report:
     """Assemble the report of one run folder (any experiment kind): the config's figure presets (or ``metrics``,
-    one figure each, from its ``plot:`` block) with their tables, the analyses it names, fit times, environment."""
+    one figure each, from its ``plot:`` block) with their tables, the analyses it names, fit times, environment.
+    Its figures are written in ``out_dir`` (default: the run folder)."""
     run = load_run(run_dir)
-    files = run.path / REPORT_DIR
-    files.mkdir(exist_ok=True)
-    report = Report(f"Run report: {run.name}", run.path)
+    out = run.path if out_dir is None else Path(out_dir)
+    files = out / REPORT_DIR
+    files.mkdir(parents=True, exist_ok=True)
+    report = Report(f"Run report: {run.name}", out)
     blocks = report.blocks
     if run.title:
         blocks.append(Paragraph(f"**{run.title}**"))
@@ -515,6 +520,7 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, anal
             )
         )
     blocks += [Heading("Datasets"), datasets_table(run)]
+    blocks += [Paragraph(f"**Note**: {note}") for note in run_notes(run.trials, run.datasets, units=True)]
     blocks += [
         Paragraph(f"**Fallback**: {line}.")
         for line in fallback_sentences(fallback_counts(run.trials, dataset_key(run.trials)))
@@ -537,10 +543,14 @@ def build_report(run_dir: str | Path, metrics: Sequence[str] | None = None, anal
 
 
 def write_report(
-    run_dir: str | Path, metrics: Sequence[str] | None = None, html_page: bool = True, analyses: bool = True
+    run_dir: str | Path,
+    metrics: Sequence[str] | None = None,
+    html_page: bool = True,
+    analyses: bool = True,
+    out_dir: Path | None = None,
 ) -> list[Path]:
-    """Write ``report.md`` (and ``report.html``) into the run folder; return the written paths."""
-    report = build_report(run_dir, metrics, analyses)
+    """Write ``report.md`` (and ``report.html``) into ``out_dir`` (default: the run folder); return the paths."""
+    report = build_report(run_dir, metrics, analyses, out_dir)
     written = [report.path / "report.md"]
     write_atomic(written[0], to_markdown(report, report.path))
     if html_page:

@@ -20,9 +20,11 @@ Procedure (one mechanism, one claimed (ε, δ)):
    this pair* with that confidence (thresholds and direction are fixed by the independent pilot runs).
 
 An audit **fails** when ε̂_lower > claimed ε: the calibration (or its implementation) is wrong with confidence
-≥ ``confidence``. An audit that passes proves nothing in general (it only tests one pair and one statistic); its
-power is reported as ``detectable``: the smallest true ε it flags at its N and claim even in the best case of a
-Gaussian-shift statistic (:func:`dpbench.audit.stats.detectable_epsilon`; ε ≥ 4.2 at claim 2 with N = 20,000).
+≥ ``confidence``. ε̂_lower is the joint bound over several statistics of θ̂ (:mod:`dpbench.audit.witness`: the
+Fisher direction above, the difference of the means, random directions, the distance to the differing records).
+An audit that does not fail proves nothing in general: its verdict is ``inconclusive`` with its power,
+``detectable``: the smallest true ε it flags at its N and claim even in the best case of a Gaussian-shift
+statistic (:func:`dpbench.audit.stats.detectable_epsilon`; "detects ε ≥ 4.20 only" at claim 2 with N = 20,000).
 
 **Negative controls** (:data:`BROKEN_VARIANTS`) run deliberately miscalibrated copies under the same claim:
 ``eps_x10`` (noise calibrated for 10ε, any mechanism), ``no_bound`` (the bound check is switched off and the
@@ -50,6 +52,7 @@ from dpbench.audit.stats import (
     detectable_epsilon,
     epsilon_lower_bound,
 )
+from dpbench.audit.witness import fisher_direction, witness_bound
 from dpbench.data._base import Population
 from dpbench.linalg import gram_stats
 from dpbench.mechanisms._base import as_fit_result
@@ -75,34 +78,6 @@ def default_hyper(info: MechanismInfo) -> dict[str, Any]:
     hyper = dict(declared) if isinstance(declared, Mapping) else {}
     allowed = info.hyperparameters()
     return {k: v for k, v in hyper.items() if k in allowed}
-
-
-def fisher_direction(out1: np.ndarray, out0: np.ndarray) -> np.ndarray:
-    """Unit vector w ∝ (Σ̂ + λI)⁻¹(μ̂₁ − μ̂₀) from pilot outputs winsorised at their pooled 1%/99% quantiles."""
-    pooled = np.vstack([out1, out0])
-    pooled = np.where(np.isfinite(pooled), pooled, np.nan)
-    lo, hi = np.nanquantile(pooled, 0.01, axis=0), np.nanquantile(pooled, 0.99, axis=0)
-
-    def clean(a: np.ndarray) -> np.ndarray:
-        a = np.where(np.isfinite(a), a, np.nan)
-        a = np.clip(a, lo, hi)
-        return np.where(np.isnan(a), (lo + hi) / 2.0, a)
-
-    a1, a0 = clean(out1), clean(out0)
-    diff = a1.mean(axis=0) - a0.mean(axis=0)
-    cov = (np.cov(a1, rowvar=False) + np.cov(a0, rowvar=False)) / 2.0
-    cov = np.atleast_2d(cov)
-    ridge = 1e-9 * max(float(np.trace(cov)) / cov.shape[0], 1e-300)
-    try:
-        w = np.linalg.solve(cov + ridge * np.eye(cov.shape[0]), diff)
-    except np.linalg.LinAlgError:
-        w = diff
-    norm = float(np.linalg.norm(w))
-    if not np.isfinite(norm) or norm == 0.0:
-        w = np.zeros(out1.shape[1])
-        w[0] = 1.0
-        return w
-    return w / norm
 
 
 def project(outputs: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -261,13 +236,15 @@ class AuditResult:
     detail: BoundDetail | None
     pair: str
     seconds: float
-    status: str  # pass | FAIL | caught | missed | reference | error
+    status: str  # inconclusive | FAIL | caught | missed | reference | error
     message: str = ""
     s1: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     s0: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
     #: power: the smallest true ε this audit flags at its N and claim, in the best case of a Gaussian-shift
     #: statistic (:func:`dpbench.audit.stats.detectable_epsilon`); a pass says nothing about ε below it
     detectable: float = float("nan")
+    #: the θ̂ statistic that gave ε̂_lower (:mod:`dpbench.audit.witness`)
+    statistic: str = ""
 
     @property
     def violated(self) -> bool:
@@ -377,19 +354,32 @@ def audit(
             message=f"{type(err).__name__}: {err}",
         )  # fmt: skip
     s1, s0 = project(m1, w), project(m0, w)
-    eps_lower, detail = epsilon_lower_bound(s1, s0, thresholds, delta, confidence)
+    records = [v for v in (pair.X[pair.canary_index], pair.X[pair.canary_index] * pair.y[pair.canary_index],
+                           pair.X_prime[pair.canary_index],
+                           pair.X_prime[pair.canary_index] * pair.y_prime[pair.canary_index]) if np.any(v)]  # fmt: skip
+    eps_lower, detail = epsilon_lower_bound(s1, s0, thresholds, delta, confidence)  # the Fisher statistic alone
+    witness = witness_bound(p1, p0, m1, m0, delta, confidence, records, seed) if info.private else None
+    if witness is not None:  # a private mechanism: the joint bound over every statistic of θ̂ (the reference
+        eps_lower = witness.eps_lower  # keeps the Fisher bound, which reaches the ceiling)
     ceiling = audit_ceiling(trials, delta, confidence, n_thresholds=np.unique(thresholds).size)
     violated = eps_lower > epsilon
+    detectable = detectable_epsilon(trials, epsilon, delta, confidence) if info.private else float("nan")
+    message = ""
     if not info.private:
         status = "reference"
     elif broken == "none":
-        status = "FAIL" if violated else "pass"
+        status = "FAIL" if violated else "inconclusive"
+        message = (
+            f"θ̂ bound {eps_lower:.3f} > claimed {epsilon:g} ({witness.statistic})"
+            if violated
+            else f"detects ε ≥ {detectable:.2f} only (N = {trials:,} runs per side; a weaker break passes)"
+        )
     else:
         status = "caught" if violated else "missed"
-    detectable = detectable_epsilon(trials, epsilon, delta, confidence) if info.private else float("nan")
     return AuditResult(
         **base, ceiling=ceiling, eps_lower=eps_lower, detail=detail, seconds=time.perf_counter() - start,
-        status=status, s1=s1, s0=s0, detectable=detectable,
+        status=status, s1=s1, s0=s0, detectable=detectable, message=message,
+        statistic=witness.statistic if witness is not None else "Fisher direction",
     )  # fmt: skip
 
 

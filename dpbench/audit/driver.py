@@ -43,11 +43,12 @@ from dpbench.audit.integrity import (
     IntegrityResult,
     ThetaWitness,
     check_integrity,
+    differing_records,
     integrity_pairs,
     integrity_runs,
     theta_witness,
 )
-from dpbench.audit.pairs import PairSpec, find_worst_pair
+from dpbench.audit.pairs import PairSpec, find_worst_pair, make_pair, public_rows
 from dpbench.audit.stats import (
     DEEP_LEVELS,
     GdpEstimate,
@@ -88,6 +89,8 @@ ESTIMATE_MARGIN = 0.02
 POOLED_HISTORIES = 40
 #: the model check (real-run statistic vs batched draws from the declared laws) flags below this KS p-value
 MODEL_ALPHA = 1e-4
+#: the declared releases may compose to the claim within this relative round-off (exact calibrations sit on it)
+DECLARED_RTOL = 1e-3
 #: negative controls of the white-box audit: the exact ε of the shrunk copy as a multiple of the claim
 CONTROLS = {"none": 1.0, "x1.3": 1.3, "x3": 3.0}
 
@@ -125,6 +128,8 @@ class WhiteboxResult:
     integrity: IntegrityResult | None = None  # the checks of the declarations (replay, sensitivity, atoms, ...)
     witness: ThetaWitness | None = None  # black-box ε̂_lower of θ̂ from the same real runs
     eps_lower_real: float = float("nan")  # certified bound from the real runs' statistic alone (central view)
+    setting: str = ""  # "" (the audit's pair) or the run's own setting ("run: n = 10,000, δ = 1e-08")
+    records: tuple[Any, Any] | None = None  # the pair's (canary, replacement) records, reused at the run setting
     cpu_seconds: float = float("nan")  # CPU time of the audit in its process (wall ``seconds`` depends on the load)
     replay_cpu_seconds: float = 0.0  # of which the integrity checks' real paired runs
     s1: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
@@ -172,6 +177,8 @@ class WhiteboxResult:
             out.append("real")
         if self.witness is not None and self.witness.eps_lower > self.epsilon:
             out.append("theta")
+        if self.over_declared:
+            out.append("declared")
         if self.integrity is not None:
             out += self.integrity.flags
         return tuple(out)
@@ -199,9 +206,19 @@ class WhiteboxResult:
             )
         if self.witness is not None and self.witness.eps_lower > self.epsilon:
             out.append(f"θ̂ black-box ε̂_lower {self.witness.eps_lower:.3f} > claimed {self.epsilon:g}")
+        if self.over_declared:
+            out.append(f"the declared releases compose to ε = {self.eps_declared:.3f} > claimed {self.epsilon:g} at "
+                       f"δ = {self.delta:g}{' (' + self.setting + ')' if self.setting else ''}: exact composition "
+                       "at their own declared scales and sensitivities — a calibration that does not reach this "
+                       "(ε, δ)")  # fmt: skip
         if self.integrity is not None:
             out += [f.message for f in self.integrity.findings]
         return out
+
+    @property
+    def over_declared(self) -> bool:
+        """The releases' own declarations (scales, sensitivities) compose to more than the claim at this δ."""
+        return self.eps_declared is not None and self.eps_declared > self.epsilon * (1.0 + DECLARED_RTOL)
 
     @property
     def violated(self) -> bool:
@@ -266,13 +283,17 @@ def audit_whitebox(
     keep_samples: int = 0,
     replays: int = 0,
     replay_seconds: float | None = None,
+    records: tuple[Any, Any] | None = None,
+    setting: str = "",
 ) -> WhiteboxResult:
     """White-box audit of ``info`` at claimed (ε, δ) (module docstring). ``runs`` per side (batched), ``pilot`` real
     paired runs per side; ``view`` defaults to ``local`` for local-DP mechanisms, ``central`` otherwise.
 
     ``replays`` > 0 (control ``none`` only): the integrity checks (:mod:`dpbench.audit.integrity`) on that many real
     paired runs over the pair family (at least 4·``pilot``; ``replay_seconds`` stops early once that minimum is
-    done); the runs on the worst pair then serve as the pilot."""
+    done); the runs on the worst pair then serve as the pilot. ``records`` = (canary, replacement) builds the pair
+    from these records instead of searching it (the run setting reuses the records of the audit's pair);
+    ``setting`` labels the result."""
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if control not in CONTROLS:
         raise ValueError(f"control must be one of {tuple(CONTROLS)}, got {control!r}")
@@ -285,13 +306,16 @@ def audit_whitebox(
     seeds = np.random.SeedSequence([seed, 0x3B17E]).spawn(5)
     base = dict(
         mechanism=info.name, privacy_model=info.privacy_model, neighbour=info.neighbour, view=view, epsilon=epsilon,
-        delta=delta, control=control, runs=int(runs), pilot=int(pilot),
+        delta=delta, control=control, runs=int(runs), pilot=int(pilot), setting=setting,
     )  # fmt: skip
     integrity: IntegrityResult | None = None
     witness: ThetaWitness | None = None
     replay_cpu = 0.0
     try:
-        pair, _ = find_worst_pair(info, spec, view, epsilon, delta, hyper, seed)
+        if records is None:
+            pair, _ = find_worst_pair(info, spec, view, epsilon, delta, hyper, seed)
+        else:
+            pair = make_pair(info, spec, records[0], records[1], public_rows(spec, np.random.default_rng([seed, 11])))
         factor = 1.0
         if control != "none":
             probe = slots_of(pair_run(info, pair, "D", epsilon, delta, seeds[3], hyper), view)
@@ -302,10 +326,11 @@ def audit_whitebox(
                 factor = noise_factor_for_epsilon(exact_releases(probe), CONTROLS[control] * epsilon, delta)
         if control == "none" and replays:
             started, started_cpu = time.perf_counter(), time.process_time()
-            pairs = integrity_pairs(info, spec, pair, seed)
-            runs_all = integrity_runs(info, pairs, epsilon, delta, hyper, max(int(replays), 4 * pilot), seed,
-                                      max_seconds=replay_seconds, minimum=4 * pilot)  # fmt: skip
-            integrity = check_integrity(info, pairs, runs_all, time.perf_counter() - started)
+            pairs = integrity_pairs(info, spec, pair, seed, hyper)
+            refused: dict[int, str] = {}
+            runs_all = integrity_runs(info, pairs, epsilon, delta, hyper, max(int(replays), 6 * pilot), seed,
+                                      max_seconds=replay_seconds, minimum=6 * pilot, refused=refused)  # fmt: skip
+            integrity = check_integrity(info, pairs, runs_all, time.perf_counter() - started, refused)
             replay_cpu = time.process_time() - started_cpu
             at_worst = [r.run for r in runs_all if r.pair == 0]
             real = [r.releases for r in at_worst if r.side == "D"] + [r.releases for r in at_worst if r.side != "D"]
@@ -316,6 +341,7 @@ def audit_whitebox(
                 np.array([r.theta for r in at_worst if r.side != "D"]),
                 delta,
                 confidence,
+                records=differing_records(pair),
             )
         else:
             run_seeds = seeds[0].spawn(2 * pilot)
@@ -385,7 +411,7 @@ def audit_whitebox(
         profile=profile, loss=loss, eps_exact_ci=eps_exact_ci, model_p=model_p, noise=check_noise(everything),
         integrity=integrity, witness=witness, eps_lower_real=eps_lower_real,
         cpu_seconds=time.process_time() - start_cpu, replay_cpu_seconds=replay_cpu,
-        pair=pair.description,
+        pair=pair.description, records=(pair.canary, pair.other),
         seconds=time.perf_counter() - start, status="",
         s1=s1[:keep_samples].copy(), s0=s0[:keep_samples].copy(),
     )  # fmt: skip
@@ -401,7 +427,7 @@ def audit_whitebox(
 # reporting
 
 WHITEBOX_HEADER = (
-    "mechanism", "neighbour", "view", "releases audited", "control", "ε claimed", "exact ε", "declared ε",
+    "mechanism", "neighbour", "view", "releases audited", "control", "setting", "ε claimed", "exact ε", "declared ε",
     "ε̂_lower (certified)", "ε̂ [95%]", "method", "tightness", "history", "integrity (replays)", "θ̂ ε̂_lower",
     "status",
 )  # fmt: skip
@@ -425,17 +451,22 @@ def _exact(r: WhiteboxResult) -> str:
 def whitebox_row(r: WhiteboxResult) -> list[str]:
     """One table row (:data:`WHITEBOX_HEADER`)."""
     if r.status in ("error", "n/a"):
-        return [r.mechanism, r.neighbour, r.view, "—", r.control, f"{r.epsilon:g}", "—", "—", "—", "—", "—", "—",
-                "—", "—", "—", f"{r.status} ({r.message[:80]})"]  # fmt: skip
+        return [r.mechanism, r.neighbour, r.view, "—", r.control, _setting(r), f"{r.epsilon:g}", "—", "—", "—", "—",
+                "—", "—", "—", "—", "—", f"{r.status} ({r.message[:80]})"]  # fmt: skip
     eps_hat, lo, hi = r.estimate
     releases = ", ".join(r.releases) if len(r.releases) <= 3 else f"{', '.join(r.releases[:2])}, … ({len(r.releases)})"
     status = r.status + (f" [{'+'.join(r.flags)}]" if r.flags else "")
     return [
-        r.mechanism, r.neighbour, r.view, releases, r.control, f"{r.epsilon:g}", _exact(r),
+        r.mechanism, r.neighbour, r.view, releases, r.control, _setting(r), f"{r.epsilon:g}", _exact(r),
         _num(r.eps_declared), _num(r.eps_lower), f"{eps_hat:.3f} [{lo:.3f}, {hi:.3f}]", r.method,
         _num(r.tightness, 2), r.history, _integrity(r), "—" if r.witness is None else _num(r.witness.eps_lower),
         status,
     ]  # fmt: skip
+
+
+def _setting(r: WhiteboxResult) -> str:
+    """Where the audit ran: the audit's pair or the run's own setting, with its δ."""
+    return f"{r.setting or 'pair'}, δ = {r.delta:.3g}"
 
 
 def _integrity(r: WhiteboxResult) -> str:

@@ -43,10 +43,11 @@ import numpy as np
 from scipy.special import gammainc
 from scipy.stats import binom, chi2
 
-from dpbench.audit.blackbox import fisher_direction, project
-from dpbench.audit.pairs import PairSpec, canary_row, make_pair, public_rows
-from dpbench.audit.stats import THRESHOLD_LEVELS, epsilon_lower_bound, thresholds_from
+from dpbench.audit.family import neighbour_pairs, unrelated_pairs
+from dpbench.audit.noise_law import Finding, check_noise_law
+from dpbench.audit.pairs import PairSpec
 from dpbench.audit.whitebox import Pair, PairedRun, ReleasePair, _entries, noise_residuals, paired_run
+from dpbench.audit.witness import witness_bound
 from dpbench.mechanisms._base import as_fit_result
 from dpbench.registry import MechanismInfo
 
@@ -60,17 +61,8 @@ RTOL = 1e-9
 USER_SIGMAS = 6.0
 #: the centre check flags a release whose mean standardised noise is off 0 with χ² p-value below this
 CENTRE_ALPHA = 1e-6
-CHECKS = ("replay", "recording", "scale", "sensitivity", "centre", "atom", "exact_ols", "users")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One failed check: which (:data:`CHECKS`), how often (``count`` of ``runs``), and what broke, in words."""
-
-    check: str
-    message: str
-    count: int = 1
-    runs: int = 1
+CHECKS = ("replay", "recording", "scale", "sensitivity", "centre", "atom", "exact_ols", "users", "entry",
+          "correlation", "sequence")  # fmt: skip
 
 
 @dataclass
@@ -103,24 +95,12 @@ class IntegrityResult:
 # the pairs and the runs
 
 
-def integrity_pairs(info: MechanismInfo, spec: PairSpec, worst: Pair, seed: int) -> list[Pair]:
-    """The worst-case pair, then the same records on the ``spread`` background, then the canary at the first, the
-    middle and a random row (drawn from ``seed``; pairs a mechanism refuses are left out)."""
-    public_X = public_rows(spec, np.random.default_rng([seed, 11]))
-    canary = worst.canary if worst.canary is not None else (0.0, 1.0, 1.0)
-    variants = [spec.with_(background="spread")]
-    at = canary_row(spec)
-    drawn = int(np.random.default_rng([seed, 0xCA]).integers(1, max(2, spec.n - 1)))
-    for row in dict.fromkeys((0, spec.n // 2, drawn)):
-        if row != at:
-            variants.append(spec.with_(canary_index=row))
-    pairs = [worst]
-    for variant in variants:
-        try:
-            pairs.append(make_pair(info, variant, canary, worst.other, public_X))
-        except ValueError:
-            continue
-    return pairs
+def integrity_pairs(info: MechanismInfo, spec: PairSpec, worst: Pair, seed: int,
+                    hyper: Mapping[str, Any] | None = None) -> list[Pair]:  # fmt: skip
+    """The worst-case pair, then the family's other neighbouring pairs, then the unrelated datasets
+    (:mod:`dpbench.audit.family`)."""
+    hyper = hyper or {}
+    return [worst, *neighbour_pairs(info, spec, worst, seed, hyper), *unrelated_pairs(info, spec, worst, seed, hyper)]
 
 
 @dataclass
@@ -142,24 +122,36 @@ def integrity_runs(
     seed: int,
     max_seconds: float | None = None,
     minimum: int = 0,
+    refused: dict[int, str] | None = None,
 ) -> list[IntegrityRun]:
-    """``runs`` real paired runs, each with an unrecorded fit of the observed side: every other run on the worst
-    pair (``pairs[0]``), the others on the rest in turn, sides alternating (D, D′) per pair; stops early after
-    ``max_seconds`` once ``minimum`` runs are done."""
+    """``runs`` real paired runs, each with an unrecorded fit of the observed side: one run in three on the worst
+    pair (``pairs[0]``), one on the unrelated datasets, one on the other neighbouring pairs (each group in turn),
+    sides alternating (D, D′) per pair; stops early after ``max_seconds`` once ``minimum`` runs are done.
+
+    A pair other than the worst one on which the mechanism raises is dropped (its reason kept in ``refused``),
+    except that a release sequence that changes on an unrelated dataset is kept as a finding (``sequence``)."""
     seeds = np.random.SeedSequence([seed, 0x1A7E]).spawn(runs)
     start = time.process_time()
     out: list[IntegrityRun] = []
-    rest = len(pairs) - 1
+    refused = {} if refused is None else refused
+    groups = [[0], [i for i, p in enumerate(pairs) if i and p.unrelated], [i for i, p in enumerate(pairs)
+                                                                           if i and not p.unrelated]]  # fmt: skip
+    turns = [0] * len(pairs)
     for i, s in enumerate(seeds):
-        if rest == 0 or i % 2 == 0:
-            index, turn = 0, (i if rest == 0 else i // 2)
-        else:
-            index, turn = 1 + (i // 2) % rest, (i // 2) // rest
-        side = "D" if turn % 2 == 0 else "D'"
-        run = paired_run(info, pairs[index], side, epsilon, delta, s, hyper)
+        group = [j for j in groups[i % 3] if j not in refused] or [0]
+        index = group[(i // 3) % len(group)]
+        side = "D" if turns[index] % 2 == 0 else "D'"
+        turns[index] += 1
         X, y, inputs = pairs[index].side(side)
-        plain = np.asarray(as_fit_result(info.fit(X, y, epsilon, delta, np.random.default_rng(s), **inputs,
-                                                  **hyper)).theta, dtype=float)  # fmt: skip
+        try:
+            run = paired_run(info, pairs[index], side, epsilon, delta, s, hyper)
+            plain = np.asarray(as_fit_result(info.fit(X, y, epsilon, delta, np.random.default_rng(s), **inputs,
+                                                      **hyper)).theta, dtype=float)  # fmt: skip
+        except Exception as err:  # noqa: BLE001 - a pair the mechanism refuses is dropped, with its reason
+            if index == 0 or (not pairs[index].unrelated and "sequence" in str(err)):
+                raise
+            refused[index] = f"{type(err).__name__}: {err}"
+            continue
         out.append(IntegrityRun(index, run, plain))
         if max_seconds is not None and len(out) >= minimum and time.process_time() - start > max_seconds:
             break
@@ -257,7 +249,7 @@ def check_declarations(runs: list[IntegrityRun], pairs: list[Pair]) -> tuple[lis
                     ),
                 )[0]
                 mismatch[name] = (first, mismatch.get(name, ("", 0))[1] + 1)
-            shift = observed_shift(rp)
+            shift = None if pairs[item.pair].unrelated else observed_shift(rp)
             if shift is None:
                 continue
             if shift > shifts.get(name, (-1.0, None, -1))[0]:
@@ -414,14 +406,32 @@ def check_users(runs: list[IntegrityRun]) -> list[Finding]:
     return out
 
 
+def check_refused(pairs: list[Pair], refused: Mapping[int, str]) -> list[Finding]:
+    """A release sequence that changed on an unrelated dataset (the sequence may depend on public values and the
+    releases only)."""
+    return [
+        Finding("sequence", f"{reason} (on {pairs[i].description}): the sequence of releases depends on the data")
+        for i, reason in refused.items()
+        if pairs[i].unrelated and "sequence" in reason
+    ]
+
+
 def check_integrity(
-    info: MechanismInfo, pairs: list[Pair], runs: list[IntegrityRun], seconds: float = 0.0
+    info: MechanismInfo,
+    pairs: list[Pair],
+    runs: list[IntegrityRun],
+    seconds: float = 0.0,
+    refused: Mapping[int, str] | None = None,
 ) -> IntegrityResult:
     """All checks on ``runs`` (module docstring)."""
+    refused = refused or {}
     findings = check_replay(runs, pairs)
     declared, shifts = check_declarations(runs, pairs)
     findings += declared + check_centres(runs) + check_atoms(runs, pairs) + check_users(runs)
-    return IntegrityResult(len(runs), [p.description for p in pairs], findings, shifts, seconds)
+    findings += check_noise_law([(r.pair, r.run) for r in runs], pairs) + check_refused(pairs, refused)
+    described = [p.description + (f" — refused: {refused[i][:120]}" if i in refused else "")
+                 for i, p in enumerate(pairs)]  # fmt: skip
+    return IntegrityResult(len(runs), described, findings, shifts, seconds)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -437,15 +447,23 @@ class ThetaWitness:
 
 
 def theta_witness(theta_d: np.ndarray, theta_dp: np.ndarray, delta: float, confidence: float = 0.95,
-                  pilot_share: float = 0.2) -> ThetaWitness:  # fmt: skip
-    """Clopper–Pearson ε̂_lower of θ̂ (:func:`dpbench.audit.stats.epsilon_lower_bound`) along the Fisher direction of
-    a pilot share of the runs, thresholds from the same pilot; the bound from the rest."""
+                  pilot_share: float = 0.2, records: list[np.ndarray] | None = None) -> ThetaWitness:  # fmt: skip
+    """Clopper–Pearson ε̂_lower of θ̂ over the witness's statistics (:func:`dpbench.audit.witness.witness_bound`:
+    Fisher and mean-difference directions, random directions, the distance to the differing ``records``), directions
+    and thresholds from a pilot share of the runs, the bound from the rest."""
     m = min(len(theta_d), len(theta_dp))
     k = max(10, int(pilot_share * m))
     if m - k < 50:
         return ThetaWitness(0.0, 0)
     a, b = np.asarray(theta_d[:m], dtype=float).reshape(m, -1), np.asarray(theta_dp[:m], dtype=float).reshape(m, -1)
-    w = fisher_direction(a[:k], b[:k])
-    thresholds = thresholds_from(np.concatenate([project(a[:k], w), project(b[:k], w)]), THRESHOLD_LEVELS)
-    eps, _ = epsilon_lower_bound(project(a[k:], w), project(b[k:], w), thresholds, delta, confidence)
-    return ThetaWitness(float(eps), m - k)
+    found = witness_bound(a[:k], b[:k], a[k:], b[k:], delta, confidence, records or [])
+    return ThetaWitness(found.eps_lower, m - k)
+
+
+def differing_records(pair: Pair) -> list[np.ndarray]:
+    """x and x·y of the rows that differ between the pair's datasets (non-zero ones): where a leaking θ̂ lands."""
+    rows = np.nonzero(np.any(pair.X != pair.X_prime, axis=1) | (pair.y != pair.y_prime))[0]
+    out = []
+    for X, y in ((pair.X, pair.y), (pair.X_prime, pair.y_prime)):
+        out += [v for i in rows for v in (X[i], X[i] * y[i]) if np.any(v)]
+    return out

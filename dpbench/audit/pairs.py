@@ -119,15 +119,26 @@ def inputs_for(info: MechanismInfo, X: np.ndarray, y: np.ndarray, public_X: np.n
 
 def make_pair(info: MechanismInfo, spec: PairSpec, canary: Record, other: Record | None, public_X: np.ndarray) -> Pair:
     """D = background + canary (last row); D′ = background + ``other`` (None: the zero row)."""
-    Xb, yb = background(spec)
     x_c = record_x(spec, canary[0], canary[1])
     y_c = float(np.clip(canary[2], -1, 1)) * spec.y_bound
     if other is None:
-        x_o, y_o, what = np.zeros(spec.d), 0.0, "the zero row"
+        x_o, y_o = np.zeros(spec.d), 0.0
     else:
         x_o = record_x(spec, other[0], other[1])
         y_o = float(np.clip(other[2], -1, 1)) * spec.y_bound
-        what = f"x′ = {_fmt(x_o)}, y′ = {y_o:.3g}"
+    pair = rows_pair(info, spec, (x_c, y_c), (x_o, y_o), public_X, zero_row=other is None)
+    pair.canary, pair.other = canary, other
+    return pair
+
+
+def rows_pair(info: MechanismInfo, spec: PairSpec, canary: tuple[np.ndarray, float], other: tuple[np.ndarray, float],
+              public_X: np.ndarray, zero_row: bool = False) -> Pair:  # fmt: skip
+    """D = background + the canary row (x, y) at :func:`canary_row`; D′ = background + ``other`` (x′, y′). Rows may
+    lie outside the bounds (canaries for mechanisms that clip)."""
+    Xb, yb = background(spec)
+    (x_c, y_c), (x_o, y_o) = canary, other
+    x_c, x_o = np.asarray(x_c, dtype=float), np.asarray(x_o, dtype=float)
+    what = "the zero row" if zero_row else f"x′ = {_fmt(x_o)}, y′ = {y_o:.3g}"
     at = canary_row(spec)
     X, y = np.insert(Xb, at, x_c, axis=0), np.insert(yb, at, y_c)
     Xp, yp = np.insert(Xb, at, x_o, axis=0), np.insert(yb, at, y_o)
@@ -140,7 +151,7 @@ def make_pair(info: MechanismInfo, spec: PairSpec, canary: Record, other: Record
     )
     description = f"n = {spec.n}, d = {spec.d}; canary x = {_fmt(x_c)}, y = {y_c:.3g} in D; {what} in D′{where}"
     return Pair(X, y, Xp, yp, inputs_for(info, X, y, public_X, spec), inputs_for(info, Xp, yp, public_X, spec),
-                description, canary, other)  # fmt: skip
+                description)  # fmt: skip
 
 
 def canary_row(spec: PairSpec) -> int:

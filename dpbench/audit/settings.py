@@ -9,11 +9,15 @@ mechanism.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+import numpy as np
+
 from dpbench.audit.pairs import PairSpec
+from dpbench.engine.schema import DELTA_RULE
 from dpbench.registry import MechanismInfo
 
 
@@ -46,3 +50,47 @@ def whitebox_hyper(info: MechanismInfo, epsilon: float | None = None) -> dict[st
     hyper.update(dict(_whitebox(info).get("hyper", {})))
     allowed = info.hyperparameters()
     return {k: v for k, v in hyper.items() if k in allowed}
+
+
+#: rows of a run's dataset audited by default (issue 36 item 2); fewer when one fit costs too much
+RUN_N = 10_000
+#: CPU seconds the run setting's real runs may take per mechanism (sets how far n is lowered)
+RUN_SECONDS = 10.0
+#: real fits the run setting needs (paired runs of the integrity checks × 3 fits each)
+RUN_FITS = 900
+
+
+def run_delta(rule: str | float, n: int) -> float:
+    """δ of a run with n rows under a config's δ rule ('1/n^2', '1/n', '1/n^p' or a number), as the runner does."""
+    if isinstance(rule, str):
+        match = DELTA_RULE.match(rule)
+        if not match:
+            raise ValueError(f"--delta-rule must be '1/n^2', '1/n', '1/n^p' or a number, got {rule!r}")
+        return float(n) ** (-float(match.group(1) or 1.0))
+    return float(rule)
+
+
+def run_n(info: MechanismInfo, spec: PairSpec, hyper: Mapping[str, Any], epsilon: float, n: int = RUN_N,
+          seconds: float = RUN_SECONDS) -> tuple[int, str]:  # fmt: skip
+    """The largest n ≤ ``n`` (10⁴, 3,162, 1,000, …, never below the audit pair's) whose :data:`RUN_FITS` fits fit in
+    ``seconds`` CPU-s, timed on one fit of the run's shape; with the reason when n had to be lowered."""
+    import time
+
+    from dpbench.audit.pairs import background, inputs_for, public_rows
+
+    declared = _whitebox(info).get("run", {})
+    n = int(declared.get("n", n))
+    why = ""
+    while n > spec.n:
+        shape = spec.with_(n=n)
+        X, y = background(shape)
+        X, y = np.vstack([X, np.eye(1, spec.d)]), np.append(y, 0.5 * spec.y_bound)
+        inputs = inputs_for(info, X, y, public_rows(shape, np.random.default_rng(0)), shape)
+        tick = time.process_time()
+        info.fit(X, y, epsilon, 1.0 / n**2, np.random.default_rng(0), **inputs, **hyper)
+        cost = time.process_time() - tick
+        if cost * RUN_FITS <= seconds:
+            return n, why
+        why = f"lowered: {cost:.2g} CPU-s per fit at n = {n:,}"
+        n = int(round(n / math.sqrt(10)))
+    return spec.n, why

@@ -69,6 +69,9 @@ class Pair:
     #: the zero row), so that other pairs (other backgrounds, canary positions) can reuse them
     canary: tuple[float, float, float] | None = None
     other: tuple[float, float, float] | None = None
+    #: D′ is not a neighbour but an unrelated dataset of the same shape (the closure check: θ̂ and the declared
+    #: calibration may depend on the data only through the releases, whatever the other dataset)
+    unrelated: bool = False
 
     def side(self, name: str) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         return (self.X, self.y, self.inputs) if name == "D" else (self.X_prime, self.y_prime, self.inputs_prime)

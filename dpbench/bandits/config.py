@@ -40,6 +40,7 @@ from dpbench.config.fields import (
     positive_int,
     swept_id,
 )
+from dpbench.contract import HyperError
 
 TOP_LEVEL_KEYS = {
     **COMMON_KEYS,
@@ -152,6 +153,11 @@ def parse_algorithm(raw: Any, index: int) -> list[AlgoEntry]:
     base = str(raw.get("label") or info.name)
     entries = []
     for combo in combos:
+        try:  # every value against the algorithm's declaration, before the first round
+            info.check_hyper({**hyper, **combo})
+        except HyperError as err:
+            field_name = "grid" if err.name in combo else "hyper"
+            raise fail(f"algorithms[{index}].{field_name}.{err.name}", err.reason) from None
         suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
         entries.append(
             AlgoEntry(info.name, f"{base} ({suffix})" if suffix else base, tuple(sorted({**hyper, **combo}.items())))

@@ -15,6 +15,7 @@ import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.simulator import EpochData, register_algorithm
+from dpbench.contract import Hyper
 from dpbench.mechanisms.info_weighted.linalg import inv_msqrt
 
 
@@ -64,21 +65,16 @@ class LinUCBPolicy:
     privacy_model="none",
     spec="001 §7.2",
     style={"color": "black", "marker": "x", "linestyle": "--"},
+    hyper={
+        "lam": Hyper(float, default=1.0, gt=0, doc="ridge λ of V = λI + Σφφᵀ"),
+        "fail_prob": Hyper(float, default=None, gt=0, lt=1, none="1/T", doc="failure probability of the bonus β"),
+        "growth": Hyper(float, default=1.0 / 16, gt=0, doc="epoch growth: the next update after (1 + growth)·t rounds"),
+    },
 )
 def linucb(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    lam: float = 1.0,
-    fail_prob: float | None = None,
-    growth: float = 1.0 / 16,
+    env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
 ) -> LinUCBPolicy:
     if env.link != "linear":
         raise ValueError(f"linucb needs link='linear', environment has {env.link!r}")
-    if not lam > 0 or not growth > 0:
-        raise ValueError(f"lam and growth must be > 0, got lam={lam!r}, growth={growth!r}")
-    fail = 1.0 / T if fail_prob is None else float(fail_prob)
-    return LinUCBPolicy(env, lam, fail, growth)
+    fail = 1.0 / T if hyper["fail_prob"] is None else float(hyper["fail_prob"])
+    return LinUCBPolicy(env, hyper["lam"], fail, hyper["growth"])

@@ -18,17 +18,19 @@ ledger is returned so tests can check it.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
 
 from dpbench import registry
 from dpbench.bandits.envs import BanditEnv, ContextStream
+from dpbench.contract import Hyper, HyperError
 
 PRIVACY_MODELS = ("joint", "local", "none")
 #: target number of floats in one simulated chunk of contexts (n·|A|·d), and the least rounds per chunk (large d:
@@ -116,7 +118,10 @@ def doubling_epochs(T: int) -> list[int]:
 
 @dataclass(frozen=True)
 class AlgorithmInfo:
-    """A registered bandit algorithm: ``make(env, T, epsilon, delta, rng, **hyper) -> Policy``."""
+    """A registered bandit algorithm: ``make(env, T, epsilon, delta, rng, **hyper) -> Policy``.
+
+    ``hyper``: the declared hyperparameters (:class:`~dpbench.contract.Hyper`, as for mechanisms); an algorithm
+    registered without a table has them inferred from its keyword defaults."""
 
     name: str
     make: Callable[..., Policy]
@@ -124,28 +129,76 @@ class AlgorithmInfo:
     privacy_model: str  # joint | local | none
     spec: str = ""
     style: Mapping[str, Any] = field(default_factory=dict)
+    hyper: Mapping[str, Hyper] = field(default_factory=dict)
+
+    def specs(self) -> dict[str, Hyper]:
+        """Every hyperparameter's declaration (the table, or lenient ones inferred from the keyword defaults)."""
+        if self.hyper:
+            return dict(self.hyper)
+        params = inspect.signature(self.make).parameters.values()
+        return {p.name: Hyper.infer(p.default) for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
     def hyperparameters(self) -> dict[str, Any]:
-        params = inspect.signature(self.make).parameters.values()
-        return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+        return {name: spec.default for name, spec in self.specs().items()}
+
+    def check_hyper(self, hyper: Mapping[str, Any]) -> dict[str, Any]:
+        """The declared values with defaults filled; :class:`~dpbench.contract.HyperError` naming the one refused."""
+        specs = self.specs()
+        checked = {}
+        for name, spec in specs.items():
+            if name not in hyper:
+                checked[name] = spec.default
+                continue
+            try:
+                checked[name] = spec.check(hyper[name])
+            except ValueError as err:
+                raise HyperError(name, str(err)) from None
+        unknown = sorted(set(hyper) - set(specs))
+        if unknown:
+            raise HyperError(unknown[0], f"not a hyperparameter of {self.name!r}")
+        return checked
 
 
 ALGORITHMS: dict[str, AlgorithmInfo] = {}
 
 
 def register_algorithm(
-    name: str, *, summary: str, privacy_model: str, spec: str = "", style: Mapping[str, Any] | None = None
+    name: str,
+    *,
+    summary: str,
+    privacy_model: str,
+    spec: str = "",
+    style: Mapping[str, Any] | None = None,
+    hyper: Mapping[str, Hyper] | None = None,
 ) -> Callable[[Callable[..., Policy]], Callable[..., Policy]]:
+    """Register ``make(env, T, epsilon, delta, rng, **hyper) -> Policy``. With a ``hyper`` table (one
+    :class:`~dpbench.contract.Hyper` per hyperparameter, as for mechanisms) ``make`` receives every declared value,
+    checked and with its default filled; configs are checked against the table before the first round."""
     if privacy_model not in PRIVACY_MODELS:
         raise ValueError(f"privacy_model must be one of {PRIVACY_MODELS}, got {privacy_model!r}")
 
     def decorator(make: Callable[..., Policy]) -> Callable[..., Policy]:
-        if name in ALGORITHMS and ALGORITHMS[name].make is not make:
+        known = ALGORITHMS.get(name)
+        if known is not None and getattr(known.make, "__wrapped__", known.make) is not make:
             raise ValueError(f"bandit algorithm {name!r} is registered twice")
-        ALGORITHMS[name] = AlgorithmInfo(name, make, summary, privacy_model, spec, dict(style or {}))
-        return make
+        info = AlgorithmInfo(name, make, summary, privacy_model, spec, dict(style or {}), dict(hyper or {}))
+        if hyper:
+            info.check_hyper({})  # every default passes its own declaration
+            info = replace(info, make=_checking(make, info))
+        ALGORITHMS[name] = info
+        return info.make
 
     return decorator
+
+
+def _checking(make: Callable[..., Policy], info: AlgorithmInfo) -> Callable[..., Policy]:
+    """``make`` called with the hyperparameters checked against ``info``'s table and its defaults filled."""
+
+    @functools.wraps(make)
+    def checked(env: Any, T: int, epsilon: float, delta: float, rng: Any, **hyper: Any) -> Policy:
+        return make(env, T, epsilon, delta, rng, **AlgorithmInfo.check_hyper(info, hyper))
+
+    return checked
 
 
 def get_algorithm(name: str) -> AlgorithmInfo:

@@ -45,6 +45,11 @@ def register(app: typer.Typer) -> None:
         runs = list(runs or [])
         if info.needs_runs and not runs:
             raise ValueError(f"analysis {name!r} needs at least one run folder")
+        if runs and not info.needs_runs:
+            raise ValueError(
+                f"analysis {name!r} reads no run (it computes from the data itself); drop "
+                f"{' '.join(map(str, runs))} and run `dpbench analyze {name}` alone"
+            )
         for run_dir in runs:
             if not run_dir.exists():
                 raise FileNotFoundError(f"run folder not found: {run_dir}")

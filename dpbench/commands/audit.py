@@ -95,6 +95,16 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option(help="rewrite the generated audit table in this markdown file")
         ] = None,
         doc_block: Annotated[str, typer.Option(help="name of the generated block --write-doc replaces")] = "audit",
+        run_n: Annotated[
+            int,
+            typer.Option(
+                help="white-box: also audit at a run's own setting with this many rows (lowered when a fit is "
+                "slow) and δ from --delta-rule; 0 = off"
+            ),
+        ] = 10_000,
+        delta_rule: Annotated[
+            str, typer.Option(help="δ of the run setting: '1/n^2', '1/n', '1/n^p' or a number (as in configs)")
+        ] = "1/n^2",
     ) -> None:
         """Privacy audit: white-box (releases) or black-box (θ̂); exit 1 if an honest mechanism is flagged."""
         from dpbench.audit.request import AuditRequest, run_audit
@@ -105,6 +115,7 @@ def register(app: typer.Typer) -> None:
             n_jobs=n_jobs, trials=trials, seed=seed, n=n, d=d, confidence=confidence, broken=broken,
             negative_controls=negative_controls, max_seconds=max_seconds,
             hyper=parse_hyper(hyper) if hyper else None, plot=plot, write_doc=write_doc, doc_block=doc_block,
+            run_n=run_n, delta_rule=delta_rule,
             command="dpbench " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else "dpbench audit",
         )  # fmt: skip
         outcome = run_audit(request, progress=lambda line: typer.echo(line, err=True))

@@ -10,13 +10,18 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from dpbench.commands._common import user_errors
+    from dpbench.commands._common import check_writable, user_errors
 
     @app.command()
     @user_errors
     def leaderboard(
         runs: Annotated[list[Path], typer.Argument(help="run folders (or folders holding runs) to rank together")],
-        out: Annotated[Path | None, typer.Option(help="output folder (default: <first run>/leaderboard)")] = None,
+        out: Annotated[
+            Path | None,
+            typer.Option(
+                "--out", "--out-dir", help="output folder (default: <first run>/leaderboard), relative to here"
+            ),
+        ] = None,
         epsilon: Annotated[
             float | None, typer.Option("--epsilon", "-e", help="print only this ε (the nearest in the runs)")
         ] = None,
@@ -30,6 +35,8 @@ def register(app: typer.Typer) -> None:
 
         if bootstrap < 10:
             raise ValueError(f"--bootstrap must be ≥ 10, got {bootstrap}")
+        folder = out or Path(runs[0]) / "leaderboard"
+        check_writable(folder)
         board = build_leaderboard(runs, replicates=bootstrap, seed=seed)
         shown = board.epsilons
         if epsilon is not None:
@@ -38,6 +45,5 @@ def register(app: typer.Typer) -> None:
             typer.echo(summary_markdown(board, eps) + "\n")
         for note in board.notes:
             typer.echo(f"note: {note}")
-        folder = out or Path(runs[0]) / "leaderboard"
         for path in [*write_leaderboard(board, folder), write_leaderboard_page(board, folder)]:
             typer.echo(f"wrote {path}")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from dpbench import registry
-from dpbench.commands._common import user_errors
+from dpbench.commands._common import default_configs_folder, user_errors
 from dpbench.contract import Hyper
 
 LIST_TOPICS = ("mechanisms", "datasets", "analyses", "configs", "keys")
@@ -72,14 +72,9 @@ def _echo_parameters(params: dict[str, Any], title: str) -> None:
         typer.echo("  (none)")
 
 
-def default_configs_folder() -> Path:
-    """``configs/`` of the current folder, else the one beside the package (a clone or an editable install)."""
-    here = Path("configs")
-    return here if here.is_dir() else Path(__file__).resolve().parents[2] / "configs"
-
-
 def _list_configs(folder: Path) -> None:
-    """Every ``*.yaml`` under ``folder``: its path, title and trial count (cells × trials), or why it is invalid."""
+    """Every ``*.yaml`` under ``folder``: its name (what ``dpbench run NAME`` takes), trial count (cells × trials)
+    and title, or why it is invalid."""
     from dpbench.config import load_config
 
     if not folder.is_dir():
@@ -87,14 +82,21 @@ def _list_configs(folder: Path) -> None:
     paths = sorted(folder.rglob("*.yaml"))
     if not paths:
         raise FileNotFoundError(f"no *.yaml config under {folder}")
-    width = max(len(str(p)) for p in paths)
-    for path in paths:
+    typer.echo(f"configs in {folder} (run one by name, e.g. dpbench run {config_name(paths[0], folder)}):")
+    names = [config_name(path, folder) for path in paths]
+    width = max(len(name) for name in names)
+    for path, name in zip(paths, names, strict=True):
         try:
             cfg = load_config(path)
         except ValueError as err:
-            typer.echo(f"{str(path):<{width}}  invalid: {err}")
+            typer.echo(f"{name:<{width}}  invalid: {err}")
             continue
-        typer.echo(f"{str(path):<{width}}  {trial_count_text(cfg):<44} {cfg.title or cfg.name}")
+        typer.echo(f"{name:<{width}}  {trial_count_text(cfg):<44} {cfg.title or cfg.name}")
+
+
+def config_name(path: Path, folder: Path) -> str:
+    """``ihm/ihm_fig02`` for ``<folder>/ihm/ihm_fig02.yaml``: the name ``dpbench run`` resolves."""
+    return path.relative_to(folder).with_suffix("").as_posix()
 
 
 def trial_count_text(cfg: Any) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from dpbench.commands._common import user_errors
+from dpbench.commands._common import check_writable, user_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -26,6 +26,10 @@ def register(app: typer.Typer) -> None:
         style: Annotated[str | None, typer.Option(help="column keying line styles/markers")] = None,
         stat: Annotated[str | None, typer.Option(help="mean | median")] = None,
         interval: Annotated[str | None, typer.Option(help="normal | bootstrap | none (95% band)")] = None,
+        resamples: Annotated[int | None, typer.Option(help="bootstrap resamples (--interval bootstrap)")] = None,
+        seed: Annotated[
+            int | None, typer.Option(help="bootstrap seed: the same run always gives the same bands")
+        ] = None,
         logx: Annotated[bool | None, typer.Option("--logx/--linearx", help="log-scale x axis")] = None,
         logy: Annotated[bool | None, typer.Option("--logy/--lineary", help="log-scale y axis")] = None,
         refs: Annotated[bool | None, typer.Option("--refs/--no-refs", help="draw OLS and θ=0 reference lines")] = None,
@@ -41,7 +45,12 @@ def register(app: typer.Typer) -> None:
         fit_max: Annotated[float | None, typer.Option(help="fit on x ≤ this value")] = None,
         fit_draw: Annotated[bool | None, typer.Option("--fit-draw", help="also draw the fitted lines")] = None,
         out: Annotated[
-            str | None, typer.Option(help="file stem of the figure (default figure_<metric>[_vs_<x>])")
+            str | None,
+            typer.Option(help="file stem of the figure (default figure_<metric>[_vs_<x>]); a path is from here"),
+        ] = None,
+        out_dir: Annotated[
+            Path | None,
+            typer.Option(help="folder for the figures (default: each run's folder), relative to where you are"),
         ] = None,
     ) -> None:
         """Draw every figure preset of the config (plot: / plots:) for each run under PATH (PNG + PDF).
@@ -56,6 +65,8 @@ def register(app: typer.Typer) -> None:
             style=style,
             stat=stat,
             interval=interval,
+            resamples=resamples,
+            seed=seed,
             logx=logx,
             logy=logy,
             refs=refs,
@@ -66,13 +77,19 @@ def register(app: typer.Typer) -> None:
             fit_min=fit_min,
             fit_max=fit_max,
             fit_draw=fit_draw,
-            out=out,
+            out=None if out is None else out_stem(out),
         )
         check_plot_flags(flags)
-        plot_paths(path, only=preset, **flags)
+        plot_paths(path, only=preset, out_dir=out_dir, **flags)
 
 
-def plot_paths(path: Path, only: str | None = None, **overrides: Any) -> list[Path]:
+def out_stem(out: str) -> str:
+    """``--out``: a bare stem is written in the output folder; a stem with a folder part is taken from the current
+    folder (made absolute, so it is not read from the run folder)."""
+    return str(Path(out).resolve()) if Path(out).parent != Path(".") else out
+
+
+def plot_paths(path: Path, only: str | None = None, out_dir: Path | None = None, **overrides: Any) -> list[Path]:
     """Draw the figures of every run under ``path`` (see :func:`dpbench.analysis.figures.presets.presets`); print
     slope tables."""
     from dpbench.analysis.figures.presets import plot_presets
@@ -84,7 +101,9 @@ def plot_paths(path: Path, only: str | None = None, **overrides: Any) -> list[Pa
         raise FileNotFoundError(f"no run (a folder with trials.csv) found under {path}")
     written: list[Path] = []
     for run_dir in runs:
-        for drawing in plot_presets(run_dir, overrides, only):
+        folder = None if out_dir is None else (out_dir if len(runs) == 1 else out_dir / run_dir.name)
+        check_writable(folder or run_dir)
+        for drawing in plot_presets(run_dir, overrides, only, out_dir=folder):
             written.extend(drawing.files)
             for file in drawing.files:
                 typer.echo(f"wrote {file}")

@@ -10,7 +10,7 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    from dpbench.commands._common import user_errors
+    from dpbench.commands._common import check_writable, user_errors
 
     @app.command()
     @user_errors
@@ -24,6 +24,10 @@ def register(app: typer.Typer) -> None:
         analyses: Annotated[
             bool, typer.Option("--analyses/--no-analyses", help="run the analyses the config names")
         ] = True,
+        out_dir: Annotated[
+            Path | None,
+            typer.Option(help="folder for the report and its figures (default: the run folder), relative to here"),
+        ] = None,
     ) -> None:
         """Write report.md (+ report.html with embedded figures) for runs of any kind: every figure preset with
         its points (stat ± 95% CI per curve and x, best marked) and slopes, the analyses the config names under
@@ -35,5 +39,10 @@ def register(app: typer.Typer) -> None:
         if not runs:
             raise FileNotFoundError(f"no run (a folder with trials.csv) found under {path}")
         for run_dir in runs:
-            for written in write_report(run_dir, metrics=metric or None, html_page=html, analyses=analyses):
+            folder = None if out_dir is None else (out_dir if len(runs) == 1 else out_dir / run_dir.name)
+            check_writable(folder or run_dir)
+            written_files = write_report(
+                run_dir, metrics=metric or None, html_page=html, analyses=analyses, out_dir=folder
+            )
+            for written in written_files:
                 typer.echo(f"wrote {written}")

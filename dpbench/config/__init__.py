@@ -24,6 +24,9 @@ from dpbench.config.fields import ConfigError, fail
 
 __all__ = ["ConfigError", "load_config", "parse_config"]
 
+#: suffixes of data files a user may give in place of a config
+DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".gz", ".parquet", ".xlsx")
+
 
 def parse_config(raw: Any, *, source: str = "<config>") -> Any:
     """Validate a config mapping (as loaded from YAML) with the schema of its ``kind`` (default regression)."""
@@ -47,7 +50,15 @@ def load_config(path: str | Path, **overrides: Any) -> Any:
             f"`dpbench plot {path}` draws the runs under it)"
         )
     if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+        raise ConfigError(
+            f"config file not found: {path} (the configs shipped with dpbench, by name: dpbench list configs)"
+        )
+    if path.suffix.lower() in DATA_SUFFIXES:
+        raise ConfigError(
+            f"{path} is a data file, not a config: a config is a YAML file (name:, datasets:, mechanisms:, …) whose "
+            f"datasets: list can read it with {{loader: csv, options: {{path: {path.name}, target: …, bounds: …}}}} "
+            "(docs/byo_tutorial.md)"
+        )
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:

@@ -211,6 +211,12 @@ def check_names(given: dict[str, Any], allowed: dict[str, Any], where: str, what
         raise fail(f"{where}.{unknown[0]}", registry.unknown_name(what, unknown[0], allowed, of=of, see=see))
 
 
+def key_error_text(err: KeyError) -> str:
+    """A KeyError's message as written (``str(err)`` quotes it; stripping those quotes ate a quote of the message
+    itself: ``No module named 'my_mech``)."""
+    return str(err.args[0]) if err.args else str(err)
+
+
 def parse_component(
     raw: Any, where: str, name_key: str, keys: set[str], lookup, params_key: str, allowed_of, what: str
 ) -> tuple[Any, dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
@@ -229,7 +235,7 @@ def parse_component(
     try:
         info = lookup(raw[name_key])
     except KeyError as err:
-        raise fail(f"{where}.{name_key}", str(err).strip("\"'")) from None
+        raise fail(f"{where}.{name_key}", key_error_text(err)) from None
     params = raw.get(params_key) or {}
     if not isinstance(params, dict):
         raise fail(f"{where}.{params_key}", f"must be a mapping, got {params!r}")

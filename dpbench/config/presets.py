@@ -7,42 +7,58 @@ from __future__ import annotations
 from typing import Any
 
 from dpbench import registry
-from dpbench.config.fields import NAME, check_keys, fail, number, positive_int
+from dpbench.config.fields import NAME, check_keys, fail, key_error_text, number, positive_int
 
 #: options of one figure preset (``plot:``, each entry of ``plots:``, and the flags of ``dpbench plot``)
-PLOT_KEYS = {
-    "metric": "metric column drawn on y (or 'excess' = train MSE − OLS train MSE)",
-    "metrics": "several metrics: one figure each",
-    "x": "numeric CSV column on the x axis (default epsilon)",
-    "hue": "column keying the curves' colours (default label)",
-    "panel": "column keying the panels (default dataset)",
-    "row": "column keying the rows of a panel grid (panels then go in columns)",
-    "style": "column keying line style and marker (default: each mechanism's registered style)",
-    "stat": "mean | median: the point drawn",
-    "interval": "normal | bootstrap | none: the 95% band (normal: stat ± 1.96·se; bootstrap: seeded percentile)",
-    "resamples": "bootstrap resamples (default 1000)",
-    "seed": "bootstrap seed (default 0): the same run always gives the same bands",
-    "logx": "log x axis (default: when x is ε or spans ≥ 50×)",
-    "logy": "log y axis",
-    "zero_below": "log y: centres ≤ zero_below × the panel's largest are dropped as numerical zeros (default 1e-10)",
-    "refs": "draw the dataset's OLS and θ = 0 lines (train MSE / excess)",
-    "hlines": "horizontal reference lines: [y, {y: 1.0, label: text}]",
-    "ref_slopes": "reference power laws (grey dotted): [{slope: -0.5, label: text, through: curve label}], one "
-    "through the first point of each curve of that label (of every non-baseline curve without through)",
-    "where": "keep only rows with {column: value | [values]}",
-    "pool": "columns pooled into one point instead of splitting curves (e.g. [data_draw])",
-    "baseline": "rows {column: value} drawn as grey dashed reference curves in every panel they share",
-    "tag_models": "append [central]/[local]/[non-private] to legend entries when privacy models mix",
-    "fit": "fit log(stat) = a + b·log(x) per curve; print the slopes b with a 95% CI (and write slopes_*.csv)",
-    "fit_min": "fit on x ≥ fit_min only",
-    "fit_max": "fit on x ≤ fit_max only",
-    "fit_draw": "also draw the fitted lines and their slopes in the panels",
-    "title": "figure title (default: the config's; '' hides it)",
-    "caption": "figure caption (default: the config's; '' hides it)",
-    "ncols": "panels per row",
-    "annotate": "a registered point annotation (dpbench.registry.register_annotation)",
-    "out": "file stem of the figure (default figure_<preset name>, or figure_<metric>[_vs_<x>])",
+#: every option of a figure preset, declared once: name → (default, meaning). ``dpbench plot`` fills the
+#: defaults (:data:`DEFAULTS`), the schema checks the values (:func:`parse_plot_options`), ``dpbench list keys``
+#: and docs show the meanings (:data:`PLOT_KEYS`). ``metrics`` (several figures) has no default of its own.
+PRESET_OPTIONS: dict[str, tuple[Any, str]] = {
+    "metric": ("train_mse", "metric column drawn on y (or 'excess' = train MSE − OLS train MSE)"),
+    "metrics": (None, "several metrics: one figure each"),
+    "x": ("epsilon", "numeric CSV column on the x axis (default epsilon)"),
+    "hue": ("label", "column keying the curves' colours (default label)"),
+    "panel": ("dataset", "column keying the panels (default dataset)"),
+    "row": (None, "column keying the rows of a panel grid (panels then go in columns)"),
+    "style": (None, "column keying line style and marker (default: each mechanism's registered style)"),
+    "stat": ("mean", "mean | median: the point drawn"),
+    "interval": (
+        "normal",
+        "normal | bootstrap | none: the 95% band (normal: stat ± 1.96·se; bootstrap: seeded percentile)",
+    ),
+    "resamples": (1000, "bootstrap resamples (default 1000)"),
+    "seed": (0, "bootstrap seed (default 0): the same run always gives the same bands"),
+    "logx": (None, "log x axis (default: when x is ε or spans ≥ 50×)"),
+    "logy": (False, "log y axis"),
+    "zero_below": (
+        1e-10,
+        "log y: centres ≤ zero_below × the panel's largest are dropped as numerical zeros (default 1e-10)",
+    ),
+    "refs": (True, "draw the dataset's OLS and θ = 0 lines (train MSE / excess)"),
+    "hlines": ((), "horizontal reference lines: [y, {y: 1.0, label: text}]"),
+    "ref_slopes": (
+        (),
+        "reference power laws (grey dotted): [{slope: -0.5, label: text, through: curve label}], one through the "
+        "first point of each curve of that label (of every non-baseline curve without through)",
+    ),
+    "where": (None, "keep only rows with {column: value | [values]}"),
+    "pool": ((), "columns pooled into one point instead of splitting curves (e.g. [data_draw])"),
+    "baseline": (None, "rows {column: value} drawn as grey dashed reference curves in every panel they share"),
+    "tag_models": (False, "append [central]/[local]/[non-private] to legend entries when privacy models mix"),
+    "fit": (False, "fit log(stat) = a + b·log(x) per curve; print the slopes b with a 95% CI (and write slopes_*.csv)"),
+    "fit_min": (None, "fit on x ≥ fit_min only"),
+    "fit_max": (None, "fit on x ≤ fit_max only"),
+    "fit_draw": (False, "also draw the fitted lines and their slopes in the panels"),
+    "title": (None, "figure title (default: the config's; '' hides it)"),
+    "caption": (None, "figure caption (default: the config's; '' hides it)"),
+    "ncols": (None, "panels per row"),
+    "annotate": (None, "a registered point annotation (dpbench.registry.register_annotation)"),
+    "out": (None, "file stem of the figure (default figure_<preset name>, or figure_<metric>[_vs_<x>])"),
 }
+#: option → meaning
+PLOT_KEYS = {name: meaning for name, (_default, meaning) in PRESET_OPTIONS.items()}
+#: option → default (of one figure: ``metrics`` excluded)
+DEFAULTS: dict[str, Any] = {name: default for name, (default, _meaning) in PRESET_OPTIONS.items() if name != "metrics"}
 PLOT_STATS = ("mean", "median")
 PLOT_INTERVALS = ("normal", "bootstrap", "none")
 PLOT_STRINGS = ("metric", "x", "hue", "panel", "row", "style", "title", "caption", "annotate", "out")
@@ -182,7 +198,7 @@ def parse_analyses(value: Any) -> list[dict[str, Any]]:
         try:
             registry.get_analysis(item["name"])
         except KeyError as err:
-            raise fail(f"{where}.name", str(err).strip("\"'")) from None
+            raise fail(f"{where}.name", key_error_text(err)) from None
         options = item.get("options") or {}
         if not isinstance(options, dict):
             raise fail(f"{where}.options", f"must be a mapping, got {options!r}")

@@ -15,6 +15,8 @@ Options (config ``datasets[i].options``)::
     y_bound: 1000.0              # ... |y_i| ≤ y_bound (labels clipped)
     feature_ranges: {area: [0, 500]}   # or per-column ranges (every feature), with
     target_range: [0, 2000]            # a target range, instead of x_bound / y_bound
+    clip: clip                   # declared: clip rows beyond the bounds (counted, said by dpbench run, the figure
+                                 # notes and the report), or error: refuse the file if any training row is beyond
 
 **Preprocessing modes.** ``bounds: declared`` is what a deployment can do privately: the user states the bounds, the
 training rows are clipped to them and rescaled by the *declared* constants so that ‖x_i‖ ≤ 1 and |y_i| ≤ 1 —
@@ -22,7 +24,11 @@ either x ← clip_{x_bound}(x)/x_bound, y ← clip(y, ±y_bound)/y_bound, or per
 mid_j)/(half_j·√d), y = (clip(y, lo, hi) − mid)/half. Nothing is read off the data. ``bounds: benchmark`` is the
 papers' data-dependent normalisation (y/max|y_train|, X/max‖x_train‖, optional z-score with ``standardize``): it looks
 at the private data and is **not private**; it is named in the trials' ``data.bounds`` column, datasets.json and the
-figure notes. Test rows get the same affine maps (never clipped).
+figure notes. Test rows get the same affine maps (never clipped). So every MSE a run records (train_mse, test_mse,
+excess_train_mse) is on this normalised scale, (y / y_bound)² (y / max|y_train| with benchmark bounds): multiply by
+y_bound² for the data's own units. Clipped rows are counted (``rows_clipped_x``, ``labels_clipped_y``; ``clip:
+error`` refuses them) and a benchmark scale set by an outlier is measured (``x_outlier_ratio``, ``y_outlier_ratio``:
+max / 99th percentile); ``dpbench run``, the figure notes and the report say both.
 
 Bad data raises one ValueError naming file, row and column: missing values (unless ``missing: drop``), non-numeric
 columns, an unknown column, a constant target, fewer training rows than feature columns, bad split labels.
@@ -30,6 +36,7 @@ columns, an unknown column, a constant target, fewer training rows than feature 
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +52,7 @@ from dpbench.registry import register_dataset
 
 BOUNDS_MODES = ("declared", "benchmark")
 MISSING_MODES = ("error", "drop")
+CLIP_MODES = ("clip", "error")
 NOT_PRIVATE = "benchmark (data-dependent normalisation, NOT private)"
 
 
@@ -58,6 +66,7 @@ class Preprocessing:
     feature_ranges: Mapping[str, tuple[float, float]] | None = None
     target_range: tuple[float, float] | None = None
     standardize: bool = False
+    clip: str = "clip"
     label: str = field(default="", compare=False)
 
     @property
@@ -96,8 +105,15 @@ def check_preprocessing(
     feature_ranges: Mapping[str, Any] | None = None,
     target_range: Sequence[float] | None = None,
     standardize: bool = False,
+    clip: str = "clip",
 ) -> Preprocessing:
     """Validate the bounds options (``where`` prefixes every message, e.g. the file name)."""
+    if clip not in CLIP_MODES:
+        raise _fail(
+            where,
+            f"option clip must be 'clip' (rows beyond the declared bounds are clipped and counted) or 'error' "
+            f"(refuse them), got {clip!r}",
+        )
     if bounds not in BOUNDS_MODES:
         raise _fail(
             where,
@@ -130,6 +146,7 @@ def check_preprocessing(
         y_bound=None if y_bound is None else _positive(y_bound, "y_bound", where),
         feature_ranges=ranges,
         target_range=None if target_range is None else _range(target_range, "target_range", where),
+        clip=clip,
     )
 
 
@@ -176,6 +193,14 @@ def declared_scaling(
     y_clipped = np.clip(y_train, y_lo, y_hi)
     y_mid, y_half = (y_lo + y_hi) / 2, (y_hi - y_lo) / 2
     info = {"rows_clipped_x": n_clipped, "labels_clipped_y": int((y_clipped != y_train).sum())}
+    if prep.clip == "error" and (info["rows_clipped_x"] or info["labels_clipped_y"]):
+        n = len(y_train)
+        raise _fail(
+            where,
+            f"clip: error, and {info['rows_clipped_x']} of {n} training rows lie beyond the declared feature "
+            f"bounds, {info['labels_clipped_y']} labels beyond the target bound; widen the declared bounds (they "
+            "must hold for any possible record) or set clip: clip to clip them",
+        )
     return X_train, (y_clipped - y_mid) / y_half, X_test, (y_test - y_mid) / y_half, info
 
 
@@ -185,9 +210,21 @@ def benchmark_scaling(
     """The papers' recipe: optional z-score, y/max|y_train|, X/max‖x_train‖ (spec 004 §5.3) — not private."""
     if prep.standardize:
         X_train, X_test = standardize_features(X_train, X_test)
+    outliers = {
+        "x_outlier_ratio": outlier_ratio(np.linalg.norm(X_train, axis=1)),
+        "y_outlier_ratio": outlier_ratio(np.abs(y_train)),
+    }
     y_train, y_test, y_scale = scale_labels(y_train, y_test)
     X_train, X_test, x_scale = normalize_rows(X_train, X_test)
-    return X_train, y_train, X_test, y_test, {"x_scale": x_scale, "y_scale": y_scale}
+    return X_train, y_train, X_test, y_test, {"x_scale": x_scale, "y_scale": y_scale, **outliers}
+
+
+def outlier_ratio(sizes: np.ndarray) -> float:
+    """max / 99th percentile of the rows' sizes (‖x_i‖ or |y_i|): how far the largest row, which sets the
+    ``bounds: benchmark`` scale, stands out (1 = no outlier; 1e12 when 99% of the rows are 0)."""
+    q99 = float(np.quantile(sizes, 0.99))
+    top = float(np.max(sizes))
+    return top / q99 if q99 > 0 else (1.0 if top == 0 else 1e12)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -227,6 +264,9 @@ def assemble(
     y_train = y[train]
     if np.all(y_train == y_train[0]):
         raise _fail(where, f"target column {target_name!r} is constant ({y_train[0]:g}) in the training rows")
+    constant = [name for name, column in zip(feature_names, X[train].T, strict=True) if np.all(column == column[0])]
+    if constant:
+        meta = {**meta, "constant_features": ", ".join(constant)}
     parts = (X[train], y_train, X[test], y[test])
     if prep.bounds == "declared":
         X_tr, y_tr, X_te, y_te, info = declared_scaling(*parts, prep, feature_names, where)
@@ -261,9 +301,13 @@ def read_table(path: Path, delimiter: str, header: bool) -> pd.DataFrame:
     """The CSV as strings-or-numbers, columns named by the header (or 0, 1, ...); errors name the file."""
     if not isinstance(delimiter, str) or not delimiter:
         raise _fail(str(path), f"delimiter must be a non-empty string, got {delimiter!r}")
+    if path.is_dir():
+        raise _fail(str(path), "is a folder, not a CSV file; give the file itself (option path)")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: CSV file not found (a relative path is read from the config's folder)")
     note_read(path)
+    if header:
+        check_header(path, delimiter)
     try:
         frame = pd.read_csv(
             path,
@@ -280,6 +324,32 @@ def read_table(path: Path, delimiter: str, header: bool) -> pd.DataFrame:
     if frame.empty:
         raise _fail(str(path), "no data rows")
     return frame
+
+
+def check_header(path: Path, delimiter: str) -> None:
+    """The header line read as text: a duplicate column name is an error (pandas would rename it ``age.1``), and a
+    file whose header has no ``delimiter`` but another usual separator gets the option to set."""
+    with path.open(encoding="utf-8", errors="replace") as file:
+        line = file.readline().rstrip("\r\n")
+    if len(delimiter) == 1:
+        names = [name.strip().strip('"') for name in next(csv.reader([line], delimiter=delimiter), [])]
+        seen: dict[str, int] = {}
+        for position, name in enumerate(names, start=1):
+            if name in seen:
+                raise _fail(
+                    str(path),
+                    f"duplicate column name {name!r} (columns {seen[name]} and {position} of the header); rename one",
+                )
+            seen[name] = position
+        if len(names) <= 1:
+            for other in (";", "\t", "|"):
+                if line.count(other) >= 1:
+                    shown = "\\t" if other == "\t" else other
+                    raise _fail(
+                        str(path),
+                        f"the header has no {delimiter!r} but {line.count(other)} {shown!r}: set the loader option "
+                        f'delimiter: "{shown}"',
+                    )
 
 
 def _line(row: int, header: bool) -> str:
@@ -359,6 +429,7 @@ def load_csv(
     feature_ranges: dict[str, list[float]] | None = None,
     target_range: list[float] | None = None,
     standardize: bool = False,
+    clip: str = "clip",
     title: str | None = None,
 ) -> Dataset:
     """Load a numeric CSV (module docstring); ``title`` names the panels (default: the file's stem)."""
@@ -374,6 +445,7 @@ def load_csv(
         feature_ranges=feature_ranges,
         target_range=target_range,
         standardize=standardize,
+        clip=clip,
     )
     frame = read_table(file, delimiter, bool(header))
     target_col = _column(frame, frame.columns[-1] if target is None else target, "target", where)

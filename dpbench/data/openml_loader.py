@@ -86,6 +86,7 @@ def load_openml(
     y_bound: float | None = None,
     feature_ranges: dict[str, list[float]] | None = None,
     target_range: list[float] | None = None,
+    clip: str = "clip",
 ) -> Dataset:
     """OpenML dataset ``data_id`` (default 505 = Tecator): X = all non-target columns, y = ``target`` (default: the
     dataset's default target). The split and preprocessing options are those of ``loader: csv``
@@ -100,6 +101,7 @@ def load_openml(
         feature_ranges=feature_ranges,
         target_range=target_range,
         standardize=standardize,
+        clip=clip,
     )
     openml = _import_openml()
     root = openml_cache_root(cache_dir)

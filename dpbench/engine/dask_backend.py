@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from dpbench.config import ConfigError
-from dpbench.engine.schema import Config
+from dpbench.config.base import BaseConfig as Config
 
 #: seconds to wait for a remote scheduler before giving up
 CONNECT_TIMEOUT = 30

@@ -38,7 +38,8 @@ class Trial:
     "<source digest>")``; ``group``: (dataset, mechanism, ε) in words (plan tables, reasons); ``keys``: its planned row
     keys over ``Plan.key_columns`` (one per row it returns); ``fixed``: columns whose values are positions in the
     current config (the ε index, the curve label), set at assembly; ``handle``: the task's own reference to it
-    (given back to ``task.subset``).
+    (given back to ``task.subset``); ``aliases``: other names of its dataset and mechanism (the loader, the
+    registered mechanism), which ``-d/-m`` also accept.
     """
 
     slot: str
@@ -47,6 +48,7 @@ class Trial:
     keys: tuple[tuple, ...]
     fixed: tuple[tuple[str, Any], ...] = ()
     handle: Any = None
+    aliases: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
 
 def canonical(value: Any) -> str:

@@ -40,6 +40,7 @@ import functools
 import os
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -162,6 +163,18 @@ def display_label(entry: DatasetEntry, dataset: Dataset | None) -> str:
     return entry.loader
 
 
+def entry_aliases(entry: DatasetEntry) -> tuple[str, ...]:
+    """Other names ``-d`` accepts for an entry: its loader, and for a file loader its ``title`` option or the
+    file's stem (the panel title when the entry has no label)."""
+    options = dict(entry.options)
+    names = [entry.loader]
+    if isinstance(options.get("title"), str):
+        names.append(options["title"])
+    elif isinstance(options.get("path"), str):
+        names.append(Path(options["path"]).stem)
+    return tuple(names)
+
+
 def dataset_id(entry: DatasetEntry, label: str) -> str:
     """Unique per concrete dataset: the label plus any swept options."""
     return swept_id(label, entry.options, entry.swept)
@@ -282,6 +295,7 @@ class Task:
                     ((self.entry.loader, unit.mech.label, unit.eps_index, t, *draw),),
                     fixed,
                     (u, t),
+                    (entry_aliases(self.entry), (unit.mech.mechanism,)),
                 )
                 for t in range(self.trial_start, self.trial_stop)
             ]

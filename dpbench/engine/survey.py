@@ -1,8 +1,9 @@
 """Seeing and slicing a plan: ``-d/-m/-e`` selections and the ``--dry-run`` table with its time estimate.
 
 A selection keeps the planned trials whose dataset, mechanism and ε match (each option repeatable; a name matches
-an entry's label exactly or as the prefix of a swept entry, ``adassp`` ↔ ``adassp (rho=0.05)``; an ε matches its
-value). The dry-run table lists, per dataset × mechanism × ε, the trials the config plans, how many the store holds
+an entry's label or its loader / mechanism name, case-insensitively, exactly or as the prefix of a swept entry,
+``adassp`` ↔ ``adassp (rho=0.05)``; an ε matches its value as printed, to 6 significant digits).
+The dry-run table lists, per dataset × mechanism × ε, the trials the config plans, how many the store holds
 and how many would run, with an estimate of the time: the mean measured wall time per trial of the store's trials
 of the same dataset and mechanism (else of the dataset, else of the run), divided over the workers.
 """
@@ -39,14 +40,26 @@ class Selection:
         }
 
 
+#: an ε typed as printed (``{:g}``, 6 significant digits) is within this relative distance of the value
+EPSILON_REL_TOL = 1e-5
+
+
 def name_matches(name: str, wanted: str) -> bool:
-    """``wanted`` names ``name`` exactly, or is the entry name of a swept instance (``pol [n=1000]``, ``adassp
-    (rho=0.1)``)."""
+    """``wanted`` names ``name`` (case-insensitively) exactly, or is the entry name of a swept instance
+    (``pol [n=1000]``, ``adassp (rho=0.1)``)."""
+    name, wanted = name.casefold(), str(wanted).casefold()
     return name == wanted or name.startswith((f"{wanted} (", f"{wanted} ["))
 
 
 def epsilon_matches(value: float, wanted: float) -> bool:
-    return value == wanted or math.isclose(value, wanted, rel_tol=1e-12)
+    """ε as printed: 0.251189 matches 0.25118864315095796 (relative tolerance :data:`EPSILON_REL_TOL`)."""
+    return value == wanted or math.isclose(value, wanted, rel_tol=EPSILON_REL_TOL)
+
+
+def trial_names(trial: Trial, axis: int) -> tuple[Any, ...]:
+    """The names a trial answers to on ``axis`` (0 dataset, 1 mechanism, 2 ε): its label, then its aliases."""
+    aliases = trial.aliases[axis] if axis < 2 else ()
+    return (trial.group[axis], *aliases)
 
 
 def select(items: list[tuple[Any, Trial]], selection: Selection | None) -> list[tuple[Any, Trial]]:
@@ -59,16 +72,27 @@ def select(items: list[tuple[Any, Trial]], selection: Selection | None) -> list[
         ("-e/--epsilon", 2, selection.epsilons, epsilon_matches),
     ]
     for option, axis, wanted, matches in axes:
-        present = list(dict.fromkeys(trial.group[axis] for _, trial in items))
+        present = list(dict.fromkeys(trial_names(trial, axis) for _, trial in items))
         for value in wanted:
-            if not any(matches(p, value) for p in present):
-                shown = ", ".join(f"{p:g}" if isinstance(p, float) else str(p) for p in present)
+            if not any(matches(p, value) for names in present for p in names):
+                shown = ", ".join(_names_text(names) for names in present)
                 raise ConfigError(f"{option} {value!r} matches nothing in the config; it has: {shown}")
     return [
         (task, trial)
         for task, trial in items
-        if all(not wanted or any(matches(trial.group[axis], w) for w in wanted) for _, axis, wanted, matches in axes)
+        if all(
+            not wanted or any(matches(p, w) for p in trial_names(trial, axis) for w in wanted)
+            for _, axis, wanted, matches in axes
+        )
     ]
+
+
+def _names_text(names: tuple[Any, ...]) -> str:
+    """``AdaSSP [Wang '18] (adassp)``, ``0.251189``: a label, with its other names when they differ."""
+    if isinstance(names[0], float):
+        return f"{names[0]:g}"
+    others = [str(n) for n in dict.fromkeys(names[1:]) if str(n) != str(names[0])]
+    return f"{names[0]} ({', '.join(others)})" if others else str(names[0])
 
 
 def workers(n_jobs: int) -> int:

@@ -221,3 +221,30 @@ def test_report_counts_fallbacks(two_runs):
     first, _ = two_runs
     text = write_report(first, metrics=["train_mse"])[0].read_text()
     assert "**Fallback**: tukey_em at ε = " in text and "in every trial on" in text
+
+
+def test_wide_intervals_say_why_a_last_rank_has_no_loss_and_intervals_stop_at_zero(tmp_path):
+    """Issue 39 item 7: a mechanism ranked last on every dataset, with one wild trial per cell, has intervals that
+    overlap everything (0 wins, 0 losses): a note says the rank orders the means only; r ≥ 0 bounds every interval."""
+    cells = {}
+    for d in "abc":
+        cells[(d, "good")] = [1.1, 1.1, 1.2]
+        cells[(d, "mid")] = [1.3, 1.3, 1.4]
+        cells[(d, "wild")] = [1.0, 1.0, 40.0]  # r = 0, 0, 19.5: mean 6.5, normal interval reaching below 0
+    board = build_leaderboard([fake_run(tmp_path / "r", cells)], replicates=50)
+    wild = board.summary.set_index("label").loc["wild"]
+    assert wild["mean_rank"] == 3.0 and (wild["wins"], wild["losses"]) == (0, 0)
+    assert (board.cells["lo"] >= 0).all()
+    (note,) = [n for n in board.notes if "wild" in n]
+    assert "mean rank 3.00 of 3 but 0 wins and 0 losses" in note and "R ≤ 3 trials" in note
+    assert "datasets where the 95% intervals separate / overlap" in summary_markdown(board, 1.0)
+
+
+def test_not_private_datasets_are_flagged(tmp_path):
+    cells = {(d, lab): [1.1 + i / 10] for d in "ab" for i, lab in enumerate(["x", "y"])}
+    run_ = fake_run(tmp_path / "r", cells)
+    run_.datasets["b"]["meta"] = {"bounds": "benchmark"}
+    board = build_leaderboard([run_], replicates=20)
+    assert board.not_private == ["b"]
+    assert "datasets (‡ 1 not private)" in summary_markdown(board, 1.0).splitlines()[0]
+    assert any(n.startswith("Not private: b (bounds: benchmark") for n in board.notes)

@@ -238,7 +238,7 @@ def test_build_figure_panels_curves_legend(run_dir):
         assert len(ax.collections) >= 2  # shaded bands
     ihm = curve_lines(axes[0])[0]
     assert ihm.get_color() == "green" and ihm.get_marker() == "D" and ihm.get_linestyle() == "--"
-    assert axes[0].get_ylabel() == "Train MSE"
+    assert axes[0].get_ylabel() == "Train MSE [(y / y_bound)²]"  # the unit of the normalised scale (issue 39)
     legend_texts = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend_texts[:2] == ["IHM", "AdaSSP"]
     texts = " ".join(t.get_text() for t in fig.texts)

@@ -169,10 +169,11 @@ def data_dependent_sequence(X, y, epsilon, delta, rng):
 # local randomisers: one Gaussian report x_i y_i + N(0, s²I) per user, replace-one (‖xy − x′y′‖ ≤ 2)
 
 
-def _reports(X, y, epsilon, delta, rng, per_user=None, aggregate="none", declared=1.0):
+def _reports(X, y, epsilon, delta, rng, per_user=None, aggregate="none", declared=1.0, factors=None):
     s = sigma_agm(epsilon, delta, 2.0)
     rows = X * y[:, None]
-    factors = np.ones(len(y)) if per_user is None else per_user(len(y))
+    if factors is None:
+        factors = np.ones(len(y)) if per_user is None else per_user(len(y))
     noisy = rows + (s * factors)[:, None] * rng.standard_normal(rows.shape)
     value = noisy if aggregate == "none" else noisy.mean(axis=0)
     return released("x·y per user", value, rows, scale=declared * s, sensitivity=2.0, users=True, aggregate=aggregate)
@@ -233,6 +234,174 @@ def undeclared_ssp_x04(X, y, epsilon, delta, rng):
                            xty + s * rng.standard_normal(d))  # fmt: skip
 
 
+# ------------------------------------------------------------------------------------------------------------
+# issue 36: kinds that passed the audit of issue 30 (written here; the real plug-ins of these kinds are kept back)
+
+
+def _releases(X, y, epsilon, delta, rng, s, declared=None):
+    """The three SSP releases at noise std ``s`` (declared ``declared``), returned as values."""
+    d = X.shape[1]
+    declared = s if declared is None else declared
+    xtx, xty = X.T @ X, X.T @ y
+    lam = float(np.linalg.eigvalsh(xtx)[0])
+    lam_r = released("λ_min(XᵀX)", lam + s * rng.standard_normal(), lam, scale=declared, sensitivity=1.0)
+    xtx_r = released("XᵀX", xtx + s * symmetric_gaussian(d, rng), xtx, scale=declared, sensitivity=1.0,
+                     symmetric=True)  # fmt: skip
+    xty_r = released("XᵀY", xty + s * rng.standard_normal(d), xty, scale=declared, sensitivity=1.0)
+    return lam_r, xtx_r, xty_r
+
+
+def _solve(lam_r, xtx_r, xty_r, s, extra_ridge=0.0):
+    d = xty_r.size
+    return np.linalg.solve(xtx_r + (_ridge(lam_r, s, d) + extra_ridge) * np.eye(d), xty_r)
+
+
+def one_entry_unnoised(X, y, epsilon, delta, rng):
+    """The joint SSP release [upper(XᵀX), XᵀY] with its last entry left without noise (its pooled variance is
+    (m − 1)/m of the declared: within the old pooled check's slack for m ≥ 5)."""
+    return _joint_release(X, y, sigma_agm(epsilon, delta, math.sqrt(2.0)), rng,
+                          noise_mask=lambda m: np.append(np.ones(m - 1), 0.0))  # fmt: skip
+
+
+def refine_on_negative_rows(X, y, epsilon, delta, rng):
+    """Honest SSP, then one least-squares correction on the raw rows with y < 0 (rows selected by the data)."""
+    s = _scales(epsilon, delta)
+    theta = _solve(*_releases(X, y, epsilon, delta, rng, s), s)
+    neg = y < 0
+    if neg.any():
+        Xn, yn = X[neg], y[neg]
+        theta = theta - 0.5 * Xn.T @ (Xn @ theta - yn) / max(1, neg.sum())
+    return theta
+
+
+def ridge_by_cross_validation(X, y, epsilon, delta, rng):
+    """Honest releases; the ridge λ picked from a grid by hold-out error on the raw rows."""
+    s = _scales(epsilon, delta)
+    lam_r, xtx_r, xty_r = _releases(X, y, epsilon, delta, rng, s)
+    grid = (0.0, 1.0, 10.0, 100.0)
+    half = X.shape[0] // 2
+    errors = [np.mean((X[half:] @ _solve(lam_r, xtx_r, xty_r, s, g) - y[half:]) ** 2) for g in grid]
+    return _solve(lam_r, xtx_r, xty_r, s, grid[int(np.argmin(errors))])
+
+
+def clip_at_norm_quantile(X, y, epsilon, delta, rng):
+    """Rows clipped to the 75% quantile C of the row norms (rounded up to a power of 2), the noise calibrated and
+    declared for C: a clip bound chosen from the private data."""
+    norms = np.linalg.norm(X, axis=1)
+    c = 2.0 ** math.ceil(math.log2(max(float(np.quantile(norms, 0.75)), 1e-3)))
+    c = min(c, 1.0)
+    Xc = X * np.minimum(1.0, c / np.maximum(norms, 1e-300))[:, None]
+    s = _scales(epsilon, delta, c)
+    d = X.shape[1]
+    xtx, xty = Xc.T @ Xc, Xc.T @ y
+    lam = float(np.linalg.eigvalsh(xtx)[0])
+    lam_r = released("λ_min(XᵀX)", lam + s * rng.standard_normal(), lam, scale=s, sensitivity=c * c)
+    xtx_r = released("XᵀX", xtx + s * symmetric_gaussian(d, rng), xtx, scale=s, sensitivity=c * c, symmetric=True)
+    xty_r = released("XᵀY", xty + s * rng.standard_normal(d), xty, scale=s, sensitivity=c)
+    return _solve(lam_r, xtx_r, xty_r, s)
+
+
+def correlated_when_labels_positive(X, y, epsilon, delta, rng):
+    """XᵀY's two noise coordinates N(0, s²) each (right marginals), correlated 0.95 when Σy > 0."""
+    s = _scales(epsilon, delta)
+    lam_r, xtx_r, _ = _releases(X, y, epsilon, delta, rng, s)
+    xty = X.T @ y
+    z = rng.standard_normal(xty.size)
+    if np.sum(y) > 0:
+        z[1:] = 0.95 * z[0] + math.sqrt(1 - 0.95**2) * z[1:]
+    xty_r = released("XᵀY (2)", xty + s * z, xty, scale=s, sensitivity=1.0)
+    return _solve(lam_r, xtx_r, xty_r, s)
+
+
+def ldp_noise_coupled_to_neighbour(X, y, epsilon, delta, rng):
+    """User i's noise N(0, s²) (right marginal) shares a component with user i − 1's noise, with weight 0.9·y_{i−1}:
+    another user's label sets the joint law of the reports."""
+    s = sigma_agm(epsilon, delta, 2.0)
+    rows = X * y[:, None]
+    z = rng.standard_normal(rows.shape)
+    rho = 0.9 * np.clip(np.roll(y, 1), -1, 1)
+    noise = np.sqrt(1 - rho**2)[:, None] * z + rho[:, None] * np.roll(z, 1, axis=0)
+    return released("x·y per user", rows + s * noise, rows, scale=s, sensitivity=2.0, users=True, aggregate="none")
+
+
+def _joint_release(X, y, s, rng, noise_mask=None):
+    """[upper(XᵀX), XᵀY] as one Gaussian release (ℓ2-sensitivity √2 under zero-out), θ̂ by a public ridge."""
+    d = X.shape[1]
+    i, j = np.triu_indices(d)
+    stats = np.concatenate([(X.T @ X)[i, j], X.T @ y])
+    noise = s * rng.standard_normal(stats.size)
+    if noise_mask is not None:
+        noise = noise * noise_mask(stats.size)
+    v = released("[XᵀX, XᵀY]", stats + noise, stats, scale=s, sensitivity=math.sqrt(2.0))
+    xtx = np.zeros((d, d))
+    xtx[i, j] = v[: i.size]
+    xtx[j, i] = v[: i.size]
+    return np.linalg.solve(xtx + (1.0 + 3.0 * s) * np.eye(d), v[i.size :])
+
+
+def joint_ssp(X, y, epsilon, delta, rng):
+    """Honest: one release at the exact AGM σ for (ε, δ), sensitivity √2."""
+    return _joint_release(X, y, sigma_agm(epsilon, delta, math.sqrt(2.0)), rng)
+
+
+def delta_ignored(X, y, epsilon, delta, rng):
+    """The joint SSP release calibrated at δ = 10⁻⁵ whatever δ is asked (declared at that scale)."""
+    return _joint_release(X, y, sigma_agm(epsilon, 1e-5, math.sqrt(2.0)), rng)
+
+
+def noise_shrinks_with_n(X, y, epsilon, delta, rng):
+    """Honest up to n = 1,000; beyond, the noise (and its declared scale) shrinks as √(1000/n)."""
+    n = X.shape[0]
+    s = _scales(epsilon, delta) * min(1.0, math.sqrt(1000.0 / n))
+    return _solve(*_releases(X, y, epsilon, delta, rng, s), s)
+
+
+def one_sided_label_clip(X, y, epsilon, delta, rng):
+    """Declares that it clips (rows to ‖x‖ ≤ 1, labels to |y| ≤ 1) but clips labels from below only."""
+    norms = np.linalg.norm(X, axis=1)
+    Xc = X / np.maximum(1.0, norms)[:, None]
+    yc = np.maximum(y, -1.0)
+    s = _scales(epsilon, delta)
+    return _solve(*_releases(Xc, yc, epsilon, delta, rng, s), s)
+
+
+def rare_branch_outputs_record(X, y, epsilon, delta, rng):
+    """With probability 10⁻² (≫ δ) θ̂ is the row with the largest label, x·y, instead of the estimate."""
+    s = _scales(epsilon, delta)
+    theta = _solve(*_releases(X, y, epsilon, delta, rng, s), s)
+    if rng.random() < 1e-2:
+        k = int(np.argmax(y))
+        return X[k] * y[k]
+    return theta
+
+
+def ldp_negative_labels_under_noised(X, y, epsilon, delta, rng):
+    """Reports released one by one; users with y < 0 (half of them on typical data) get ×0.5 noise."""
+    return _reports(X, y, epsilon, delta, rng, per_user=None, factors=np.where(y < 0, 0.5, 1.0))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# honest but unusual
+
+
+def output_perturbation(X, y, epsilon, delta, rng):
+    """Ridge θ_λ = (XᵀX + λI)⁻¹XᵀY with λ = n, released with Gaussian noise: zero-out sensitivity
+    ‖θ_D − θ_D′‖ ≤ ‖x‖·|y − xᵀθ_D′|/λ ≤ (1 + ‖XᵀY‖/λ)/λ ≤ (1 + n/λ)/λ = 2/n at ‖x‖, |y| ≤ 1."""
+    n, d = X.shape
+    lam = float(n)
+    theta = np.linalg.solve(X.T @ X + lam * np.eye(d), X.T @ y)
+    sens = (1.0 + n / lam) / lam
+    s = sigma_agm(epsilon, delta, sens)
+    return released("θ_λ", theta + s * rng.standard_normal(d), theta, scale=s, sensitivity=sens)
+
+
+def child_generator(X, y, epsilon, delta, rng):
+    """Honest SSP whose noise comes from a child generator spawned from the trial's rng."""
+    child = np.random.default_rng(rng.integers(2**63))
+    s = _scales(epsilon, delta)
+    return _solve(*_releases(X, y, epsilon, delta, child, s), s)
+
+
 @dataclass(frozen=True)
 class Broken:
     """One zoo entry: the fit, its privacy model, and the checks that may catch it (any one suffices)."""
@@ -243,6 +412,8 @@ class Broken:
     model: str = "central"
     neighbour: str = "zero_out"
     rare: bool = False  # a branch of probability 10⁻³: needs ≥ 10⁴ replays
+    clips: bool = False  # declares that it clips the data to its bounds (Bounds(x=1, y=1, clips=True))
+    settings: bool = False  # broken only at a run's own settings (δ = 1/n², large n): audited there too
 
 
 ZOO = (
@@ -269,6 +440,32 @@ ZOO = (
     Broken("LDP report reads a neighbour's record", ldp_reads_neighbour, ("error",), "local", "replace_one"),
     Broken("release sequence depends on the data", data_dependent_sequence, ("error",)),
 )  # fmt: skip
+
+ZOO36 = (
+    Broken("one entry of a release without noise", one_entry_unnoised, ("entry",)),
+    Broken("refinement on the raw rows with y < 0", refine_on_negative_rows, ("replay",)),
+    Broken("ridge λ by cross-validation on the raw data", ridge_by_cross_validation, ("replay",)),
+    Broken("clip bound from a quantile of the row norms", clip_at_norm_quantile, ("scale",)),
+    Broken("noise correlation set by the data (right marginals)", correlated_when_labels_positive,
+           ("correlation",)),
+    Broken("LDP noise of a user coupled to another's label", ldp_noise_coupled_to_neighbour, ("correlation",),
+           "local", "replace_one"),
+    Broken("δ ignored (calibrated at 10⁻⁵)", delta_ignored, ("declared",), settings=True),
+    Broken("noise shrinking with n beyond 1,000", noise_shrinks_with_n, ("cert", "gdp", "declared"),
+           settings=True),
+    Broken("labels clipped on one side by a clipping mechanism", one_sided_label_clip, ("sensitivity",),
+           clips=True),
+    Broken("rare branch (10⁻²) outputs a record", rare_branch_outputs_record, ("replay",)),
+    Broken("LDP users with y < 0 under-noised (×0.5)", ldp_negative_labels_under_noised, ("users",), "local",
+           "replace_one"),
+)  # fmt: skip
+
+HONEST_UNUSUAL = (
+    Broken("output perturbation", output_perturbation, ()),
+    Broken("child generator of the trial rng", child_generator, ()),
+    Broken("one joint release at the exact AGM σ", joint_ssp, ()),
+    Broken("per-user Laplace reports", honest_laplace_randomizer, (), "local", "replace_one"),
+)
 
 HONEST = (
     Broken("honest SSP", honest_ssp, ()),

@@ -8,19 +8,40 @@ from __future__ import annotations
 import math
 
 import pytest
-from audit_zoo import HONEST, ZOO, Broken
+from audit_zoo import HONEST, HONEST_UNUSUAL, ZOO, ZOO36, Broken
 
 from dpbench.audit import audit_whitebox
 from dpbench.audit.pairs import PairSpec
+from dpbench.contract import Bounds
 from dpbench.registry import MechanismInfo
 
 DELTA = 1e-5
 
 
+def info_of(entry: Broken) -> MechanismInfo:
+    return MechanismInfo(entry.name, entry.fit, entry.name, entry.model, entry.neighbour,
+                         bounds=Bounds(x=1.0, y=1.0, clips=entry.clips))  # fmt: skip
+
+
 def audit(entry: Broken, epsilon: float = 2.0, seed: int = 0, replays: int | None = None):
-    info = MechanismInfo(entry.name, entry.fit, entry.name, entry.model, entry.neighbour)
     replays = replays if replays is not None else (10_000 if entry.rare else 400)
-    return audit_whitebox(info, epsilon, DELTA, runs=1_000_000, pilot=50, seed=seed, replays=replays, spec=PairSpec())
+    return audit_whitebox(info_of(entry), epsilon, DELTA, runs=1_000_000, pilot=50, seed=seed, replays=replays,
+                          spec=PairSpec())  # fmt: skip
+
+
+def audit_with_run_setting(entry: Broken, epsilon: float = 2.0, replays: int = 1_000):
+    """The audit as ``dpbench audit`` runs it (issue 36): at the audit's pair, then at a run's own setting
+    (n = 10⁴, δ = 1/n²) with the same records."""
+    from dpbench.audit import request
+
+    info = info_of(entry)
+    original = request.auditable
+    request.auditable = lambda name: info
+    try:
+        return request.whitebox_task(entry.name, epsilon, DELTA, "none", 1_000_000, 50, 0, 0.95, {}, replays, 20.0,
+                                     10_000)  # fmt: skip
+    finally:
+        request.auditable = original
 
 
 def assert_caught(entry: Broken, r) -> None:
@@ -29,6 +50,24 @@ def assert_caught(entry: Broken, r) -> None:
         return
     assert r.status == "FAIL", (entry.name, r.flags, r.message)
     assert set(entry.expected) & set(r.flags), (entry.name, r.flags, r.message)
+
+
+@pytest.mark.parametrize("entry", ZOO36, ids=[e.name for e in ZOO36])
+def test_issue36_kind_is_flagged_for_its_reason(entry):
+    """Each kind that passed the audit of issue 30 is flagged now, for its reason (the flag that names it); the
+    kinds broken only at a run's own n or δ are flagged at the run setting and pass at the audit's pair."""
+    results = audit_with_run_setting(entry)
+    flagged = [r for r in results if r.status == "FAIL" and set(entry.expected) & set(r.flags)]
+    assert flagged, [(r.setting, r.status, r.flags, r.message) for r in results]
+    if entry.settings:
+        assert results[0].status == "pass" and flagged[0].setting.startswith("run: n = 10,000")
+        assert flagged[0].delta == pytest.approx(1e-8)
+
+
+@pytest.mark.parametrize("entry", HONEST_UNUSUAL, ids=[e.name for e in HONEST_UNUSUAL])
+def test_honest_unusual_plugins_pass_at_both_settings(entry):
+    results = audit_with_run_setting(entry)
+    assert len(results) == 2 and all(r.status == "pass" for r in results), [r.message for r in results]
 
 
 @pytest.mark.parametrize("entry", ZOO, ids=[e.name for e in ZOO])
@@ -88,6 +127,10 @@ def test_undeclared_plugin_gets_the_blackbox_audit_with_its_power():
 
     info = MechanismInfo("undeclared ×0.4", audit_zoo.undeclared_ssp_x04, "x", "central", "zero_out")
     r = audit(info, 2.0, DELTA, trials=2_000, n=32)
-    assert r.status == "pass" and r.detectable > 4.0, (r.status, r.eps_lower, r.detectable)
+    assert r.status == "inconclusive" and r.detectable > 4.0 and "detects ε ≥" in r.message, (
+        r.status,
+        r.eps_lower,
+        r.detectable,
+    )
     r = audit_whitebox(info, 2.0, DELTA, runs=1_000_000, pilot=50, replays=200, spec=PairSpec())
     assert r.status == "error" and "declares no releases" in r.message

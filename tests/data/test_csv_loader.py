@@ -17,6 +17,7 @@ from dpbench.engine import run
 registry.discover()
 LOAD = registry.DATASETS["csv"].load
 DECLARED = {"bounds": "declared", "x_bound": 10.0, "y_bound": 50.0}
+SPLIT0 = {"split_seed": 0}  # the split of the houses fixture that trains on its outlier (row 0)
 
 
 def write(tmp_path, text, name="data.csv"):
@@ -114,6 +115,10 @@ def test_features_delimiter_and_no_header(tmp_path):
         ("a,b,y\n1,2,3\n2,2,1\n3,1,2\n4,2,1\n", {"split_column": "b"}, r"split column 'b' must hold 'train' or 'test'"),
         ("a,b,y\n1,2,3\n2,2,1\n3,1,2\n4,2,1\n", {"missing": "ignore"}, r"missing must be 'error' or 'drop'"),
         ("a,b,y\n1,2,3\n2,2,1\n3,1,2\n4,2,1\n", {"test_fraction": 1.5}, r"test_fraction must be a number in \[0, 1\)"),
+        # issue 39 item 9: a duplicate column name (pandas would rename it a.1), a file of another separator
+        ("a,b,a,y\n1,2,3,4\n", {}, r"duplicate column name 'a' \(columns 1 and 3 of the header\); rename one"),
+        ("a;b;y\n1;2;3\n2;2;1\n", {}, r"the header has no ',' but 2 ';': set the loader option delimiter: \";\""),
+        ("a,b,y\n1,2,3\n2,2,1\n3,1,2\n4,2,1\n", {"clip": "no"}, r"option clip must be 'clip'"),
     ],
 )
 def test_bad_files_name_file_row_and_column(tmp_path, text, options, match):
@@ -185,16 +190,59 @@ def test_benchmark_preprocessing_is_named_in_the_figure_notes(houses, tmp_path):
         "trials": 2,
         "epsilons": [1.0],
         "datasets": [
-            {"loader": "csv", "label": "declared", "options": {"path": path, "target": "price", **DECLARED}},
+            {"loader": "csv", "label": "declared", "options": {"path": path, "target": "price", **SPLIT0, **DECLARED}},
             {
                 "loader": "csv",
                 "label": "benchmark",
-                "options": {"path": path, "target": "price", "bounds": "benchmark"},
+                "options": {"path": path, "target": "price", **SPLIT0, "bounds": "benchmark"},
             },
         ],
         "mechanisms": ["adassp"],
     }
     run_dir = run(parse_config(raw), n_jobs=1, progress=False, log=lambda m: None)
     notes = preprocessing_notes(load_run(run_dir))
-    assert notes == ["Benchmark bounds (data-dependent normalisation, NOT private): benchmark."]
+    assert notes[0] == "Benchmark bounds (data-dependent normalisation, NOT private): benchmark."
+    # the outlier (area = 100 against ≤ 6; a training row under split_seed 0) set the benchmark scale, and the
+    # declared copy clipped it: both said
+    assert notes[1].startswith("Outlier: benchmark: the largest training row norm is")
+    assert notes[2].startswith("Clipped: declared: 1 of 160 training rows clipped") and len(notes) == 3
+    # a figure of the declared dataset only says nothing about the benchmark one (issue 39 item 6)
+    only = preprocessing_notes(load_run(run_dir), shown=["declared"])
+    assert len(only) == 1 and only[0].startswith("Clipped: declared")
     assert any(p.suffix == ".png" for p in plot_run(run_dir, metric="train_mse"))
+    # the figure's own text: a panel of the declared dataset alone (--where) is not captioned with the other's bounds
+    from dpbench.analysis.figures.curves import render
+
+    drawn = render(load_run(run_dir), metric="train_mse", where={"dataset": ["declared"]})
+    text = " ".join(t.get_text() for t in drawn.figure.texts)
+    assert "Clipped: declared" in text and "Benchmark bounds" not in text and "Outlier" not in text
+
+
+def test_a_folder_given_as_the_csv_is_named_as_a_folder(tmp_path):
+    with pytest.raises(ValueError, match=r"is a folder, not a CSV file; give the file itself"):
+        LOAD(np.random.default_rng(0), path=str(tmp_path), **DECLARED)
+
+
+def test_a_constant_feature_is_recorded_and_said(tmp_path):
+    from dpbench.analysis.notes import dataset_notes
+
+    path = write(tmp_path, "a,k,y\n1,7,3\n2,7,1\n3,7,2\n4,7,1\n5,7,5\n")
+    data = LOAD(np.random.default_rng(0), path=path, test_fraction=0.0, **DECLARED)
+    assert data.meta["constant_features"] == "k"
+    (note,) = dataset_notes({"data": {"label": "data", "n": 5, "meta": data.meta}})
+    assert note.startswith("Constant feature: data: k (the same value in every training row")
+
+
+def test_clip_error_refuses_rows_beyond_the_declared_bounds(houses):
+    path, _ = houses
+    with pytest.raises(ValueError, match=r"clip: error, and 1 of 160 training rows lie beyond"):
+        LOAD(np.random.default_rng(1), path=path, target="price", split_seed=0, clip="error", **DECLARED)
+    fine = LOAD(np.random.default_rng(1), path=path, target="price", split_seed=1, clip="error", **DECLARED)
+    assert fine.meta["rows_clipped_x"] == 0  # split_seed 1 tests on the outlier: nothing to refuse
+
+
+def test_benchmark_bounds_record_how_far_the_largest_row_stands_out(houses):
+    path, _ = houses
+    data = LOAD(np.random.default_rng(1), path=path, target="price", split_seed=0, bounds="benchmark")
+    norms = np.hypot(*np.array([[100.0, 4.0]]).T)  # the outlier's row norm is ≥ 100; the others ≤ √(36 + 16)
+    assert data.meta["x_outlier_ratio"] > norms[0] / np.sqrt(52) and data.meta["y_outlier_ratio"] < 5

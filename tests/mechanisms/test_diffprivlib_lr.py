@@ -23,7 +23,7 @@ def sphere_data(n=2000, d=3, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-    theta = np.array([0.5, -0.3, 0.2])[:d]
+    theta = np.resize([0.5, -0.3, 0.2], d) / max(1.0, d / 3)
     return X, np.clip(X @ theta + 0.05 * rng.standard_normal(n), -1, 1), theta
 
 
@@ -91,3 +91,69 @@ def test_large_epsilon_recovers_the_least_squares_fit():
     ols = np.linalg.lstsq(X, y, rcond=None)[0]
     estimates = np.array([INFO.fit(X, y, 1e4, 1e-5, np.random.default_rng(s)).theta for s in range(5)])
     assert np.linalg.norm(np.median(estimates, axis=0) - ols) < 0.05
+
+
+def documented_call(X, y, epsilon, trial_seed, x_bound=1.0, y_bound=1.0):
+    """diffprivlib's LinearRegression called directly as its docs say (bounds given, no intercept), seeded as the
+    adapter seeds it: one draw from the trial's rng."""
+    lib = diffprivlib_lr.DIFFPRIVLIB
+    d = X.shape[1]
+    model = lib.models.LinearRegression(
+        epsilon=epsilon,
+        bounds_X=(np.full(d, -x_bound), np.full(d, x_bound)),
+        bounds_y=(-y_bound, y_bound),
+        fit_intercept=False,
+        random_state=int(np.random.default_rng(trial_seed).integers(2**31 - 1)),
+        accountant=lib.BudgetAccountant(),
+    )
+    return model.fit(X, y)
+
+
+@needs_diffprivlib
+def test_adapter_is_exactly_the_documented_direct_call_on_the_same_seed():
+    X, y, _ = sphere_data(3000, d=3)
+    for epsilon, seed in [(0.5, 0), (1.0, 1), (10.0, 2)]:
+        ours = INFO.fit(X, y, epsilon, 1e-5, np.random.default_rng(seed))
+        theirs = documented_call(X, y, epsilon, seed)
+        np.testing.assert_array_equal(ours.theta, theirs.coef_)
+        assert ours.info["local_epsilon_share"] == 1 + 3 + 6
+
+
+@needs_diffprivlib
+def test_rows_outside_the_bounds_are_clipped_before_diffprivlib_sees_them():
+    """diffprivlib clips only on its intercept path; without the adapter's clip a row at 50 would enter XᵀX
+    unclipped (its noise is calibrated to the box), and the estimate would move."""
+    X, y, _ = sphere_data(2000, d=2)
+    X[:5] = [[50.0, -50.0], [3.0, 0.2], [-7.0, 7.0], [0.5, 9.0], [-2.0, -2.0]]
+    y[:5] = [40.0, -3.0, 2.0, -9.0, 1.5]
+    ours = INFO.fit(X, y, 1e4, 1e-5, np.random.default_rng(7)).theta
+    clipped = documented_call(np.clip(X, -1, 1), np.clip(y, -1, 1), 1e4, 7).coef_
+    unclipped = documented_call(X, y, 1e4, 7).coef_
+    np.testing.assert_array_equal(ours, clipped)
+    assert np.max(np.abs(unclipped - clipped)) > 0.02  # the library itself did not clip: the clip is needed
+
+
+@needs_diffprivlib
+def test_indefinite_noisy_quadratic_is_recorded_and_explains_the_blow_up():
+    # n = 100, d = 5, ε = 1: XᵀX ≈ (n/d)·I = 20·I against Laplace entries of scale 2·21/ε = 42 — indefinite
+    X, y, _ = sphere_data(100, d=5)
+    small = [INFO.fit(X, y, 1.0, 1e-5, np.random.default_rng(s)) for s in range(5)]
+    assert all(f.info["noisy_quadratic_indefinite"] == 1.0 for f in small)
+    ols = np.linalg.lstsq(X, y, rcond=None)[0]
+    assert np.median([np.linalg.norm(f.theta) for f in small]) > 100 * np.linalg.norm(ols)
+    # n = 50,000: λ_min(XᵀX) ≈ 10⁴ dwarfs the noise — positive definite, and the estimate is near OLS
+    X, y, _ = sphere_data(50_000, d=5)
+    large = [INFO.fit(X, y, 1.0, 1e-5, np.random.default_rng(s)) for s in range(3)]
+    assert all(f.info["noisy_quadratic_indefinite"] == 0.0 for f in large)
+    ols = np.linalg.lstsq(X, y, rcond=None)[0]
+    assert max(np.linalg.norm(f.theta - ols) for f in large) < 0.1
+
+
+def test_indefiniteness_is_read_off_the_released_noisy_quadratic_only():
+    class Released:  # stands in for a fitted diffprivlib model: only its noisy coefficients are read
+        def __init__(self, quadratic):
+            self._obj_coefs = (np.zeros(1), np.zeros((2, 1)), np.asarray(quadratic, dtype=float))
+
+    assert diffprivlib_lr.noisy_quadratic_indefinite(Released([[2.0, 0.0], [0.0, 1.0]])) == 0.0
+    assert diffprivlib_lr.noisy_quadratic_indefinite(Released([[1.0, 2.0], [2.0, 1.0]])) == 1.0  # eigenvalues 3, −1
+    assert np.isnan(diffprivlib_lr.noisy_quadratic_indefinite(object()))

@@ -27,7 +27,7 @@ import math
 import re
 import textwrap
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,59 +35,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, NullLocator
+from matplotlib.ticker import MaxNLocator
 
+from dpbench.analysis.figures.refs import REF_STYLE, REFS_NOTE, draw_reference_lines, few_decade_ticks, refs_note
 from dpbench.analysis.figures.save import DPI
 from dpbench.analysis.figures.slopes import draw_ref_slope, fit_curve
 from dpbench.analysis.figures.styles import curve_styles
-from dpbench.analysis.figures.text import axis_name, coordinate_text, metric_name, value_text
-from dpbench.analysis.runs import EXCESS_NAMES, Run, load_run, metric_values, reference_lines
+from dpbench.analysis.figures.text import axis_name, coordinate_text, metric_axis_label
+from dpbench.analysis.notes import dataset_notes
+from dpbench.analysis.runs import EXCESS_NAMES, Run, load_run, metric_values
 from dpbench.analysis.stats import summarise
-from dpbench.config.presets import PLOT_KEYS, parse_plot_options
+from dpbench.config.presets import DEFAULTS, parse_plot_options
 from dpbench.registry import unknown_name
 
-#: defaults of every preset option
-DEFAULTS: dict[str, Any] = {
-    "metric": "train_mse",
-    "x": "epsilon",
-    "hue": "label",
-    "panel": "dataset",
-    "row": None,
-    "style": None,
-    "stat": "mean",
-    "interval": "normal",
-    "resamples": 1000,
-    "seed": 0,
-    "logx": None,
-    "logy": False,
-    "zero_below": 1e-10,
-    "refs": True,
-    "hlines": (),
-    "where": None,
-    "pool": (),
-    "baseline": None,
-    "tag_models": False,
-    "fit": False,
-    "fit_min": None,
-    "fit_max": None,
-    "fit_draw": False,
-    "title": None,
-    "caption": None,
-    "ncols": None,
-    "annotate": None,
-    "out": None,
-    "ref_slopes": (),
-}
 #: options of one figure (the config's ``plot:`` may also hold ``metrics``: one figure each)
 PLOT_OPTIONS = tuple(DEFAULTS)
 PANEL_SIZE = (4.4, 3.3)  # inches per panel
 MAX_MARKERS = 12  # markers per curve at most (a curve of 70 checkpoints gets one every ~6 points)
-REF_STYLE = {"OLS (non-private)": ":", "θ = 0": "-."}
-#: what each reference line is, for the note written under a figure that draws it
-REF_MEANING = {"OLS (non-private)": "non-private OLS", "θ = 0": "θ = 0"}
-REF_WORDS = {":": "dotted", "-.": "dash-dot"}
-#: the note line reserved for the reference lines; written only if at least one is drawn (:func:`refs_note`)
-REFS_NOTE = "\0refs"
 MODEL_TAG = {"central": "central", "local": "local", "label": "label-DP", "joint": "JDP", "none": "non-private"}
 
 
@@ -197,16 +161,19 @@ def _bottom_lines(text: str, width_in: float, fontsize: float) -> list[str]:
     return [line for para in text.splitlines() for line in (textwrap.wrap(para, chars) or [""])]
 
 
-def preprocessing_notes(run: Run) -> list[str]:
-    """A note naming the datasets whose preprocessing was declared as data-dependent (``bounds: benchmark``)."""
-    benchmark = [
-        ident
-        for ident, info in run.datasets.items()
-        if isinstance(info, dict) and (info.get("meta") or {}).get("bounds") == "benchmark"
-    ]
-    if not benchmark:
-        return []
-    return ["Benchmark bounds (data-dependent normalisation, NOT private): " + ", ".join(benchmark) + "."]
+def preprocessing_notes(run: Run, shown: Iterable[str] | None = None) -> list[str]:
+    """Notes on the preprocessing of the datasets ``shown`` (dataset ids or labels; default all): data-dependent
+    ``bounds: benchmark`` (and an outlier that set it), rows clipped to declared bounds
+    (:func:`dpbench.analysis.notes.dataset_notes`)."""
+    return dataset_notes(run.datasets, shown)
+
+
+def shown_datasets(trials: pd.DataFrame) -> list[str] | None:
+    """The dataset ids (else labels) of the rows a figure draws; None when the rows name no dataset."""
+    for column in ("dataset_id", "dataset"):
+        if column in trials:
+            return [str(v) for v in pd.unique(trials[column])]
+    return None
 
 
 def _describe_points(o: Mapping[str, Any], counts: pd.Series) -> str:
@@ -395,7 +362,7 @@ def _layout(sel: _Selection, curves: _Curves) -> tuple[_Layout, list[str], list[
         )
     if sel.nan_count:
         notes.append(f"{sel.nan_count} trial(s) with NaN {o['metric']} ignored.")
-    notes += preprocessing_notes(run)
+    notes += preprocessing_notes(run, shown_datasets(sel.trials))
     title_lines = textwrap.wrap(title, int(fig_w * 11)) if title else []
     caption_lines = _bottom_lines(caption, fig_w - 0.4, 9) if caption else []
     note_lines = _bottom_lines("\n".join(notes), fig_w - 0.4, 8)
@@ -537,14 +504,14 @@ def _decorate_axes(
     i, j = lay.positions[key]
     if use_logx:
         ax.set_xscale("log")
-        _few_decade_ticks(ax, sub[x])
+        few_decade_ticks(ax, sub[x])
     elif drawn:  # at most ~6 linear ticks, large values with a ×10^k offset: labels never overlap
         ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
         ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4), useMathText=True)
     if o["logy"]:
         ax.set_yscale("log")
     if drawn and lay.draw_refs and panel in ("dataset", "dataset_id"):
-        _draw_refs(ax, sel.run, str(p), o["metric"], o["logy"], handles)
+        draw_reference_lines(ax, sel.run, str(p), o["metric"], o["logy"], handles)
     for h in o["hlines"]:
         if o["logy"] and h["y"] <= 0:
             continue
@@ -559,7 +526,7 @@ def _decorate_axes(
     title = _panel_title(sel.trials, panel, p)
     ax.set_title(f"{coordinate_text(row, r)}\n{title}" if row else title, fontsize=9)
     if j == 0:
-        ax.set_ylabel(metric_name(o["metric"]) + (" (median)" if o["stat"] == "median" else ""))
+        ax.set_ylabel(metric_axis_label(o["metric"], o["stat"]))
     if (i + 1, j) not in set(lay.positions.values()):  # nothing below it
         ax.set_xlabel(axis_name(x))
 
@@ -598,19 +565,6 @@ def _write_texts(
     for line in reversed(caption_lines):
         fig.text(0.5, y / fig_h, line, ha="center", va="bottom", fontsize=9, style="italic")
         y += 0.17
-
-
-def refs_note(handles: Mapping[str, Any]) -> str:
-    """``Grey reference lines (per dataset): dotted = non-private OLS, dash-dot = θ = 0.`` for the reference lines
-    actually drawn (none drawn: the empty string, and no line)."""
-    drawn = [name for name in REF_STYLE if name in handles]
-    if not drawn:
-        return ""
-    return (
-        "Grey reference lines (per dataset): "
-        + ", ".join(f"{REF_WORDS[REF_STYLE[name]]} = {REF_MEANING[name]}" for name in drawn)
-        + "."
-    )
 
 
 def _tables(sel: _Selection, curves: _Curves, fits: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -705,43 +659,6 @@ def _annotate(draw, ax, sel: _Selection, pts: pd.DataFrame, curve: tuple, p: Any
     draw(ax, trials[mask], info, sel.o["x"], pts[[sel.o["x"], "centre", "lo", "hi"]])
 
 
-def _few_decade_ticks(ax, xs: pd.Series) -> None:
-    """A log x axis spanning under two decades with few values: ticks at the values, in plain numbers."""
-    values = sorted(v for v in pd.unique(xs) if v > 0)
-    if 1 < len(values) <= 10 and values[-1] / values[0] < 100:
-        ax.set_xticks(values, [value_text(v) for v in values])
-        ax.xaxis.set_minor_locator(NullLocator())
-
-
-def _draw_refs(ax, run: Run, dataset: str, metric: str, logy: bool, handles: dict[str, Any]) -> None:
-    """Reference lines (grey); a reference far outside the data range is noted in the panel, not drawn."""
-    try:
-        refs = reference_lines(run, dataset, "train_mse" if metric == "train_mse" else metric)
-    except KeyError:
-        return
-    ax.relim()
-    ax.autoscale_view()
-    lo, hi = ax.get_ylim()
-    off = []
-    for name, value in refs.items():
-        if not np.isfinite(value) or (logy and value <= 0):
-            continue
-        near = (lo / 10 <= value <= hi * 10) if logy else (lo - (hi - lo) <= value <= hi + (hi - lo))
-        if not near:
-            off.append(f"{name}: {value:.3g} (off scale)")
-            continue
-        line = ax.axhline(value, color="grey", linestyle=REF_STYLE.get(name, "--"), linewidth=1.2, label=name)
-        handles.setdefault(name, line)
-        if logy:
-            lo, hi = min(lo, value / 1.3), max(hi, value * 1.3)
-        else:
-            pad = 0.04 * (hi - lo)
-            lo, hi = min(lo, value - pad), max(hi, value + pad)
-    ax.set_ylim(lo, hi)
-    if off:
-        ax.text(0.98, 0.98, "\n".join(off), transform=ax.transAxes, ha="right", va="top", fontsize=7, color="grey")
-
-
 def _skip_reason(reason: str) -> str:
     """Short form of a skip reason: the missing file relative to the data folder, without the explanation."""
     reason = re.sub(r"^data unavailable:\s*", "", str(reason)).split(" (")[0]
@@ -753,8 +670,6 @@ def build_figure(run: Run | str | Path, **options: Any) -> Figure:
     """The figure of :func:`render` alone."""
     return render(run, **options).figure
 
-
-assert set(PLOT_OPTIONS) == set(PLOT_KEYS) - {"metrics"}, "plot.DEFAULTS and config.PLOT_KEYS disagree"
 
 __all__ = [
     "render",

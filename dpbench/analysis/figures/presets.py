@@ -62,7 +62,9 @@ def presets(
 
 
 def save(drawing: Drawing, folder: Path, stem: str) -> list[Path]:
-    """Write ``<stem>.png`` and ``.pdf``, and ``<stem>_slopes.csv`` when the drawing has slopes."""
+    """Write ``<stem>.png`` and ``.pdf``, and ``<stem>_slopes.csv`` when the drawing has slopes (a stem with a
+    folder part gets its folder made)."""
+    (folder / stem).parent.mkdir(parents=True, exist_ok=True)
     written = save_figures(drawing.figure, folder / stem)
     if len(drawing.slopes):
         written.append(write_text(folder / f"{stem}_slopes.csv", drawing.slopes.to_csv(index=False)))
@@ -71,14 +73,20 @@ def save(drawing: Drawing, folder: Path, stem: str) -> list[Path]:
 
 
 def plot_presets(
-    run_dir: str | Path, overrides: Mapping[str, Any] | None = None, only: str | None = None
+    run_dir: str | Path,
+    overrides: Mapping[str, Any] | None = None,
+    only: str | None = None,
+    out_dir: str | Path | None = None,
 ) -> list[Drawing]:
-    """Draw and write every figure of :func:`presets` for the run in ``run_dir``."""
+    """Draw and write every figure of :func:`presets` for the run in ``run_dir``, into ``out_dir`` (made if needed;
+    default: the run folder)."""
     run = load_run(run_dir)
+    folder = run.path if out_dir is None else Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
     drawings = []
     for stem, options in presets(run, overrides, only):
         drawing = render(run, **options)
-        save(drawing, run.path, stem)
+        save(drawing, folder, stem)
         drawings.append(drawing)
     return drawings
 

@@ -47,6 +47,15 @@ def metric_name(metric: str) -> str:
     return LABELS.get(metric, axis_name(metric))
 
 
+def metric_axis_label(metric: str, stat: str = "mean") -> str:
+    """The y-axis label of a metric: its name, its unit when it is an MSE on the normalised scale
+    (:data:`dpbench.analysis.notes.UNIT_SUFFIX`), and "(median)" when the points are medians."""
+    from dpbench.analysis.notes import MSE_METRICS, UNIT_SUFFIX
+
+    unit = f" {UNIT_SUFFIX}" if metric in MSE_METRICS else ""
+    return metric_name(metric) + unit + (" (median)" if stat == "median" else "")
+
+
 def value_text(value: Any) -> str:
     """Short text of a coordinate value: 0.5, 20, 1e5 (one significant digit), 16,384, ∞."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
