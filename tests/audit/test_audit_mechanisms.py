@@ -21,7 +21,7 @@ NOT_WHITEBOX = {
     "iwr_ldp_oracle": "needs a synthetic population describing p (the audit pair has none)",
     "tukey_em": "its main release is an exponential-mechanism draw over depth regions, not a noise-addition law the "
     "white-box statistic models (its calibration is tested piece by piece in "
-    "tests/mechanisms/test_tukey_em.py)",
+    "tests/mechanisms/peers/test_tukey_em.py)",
     "diffprivlib_lr": "its Laplace noise is drawn inside diffprivlib, out of reach of `released`",
     **{
         name: "its release is θ̂ itself, private by a theorem about the whole output (one posterior sample / "
