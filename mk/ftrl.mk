@@ -58,7 +58,7 @@ reproduce-ftrl-e5:
 	mkdir -p docs/figures && cp results/ftrl_e5_real/figure_test_mse.png docs/figures/ftrl_e5_real.png
 
 test-ftrl:
-	$(FTRL_ENV) $(PYTHON) -m pytest -q tests/mechanisms/test_dp_ftrl.py
+	$(FTRL_ENV) $(PYTHON) -m pytest -q tests/mechanisms/gradient/test_dp_ftrl.py
 
 # Issue 17 controls (claims table of docs/ftrl.md): rule η vs η grid for every spectrum; rate slopes from 5 values of
 # N with the data redrawn per trial and bootstrap CIs.

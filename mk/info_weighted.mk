@@ -50,7 +50,7 @@ reproduce-iwr-e7:
 	mkdir -p $(IWR_FIG) && cp results/iw_e7_real/figure_excess_train_mse.png $(IWR_FIG)/iw_e7_real.png
 
 test-iwr:
-	$(PYTHON) -m pytest -q tests/mechanisms/test_info_weighted.py tests/mechanisms/test_info_weighted_stats.py -m "slow or not slow"
+	$(PYTHON) -m pytest -q tests/mechanisms/info_weighted/test_info_weighted.py tests/mechanisms/info_weighted/test_info_weighted_stats.py -m "slow or not slow"
 
 # Issue 17 controls: IWR-DP ablations (W learned / W = I / public ball) with θ* inside the ball, G-Pareto,
 # d ∈ {5, 20, 50}; figure + paired ratio CIs (claims table of docs/info_weighted.md).

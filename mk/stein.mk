@@ -19,7 +19,7 @@ $(addprefix reproduce-,$(STEIN_RUNS)): reproduce-%:
 reproduce-stein: $(addprefix reproduce-,$(STEIN_RUNS))
 
 test-stein:
-	$(PYTHON) -m pytest -q tests/mechanisms/test_stein.py
+	$(PYTHON) -m pytest -q tests/mechanisms/stein/test_stein.py
 
 .PHONY: reproduce-stein-table66
 reproduce-stein-table66:

@@ -151,6 +151,12 @@ def noise_notes(trials: pd.DataFrame, datasets: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def run_notes(trials: pd.DataFrame, datasets: Mapping[str, Any], shown: Iterable[str] | None = None) -> list[str]:
-    """Everything a user is told about a run: the datasets' notes, then the noise-dominated configurations."""
-    return dataset_notes(datasets, shown) + noise_notes(trials, datasets)
+def run_notes(
+    trials: pd.DataFrame, datasets: Mapping[str, Any], shown: Iterable[str] | None = None, units: bool = False
+) -> list[str]:
+    """Everything a user is told about a run: the datasets' notes, then the noise-dominated configurations, and with
+    ``units`` the unit of its MSE metrics (when it records one)."""
+    notes = dataset_notes(datasets, shown) + noise_notes(trials, datasets)
+    if units and any(metric in trials.columns for metric in MSE_METRICS):
+        notes.append(UNITS + ".")
+    return notes

@@ -38,7 +38,7 @@ from dpbench.analysis.leaderboard import (
     plot_profiles,
     summary_markdown,
 )
-from dpbench.analysis.notes import UNITS, run_notes
+from dpbench.analysis.notes import run_notes
 from dpbench.analysis.runs import Run, load_run
 from dpbench.analysis.stats import fallback_counts, fallback_sentences, fmt
 from dpbench.io import atomic
@@ -520,7 +520,7 @@ def build_report(
             )
         )
     blocks += [Heading("Datasets"), datasets_table(run)]
-    blocks += [Paragraph(f"**Note**: {note}") for note in [*run_notes(run.trials, run.datasets), UNITS + "."]]
+    blocks += [Paragraph(f"**Note**: {note}") for note in run_notes(run.trials, run.datasets, units=True)]
     blocks += [
         Paragraph(f"**Fallback**: {line}.")
         for line in fallback_sentences(fallback_counts(run.trials, dataset_key(run.trials)))

@@ -14,7 +14,10 @@ def register(app: typer.Typer) -> None:
     def bench(
         datasets: Annotated[str, typer.Option(help="comma-separated dataset loaders")] = ",".join(DEFAULT_DATASETS),
         mechanisms: Annotated[
-            str, typer.Option(help="comma-separated mechanisms (default: the private ones of the suite's configs)")
+            str,
+            typer.Option(
+                help="comma-separated mechanisms (default: the private ones of the suite's and the field's configs)"
+            ),
         ] = "",
         trials: Annotated[int, typer.Option(help="timed trials per mechanism on the fast path")] = 20,
         explicit_trials: Annotated[int, typer.Option(help="timed trials on the explicit-sketch path")] = 3,

@@ -129,11 +129,11 @@ def start_lines(cfg: Any, n_jobs: int | None) -> list[str]:
 def finished_notes(run_dir: Path) -> list[str]:
     """The run's notes (:mod:`dpbench.analysis.notes`): clipping, benchmark bounds and outliers, noise-dominated
     configurations, and the units of the metrics."""
-    from dpbench.analysis.notes import UNITS, run_notes
+    from dpbench.analysis.notes import run_notes
     from dpbench.analysis.runs import load_run
 
     try:
         run = load_run(run_dir)
     except (OSError, ValueError):  # pragma: no cover - a run of another kind without the files
         return []
-    return [*run_notes(run.trials, run.datasets), UNITS + "."]
+    return run_notes(run.trials, run.datasets, units=True)

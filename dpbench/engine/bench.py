@@ -29,6 +29,13 @@ from dpbench.linalg import GramStats, gram_stats
 DEFAULT_DATASETS = ("servo", "pol", "protein", "keggundirected")
 #: the IHM paper's Figures 1–5, each config run as a user would (Figs 4 + 5 alone cover every dataset × method pair)
 SUITE_CONFIGS = ("configs/ihm_vs_adassp.yaml", *(f"configs/ihm/ihm_figure{i}.yaml" for i in range(2, 6)))
+#: the field's methods (spec 005: Wang 2018's family, Boosted AdaSSP, adaptive-clip DP-GD, the interval methods), timed
+#: by ``dpbench bench`` beside the suite's
+FIELD_CONFIGS = (
+    "configs/wang2018/wang2018_uci.yaml",
+    "configs/robust/robust_corruption.yaml",
+    "configs/intervals/coverage_synthetic.yaml",
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +59,9 @@ def time_trials(call: Callable[[np.random.Generator], object], trials: int, seed
     return Timing(float(np.median(times)), peak / 2**20)
 
 
-def suite_mechanisms(configs: Iterable[str] = SUITE_CONFIGS) -> tuple[str, ...]:
-    """The private mechanisms the suite's configs run, in config order (``dpbench bench``'s default)."""
+def suite_mechanisms(configs: Iterable[str] = SUITE_CONFIGS + FIELD_CONFIGS) -> tuple[str, ...]:
+    """The private mechanisms the suite's and the field's configs run, in config order (``dpbench bench``'s
+    default)."""
     names: dict[str, None] = {}
     for path in configs:
         if not Path(path).is_file():
@@ -141,7 +149,7 @@ def bench_dataset(
 
 def bench_line(row: dict[str, Any]) -> str:
     """One printed line of the per-mechanism table; a mechanism without an explicit (literal) path says so."""
-    line = f"  {row['mechanism']:<8} fast {row['fast_ms']:9.2f} ms ({row['fast_peak_mb']:7.1f} MB)  "
+    line = f"  {row['mechanism']:<14} fast {row['fast_ms']:9.2f} ms ({row['fast_peak_mb']:7.1f} MB)  "
     if not np.isfinite(row["explicit_ms"]):
         return line + "explicit: no literal path (the fast path is the mechanism)"
     return line + (

@@ -21,7 +21,7 @@ NOT_WHITEBOX = {
     "iwr_ldp_oracle": "needs a synthetic population describing p (the audit pair has none)",
     "tukey_em": "its main release is an exponential-mechanism draw over depth regions, not a noise-addition law the "
     "white-box statistic models (its calibration is tested piece by piece in "
-    "tests/mechanisms/test_tukey_em.py)",
+    "tests/mechanisms/peers/test_tukey_em.py)",
     "diffprivlib_lr": "its Laplace noise is drawn inside diffprivlib, out of reach of `released`",
     **{
         name: "its release is θ̂ itself, private by a theorem about the whole output (one posterior sample / "
@@ -191,8 +191,8 @@ def test_tree_nodes_whitened_by_sigma_give_the_known_covariance_likelihood_ratio
     """DP-FTRL-Σ: a node block + N(0, σ²Σ) is declared as L⁻¹(node) with noise N(0, σ²I); its Gaussian likelihood
     ratio equals (r − m̄)ᵀ(σ²Σ)⁻¹(m_D − m_D′) in the original coordinates."""
     from dpbench.audit.whitebox import ReleasePair, observed_llr
-    from dpbench.mechanisms.gradient.dp_ftrl_covariance import NoiseCovariance
-    from dpbench.mechanisms.gradient.dp_ftrl_engines import TreeNodes
+    from dpbench.mechanisms.gradient.dp_ftrl.covariance import NoiseCovariance
+    from dpbench.mechanisms.gradient.dp_ftrl.engines import TreeNodes
 
     cov_matrix = np.array([[2.0, 0.6], [0.6, 0.5]])
     cov, sigma, rng = NoiseCovariance.dense(cov_matrix), 0.7, np.random.default_rng(2)

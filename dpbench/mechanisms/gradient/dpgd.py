@@ -72,6 +72,9 @@ AUDIT_NOISE_DIV10 = {"sigma_dpgd": scaled_output(0.1), "sigma_agm_composed": sca
         "accounting": Choice(
             "zcdp", "gdp", default="zcdp", doc="σ from Bun–Steinke zCDP (the paper's) or the exact GDP μ*(ε, δ)"
         ),
+        "clip_scaling": Choice(
+            "constant", "sqrt_d", default="constant", doc="clip level C, or C·√d (Brown et al.'s γ = 5√p: C = 5)"
+        ),
     },
     strict={"accounting": "gdp"},
     bounds=Bounds(x=lambda h: 1.0 if h["clip"] == "residual" else None),
@@ -85,9 +88,10 @@ def fit(
     ``info["path"]`` is the whole released path θ_0, …, θ_T (array (T + 1, d); post-processing of the T noisy
     gradients, so free of privacy cost — Brown et al.'s checkpoint intervals are built on it). It is not a CSV column.
     """
-    T, C, clip = int(hyper["T"]), hyper["C"], hyper["clip"]
+    T, clip = int(hyper["T"]), hyper["clip"]
     x_bound = 1.0 if clip == "residual" else None
     X, y = check_inputs(X, y, epsilon, delta, x_bound=x_bound, y_bound=None)
+    C = hyper["C"] * (np.sqrt(X.shape[1]) if hyper["clip_scaling"] == "sqrt_d" else 1.0)  # d is public
     sigma = dpgd_sigma(epsilon, delta, X.shape[0], T, C, hyper["accounting"])
     path = np.zeros((T + 1, X.shape[1]))
     for t in range(T):

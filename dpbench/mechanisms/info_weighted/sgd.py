@@ -5,8 +5,8 @@ The pass is sequential in t (the projection makes it non-linear), so it stays a 
 ≈ 6–12× faster without changing a bit: the loop is specialised to the dimension d (one generated Python function per d,
 scalars in local variables instead of lists) and performs the same IEEE operations in the same order as the list
 loop it replaces — <φ, θ> = ((p₀t₀ + p₁t₁) + …), c = η·(<φ, θ> − y), θⱼ − c·pⱼ, ‖θ‖² summed left to right,
-θⱼ·(1/√‖θ‖²), Σ_t θ_t accumulated left to right (``tests/mechanisms/test_iwr_speed.py`` checks equality with that
-list loop).
+θⱼ·(1/√‖θ‖²), Σ_t θ_t accumulated left to right (``tests/mechanisms/info_weighted/test_iwr_speed.py`` checks
+equality with that list loop).
 
 ``cached_sgd_average`` memoises θ̄ per (data, η) for the runner's read-only arrays (``_memo.data_memo``): every ε of
 a draw whose step-size rule gives the same η, and every noise trial, reuses one pass.

@@ -12,7 +12,7 @@ Clipping. diffprivlib 0.6.6 clips the data to the bounds only on its ``fit_inter
 the Laplace noise, calibrated to the box, no longer covers it. This adapter therefore clips every coordinate to
 [−x_bound, x_bound] and y to [−y_bound, y_bound] itself, with diffprivlib's own ``clip_to_bounds`` (the step its
 intercept path applies), before the fit: on data inside the bounds nothing changes and the estimate is exactly
-diffprivlib's (``scripts/diffprivlib_check.py``, ``tests/mechanisms/test_diffprivlib_lr.py``).
+diffprivlib's (``scripts/diffprivlib_check.py``, ``tests/mechanisms/peers/test_diffprivlib_lr.py``).
 
 Why it is so far from OLS (docs/leaderboard.md, measured). The noisy quadratic form — XᵀX plus a symmetric matrix of
 Laplace entries of scale 2(1 + d + d(d+1)/2)x_bound²/ε off the diagonal — is indefinite unless the smallest

@@ -8,8 +8,8 @@ Public data: ``public_M`` (default N) fresh unlabeled rows to build Σ followed 
 rows to estimate C, concatenated in ``Dataset.X_public`` (set ``public_C_rows: public_MC`` on the mechanism).
 ``public_sampler``: ``rows`` (default, the literal M·d normals) or ``wishart``: Σ reads the M rows only through PᵀP,
 which is drawn directly as H^{1/2}AAᵀH^{1/2} ~ Wishart_d(M, H) (Bartlett factor A, O(d³) instead of O(Md²)); then
-``Dataset.X_public`` is a :class:`~dpbench.mechanisms.gradient.dp_ftrl_covariance.PublicMoments` (PᵀP, M, the M_C rows).
-Exact in law (tests/mechanisms/test_dp_ftrl_speed.py, KS test); needs M ≥ d. ``auto``: ``wishart`` where M ≥ d,
+``Dataset.X_public`` is a :class:`~dpbench.mechanisms.gradient.dp_ftrl.covariance.PublicMoments` (PᵀP, M, the M_C rows).
+Exact in law (tests/mechanisms/gradient/test_dp_ftrl_speed.py, KS test); needs M ≥ d. ``auto``: ``wishart`` where M ≥ d,
 ``rows`` where M < d (the low-rank Σ of d > M reads P itself) — for an N grid crossing d (E1 at d = 2048, N from 2^8).
 ``estimating_m`` labelled public rows (RESIDUALEST Option 1 ablation) go to ``population.extra["estimating"]``.
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from dpbench.analysis.metrics import TrialCoordinates, register_metric
 from dpbench.data._base import Dataset, Population
-from dpbench.mechanisms.gradient.dp_ftrl_covariance import PublicMoments
+from dpbench.mechanisms.gradient.dp_ftrl.covariance import PublicMoments
 from dpbench.registry import register_dataset
 
 SPECTRA = ("poly", "exp")

@@ -14,10 +14,12 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from dpbench.mechanisms.gradient import dp_ftrl_covariance, dp_ftrl_engines, dp_ftrl_stores
-from dpbench.mechanisms.gradient.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
-from dpbench.mechanisms.gradient.dp_ftrl_core import fit_dp_ftrl
-from dpbench.mechanisms.gradient.dp_ftrl_covariance import NoiseCovariance
+from dpbench.mechanisms.gradient.dp_ftrl import covariance as dp_ftrl_covariance
+from dpbench.mechanisms.gradient.dp_ftrl import engines as dp_ftrl_engines
+from dpbench.mechanisms.gradient.dp_ftrl import stores as dp_ftrl_stores
+from dpbench.mechanisms.gradient.dp_ftrl.core import fit_dp_ftrl
+from dpbench.mechanisms.gradient.dp_ftrl.covariance import NoiseCovariance
+from dpbench.mechanisms.gradient.dp_ftrl.mechanisms import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
 from dpbench.mechanisms.gradient.tree_noise import blocked_tree_noise, inblock_prefix_noise
 from dpbench.papers.ftrl.generators import (
     bartlett_factor,

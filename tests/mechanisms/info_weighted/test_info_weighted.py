@@ -40,7 +40,7 @@ from dpbench.papers.info_weighted.generators import c_d, l1_functional
 from dpbench.privacy.agm import epsilon_agm
 
 P_BASIS = np.array([0.5, 0.2, 0.05, 0.01, 0.001])
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -665,7 +665,7 @@ def test_ablation_caption_counts_fits_per_d_and_figure_legend_is_readable():
 def test_iw_figure_presets_titles_captions_and_references():
     from dpbench.config import load_config
 
-    root = Path(__file__).resolve().parents[2] / "configs" / "info_weighted"
+    root = Path(__file__).resolve().parents[3] / "configs" / "info_weighted"
     e2 = load_config(root / "iw_e2_central_vs_eps.yaml")
     assert "L1" in e2.plots["l1_error"]["title"] and "excess risk" not in e2.plots["l1_error"]["title"]
     assert e2.plot["row"] == "dataset" and e2.plot["panel"] == "data.n"  # n once per panel title

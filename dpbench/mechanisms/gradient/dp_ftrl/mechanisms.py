@@ -25,7 +25,7 @@ import numpy as np
 
 from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, HyperError
 from dpbench.mechanisms._base import FitResult, check_inputs
-from dpbench.mechanisms.gradient.dp_ftrl_core import declared, fit_dp_ftrl
+from dpbench.mechanisms.gradient.dp_ftrl.core import declared, fit_dp_ftrl
 from dpbench.privacy.tree import certified, kbar, tau_tree
 from dpbench.registry import register_mechanism
 
@@ -196,7 +196,7 @@ def fit_sigma_public(
     ``sigma_factor``: the noise z = F u uses F = V diag(√((μ+λ)/M)) from the eigendecomposition PᵀP = V diag(μ) Vᵀ
     (``eigh``, default: the rows' XV is computed once per data draw and serves every ε) or the Cholesky factor of Σ
     (``cholesky``, the earlier engine). Both satisfy FFᵀ = Σ, so the output law is the same
-    (tests/mechanisms/test_dp_ftrl_speed.py).
+    (tests/mechanisms/gradient/test_dp_ftrl_speed.py).
     """
     return _fit(X, y, epsilon, delta, rng, "public", public_X=public_X, **hyper)
 

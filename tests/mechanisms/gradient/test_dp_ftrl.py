@@ -10,10 +10,10 @@ import pytest
 from scipy import stats as sps
 
 from dpbench.analysis.metrics import param_error_sigma
-from dpbench.mechanisms.gradient.dp_ftrl import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
-from dpbench.mechanisms.gradient.dp_ftrl_covariance import NoiseCovariance
-from dpbench.mechanisms.gradient.dp_ftrl_engines import clip_coefficient, run_blocked, run_reference
-from dpbench.mechanisms.gradient.dp_ftrl_rules import effective_dim, eta_rule, private_split_groups
+from dpbench.mechanisms.gradient.dp_ftrl.covariance import NoiseCovariance
+from dpbench.mechanisms.gradient.dp_ftrl.engines import clip_coefficient, run_blocked, run_reference
+from dpbench.mechanisms.gradient.dp_ftrl.mechanisms import fit_identity, fit_sgd_avg, fit_sigma_oracle, fit_sigma_public
+from dpbench.mechanisms.gradient.dp_ftrl.rules import effective_dim, eta_rule, private_split_groups
 from dpbench.mechanisms.gradient.tree_noise import ReferenceTreeAggregator, TreeNoise, release_counts
 from dpbench.papers.ftrl.generators import excess_pop_paper, load
 from dpbench.privacy.tree import (
@@ -457,7 +457,7 @@ def test_mechanisms_beat_zero_and_record_info(small_problem):
     for out in (out_i, out_o, out_s):
         assert excess_pop_paper(out.theta, ds) < 0.5 * zero
     # one draw of the public design's noise exceeds zero/2 with probability ≈ 0.1 (eigen and Cholesky factor alike,
-    # tests/mechanisms/test_dp_ftrl_speed.py): the median of five trials does not
+    # tests/mechanisms/gradient/test_dp_ftrl_speed.py): the median of five trials does not
     public_excess = [
         excess_pop_paper(
             fit_sigma_public(
@@ -541,7 +541,7 @@ def test_adaptive_clipping_option1_runs_and_is_capped(small_problem):
 def test_ftrl_configs_validate():
     from dpbench.config import load_config
 
-    configs = sorted((Path(__file__).resolve().parents[2] / "configs" / "ftrl").glob("ftrl_*.yaml"))
+    configs = sorted((Path(__file__).resolve().parents[3] / "configs" / "ftrl").glob("ftrl_*.yaml"))
     assert configs, "no configs/ftrl/ftrl_*.yaml"
     for path in configs:
         cfg = load_config(path)
