@@ -90,4 +90,6 @@ def test_tutorial_runs_end_to_end(tmp_path, shim):
     assert "note: Clipped: houses, declared bounds: 1 of 2,400 training rows clipped" in result.stderr
     assert "note: Outlier: houses, benchmark bounds (not private): the largest training row norm is" in result.stderr
     assert "workers: 1 — from -j" in result.stderr and "privacy profile: paper" in result.stderr
-    assert re.search(r"ridge_ssp.*\bpass\b", result.stdout), result.stdout[-2000:]  # and the audit passed it
+    # the plug-in declares no releases: a black-box audit that says what it could detect, never a bare "pass"
+    assert re.search(r"ridge_ssp.*inconclusive \(detects ε ≥ [0-9.]+ only", result.stdout), result.stdout[-2000:]
+    assert "FAIL" not in result.stdout
