@@ -6,7 +6,8 @@ with its whole contract (:mod:`dpbench.contract`: hyperparameters, privacy rule,
 setup, variants), checked at import; everything else reads it from :class:`MechanismInfo`.
 
 Discovery imports every module (recursively) of :data:`DISCOVERED_PACKAGES` — the engine's built-in kind, the
-mechanism families, the generic loaders, the bandit kind and every paper plug-in under :mod:`dpbench.papers` —
+mechanism families, the generic loaders, the built-in figure kinds, the bandit kind and every paper plug-in under
+:mod:`dpbench.papers` —
 then the ``dpbench.mechanisms`` / ``dpbench.datasets`` entry points of installed packages. A mechanism can also be
 named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`). A module that fails to
 import is a loud warning for users and, under the test suite (``DPBENCH_STRICT_DISCOVERY=1``), an error.
@@ -137,7 +138,14 @@ ANNOTATIONS: dict[str, AnnotationInfo] = {}
 #: deprecated mechanism name → the registered name it now is (:func:`register_alias`)
 ALIASES: dict[str, str] = {}
 #: packages whose modules (recursively) register components when imported
-DISCOVERED_PACKAGES = ("dpbench.engine", "dpbench.mechanisms", "dpbench.data", "dpbench.bandits", "dpbench.papers")
+DISCOVERED_PACKAGES = (
+    "dpbench.engine",
+    "dpbench.mechanisms",
+    "dpbench.data",
+    "dpbench.analysis.figures",
+    "dpbench.bandits",
+    "dpbench.papers",
+)
 
 
 def register_mechanism(
