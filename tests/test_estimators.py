@@ -307,3 +307,19 @@ def test_interval_errors_name_the_argument():
         _interval_model().conf_int()
     with pytest.raises(ValueError, match="X: intervals need n_samples > n_coefficients \\+ 1"):
         _interval_model().fit(X[:5], y[:5])
+
+
+@pytest.mark.parametrize("intervals", [False, True])
+def test_dpgd_checkpoints_defaults_converge_on_a_well_conditioned_problem(intervals):
+    """η = 1/L and b = 100 (the mechanism's documented defaults): at large ε the fit reaches OLS (it did not with
+    Brown et al.'s T = 50, b = 5 on unit-ball data: the start's bias dominated), and the interval is around it."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (5000, 3))
+    y = X @ np.array([1.0, -0.5, 0.25]) + 0.5 + 0.1 * rng.standard_normal(5000)
+    ols = np.linalg.lstsq(np.column_stack([X, np.ones(5000)]), y, rcond=None)[0]
+    model = DPLinearRegression("dpgd_checkpoints", epsilon=100.0, x_bound=np.sqrt(3), y_bound=3.0, random_state=0,
+                               intervals=intervals).fit(X, y)  # fmt: skip
+    assert np.append(model.coef_, model.intercept_) == pytest.approx(ols, abs=0.02)
+    if intervals:
+        bounds = model.conf_int()
+        assert np.all((bounds[:, 0] <= ols) & (ols <= bounds[:, 1]))
