@@ -217,11 +217,11 @@ def test_the_registry_holds_tables_and_discovery_only():
 
 
 #: modules that still draw a paper's figure outside a figures module (to be moved into figure kinds): the bandit
-#: kind's figures (its package is being rebuilt on the engine's pieces) and two information-weighted builders
+#: kind's figures (its package is being rebuilt on the engine's pieces) and two IWR builders
 MATPLOTLIB_NOT_YET_IN_A_KIND = {
     "dpbench.bandits.analyses",
-    "dpbench.papers.info_weighted.analyses",
-    "dpbench.papers.info_weighted.e1",
+    "dpbench.papers.iwr.analyses",
+    "dpbench.papers.iwr.e1",
 }
 
 
