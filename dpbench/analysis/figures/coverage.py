@@ -92,5 +92,11 @@ register_figure_kind(
         "caption": Hyper(str, default="", doc="figure caption"),
         "logx": Hyper(bool, default=True, doc="log x axis"),
         "ncols": Hyper(int, default=3, ge=1, doc="panels per row"),
+        "curves": Hyper(
+            object,
+            default=None,
+            none="their order of appearance",
+            doc="the curves' colour and marker order (a curve looks the same in several figures)",
+        ),
     },
 )(coverage_figure)
