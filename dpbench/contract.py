@@ -220,6 +220,9 @@ class Bounds:
     hyperparameter holding the bound, a function of the resolved hyperparameters, or None (no bound relied on,
     e.g. the mechanism clips residuals). ``clips``: True when the mechanism clips the data to the bounds itself,
     or the name of the bool hyperparameter that switches clipping on (otherwise rows over a bound are rejected).
+    ``clipped``: what clipping covers — ``("x", "y")`` (the default), ``("x",)`` when the label bound is assumed
+    of the data (the paper's assumption, recorded but neither clipped nor rejected), or a function of the resolved
+    hyperparameters giving the axes (the audit feeds records outside the bounds only on the clipped axes).
     ``n_ge_d``: the mechanism needs n ≥ d rows; ``d``: it is only defined for this dimension. ``note``: anything
     a user must know in words (e.g. a bound taken from the generator's population).
     """
@@ -228,6 +231,7 @@ class Bounds:
     y: float | str | Callable[[Mapping[str, Any]], float | None] | None = None
     x_norm: str = "l2"
     clips: bool | str = False
+    clipped: tuple[str, ...] | Callable[[Mapping[str, Any]], tuple[str, ...]] = ("x", "y")
     n_ge_d: bool = False
     d: int | None = None
     note: str = ""
@@ -243,11 +247,21 @@ class Bounds:
     def clipping(self, hyper: Mapping[str, Any]) -> bool:
         return bool(hyper.get(self.clips)) if isinstance(self.clips, str) else bool(self.clips)
 
+    def clipped_axes(self, hyper: Mapping[str, Any]) -> tuple[str, ...]:
+        """The data the mechanism clips for the resolved hyperparameters ``hyper``: a subset of ("x", "y"), empty
+        when it does not clip."""
+        if not self.clipping(hyper):
+            return ()
+        axes = tuple(self.clipped(hyper) if callable(self.clipped) else self.clipped)
+        if not set(axes) <= {"x", "y"}:
+            raise ValueError(f"bounds.clipped must name axes among ('x', 'y'), got {axes!r}")
+        return axes
+
     def enforced(self, hyper: Mapping[str, Any]) -> tuple[bool, bool]:
-        """Whether rows over the x / y bound are rejected (a bound is relied on and the data are not clipped)."""
+        """Whether rows over the x / y bound are rejected (a bound is relied on and that axis is not clipped)."""
         x, y = self.resolve(hyper)
-        clipping = self.clipping(hyper)
-        return x is not None and not clipping, y is not None and not clipping
+        axes = self.clipped_axes(hyper)
+        return x is not None and "x" not in axes, y is not None and "y" not in axes
 
 
 def _bound(value: Any, hyper: Mapping[str, Any]) -> float | None:

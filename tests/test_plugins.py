@@ -63,7 +63,7 @@ def test_config_can_name_an_external_mechanism_by_import_path(tmp_path, plugin_o
     tables = []
     for n_jobs in (1, 2):  # with 2, loky workers must re-import the plug-in from the path kept in the config
         config = parse_config(plugin_config(tmp_path / str(n_jobs), REFERENCE))
-        assert config.mechanisms[0].mechanism == REFERENCE
+        assert config.mechanisms[0].name == REFERENCE
         tables.append(pd.read_csv(run(config, n_jobs=n_jobs, progress=False, log=lambda m: None) / "trials.csv"))
     pd.testing.assert_frame_equal(tables[0].drop(columns="seconds"), tables[1].drop(columns="seconds"))
     ours = tables[1][tables[1].mechanism == "noisy_ridge"]

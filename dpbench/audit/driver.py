@@ -63,6 +63,7 @@ from dpbench.audit.stats import (
     thresholds_from,
 )
 from dpbench.audit.whitebox import (
+    NO_CLOSED_FORM,
     NoiseCheck,
     check_noise,
     declared_epsilon,
@@ -319,7 +320,7 @@ def audit_whitebox(
         factor = 1.0
         if control != "none":
             probe = slots_of(pair_run(info, pair, "D", epsilon, delta, seeds[3], hyper), view)
-            if any(s.kind == "wishart" for s in probe):
+            if any(s.kind in NO_CLOSED_FORM for s in probe):
                 factor = sketch_noise_factor(info, pair, view, epsilon, delta, hyper, CONTROLS[control] * epsilon,
                                              seeds[3])  # fmt: skip
             else:
@@ -392,7 +393,7 @@ def audit_whitebox(
     gdp = gdp_estimate(s1, s0, delta, confidence)
     if not fixed and not gdp.gaussian and gaussian_pool(pool):  # Gaussian given the public history: μ per history
         gdp = gdp_mixture_estimate(s1, i1, s0, i0, len(pool), delta, confidence)
-    sketch = any(s.kind == "wishart" for slots in pool for s in slots)
+    sketch = any(s.kind in NO_CLOSED_FORM for slots in pool for s in slots)
     loss = loss_epsilon(s1, s0, delta, confidence) if sketch and not gdp.gaussian else None
     profile = None if gdp.gaussian or loss is not None else profile_estimate(s1, s0, delta, confidence)
     worst = max(pool, key=lambda slots: sum(s.divergence() for s in slots))

@@ -8,7 +8,9 @@ never seen through it. Next to the worst-case pair (:func:`dpbench.audit.pairs.f
 * the canary with its label negated (and its replacement's), both signs in two random directions of R^d (not only
   the (e₁, e₂) plane), a canary with x = 0 and y = ±Y (it moves only the label statistics);
 * for a mechanism that declares it clips (``Bounds.clips``): canaries 10× outside the bounds, labels +10Y and
-  −10Y (a clip that holds on one side only moves the release by more than its sensitivity on the other);
+  −10Y (a clip that holds on one side only moves the release by more than its sensitivity on the other) — on the
+  axes it declares it clips (``Bounds.clipped``): a mechanism that clips x and *assumes* |y| ≤ Y (the Stein GLMs)
+  gets rows 10× outside with labels ±Y, since a record outside an assumed bound is outside its privacy claim;
 * **unrelated datasets** (:func:`unrelated_pairs`): D against a random dataset of the same shape (rows of random
   norms and directions, labels of one sign or both, rows over the bounds for a clipping mechanism). They are not
   neighbours: only what must hold for *any* two datasets is checked on them — θ̂ with every release held fixed
@@ -36,10 +38,16 @@ OUTSIDE = 10.0
 UNRELATED = 4
 
 
-def clips(info: MechanismInfo, hyper: Mapping[str, Any]) -> bool:
-    """True when the mechanism declares that it clips the data to its bounds (``Bounds.clips``)."""
+def clipped_axes(info: MechanismInfo, hyper: Mapping[str, Any]) -> tuple[str, ...]:
+    """The data the mechanism declares it clips to its bounds (``Bounds.clips``, ``Bounds.clipped``): a subset of
+    ("x", "y"), empty when it clips nothing."""
     bounds = getattr(info, "bounds", None)
-    return bool(bounds is not None and bounds.clipping({**info.hyperparameters(), **dict(hyper)}))
+    return () if bounds is None else bounds.clipped_axes({**info.hyperparameters(), **dict(hyper)})
+
+
+def outside_factors(axes: tuple[str, ...], factor: float) -> tuple[float, float]:
+    """(row factor, label factor) of a record fed outside the bounds: ``factor`` on each clipped axis, else 1."""
+    return (factor if "x" in axes else 1.0), (factor if "y" in axes else 1.0)
 
 
 def directions(spec: PairSpec, count: int, rng: np.random.Generator) -> np.ndarray:
@@ -81,9 +89,10 @@ def neighbour_pairs(
     u = directions(spec, 4, rng)
     rows: list[tuple[np.ndarray, float]] = [(spec.x_bound * u[0], spec.y_bound), (spec.x_bound * u[1], -spec.y_bound),
                                             (np.zeros(spec.d), spec.y_bound)]  # fmt: skip
-    if clips(info, hyper):
-        rows += [(OUTSIDE * spec.x_bound * u[2], OUTSIDE * spec.y_bound),
-                 (OUTSIDE * spec.x_bound * u[3], -OUTSIDE * spec.y_bound)]  # fmt: skip
+    axes = clipped_axes(info, hyper)
+    if axes:
+        fx, fy = outside_factors(axes, OUTSIDE)
+        rows += [(fx * spec.x_bound * u[2], fy * spec.y_bound), (fx * spec.x_bound * u[3], -fy * spec.y_bound)]
     for k, (x, y) in enumerate(rows):
         other, zero = _neighbour(info, x, y, u[(k + 1) % len(u)])
         if info.privacy_model != "label" and not zero and not np.any(x):
@@ -92,18 +101,20 @@ def neighbour_pairs(
     return out
 
 
-def random_dataset(spec: PairSpec, kind: int, rng: np.random.Generator, outside: bool) -> tuple[np.ndarray, np.ndarray]:
+def random_dataset(
+    spec: PairSpec, kind: int, rng: np.random.Generator, outside: tuple[str, ...] = ()
+) -> tuple[np.ndarray, np.ndarray]:
     """Unrelated dataset number ``kind`` (n × d): 0 — uniform in the ball, labels over [−Y, Y]; 1 — small rows
-    (norms ≤ 0.3B), labels ≤ 0; 2 — rows on the bound, labels ≥ 0; 3 — half the rows zero, labels ±Y (with
-    ``outside``: every row and label 3× over its bound)."""
+    (norms ≤ 0.3B), labels ≤ 0; 2 — rows on the bound, labels ≥ 0; 3 — half the rows zero, labels ±Y (every row
+    3× over its bound when ``outside`` holds "x", every label when it holds "y": the clipped axes)."""
     n, d = spec.n, spec.d
     u = directions(spec, n, rng)
     radius = [rng.uniform(0, 1, n) ** (1 / d), 0.3 * rng.uniform(0, 1, n), np.ones(n),
               np.where(np.arange(n) % 2 == 0, 1.0, 0.0)][kind % 4]  # fmt: skip
     labels = [rng.uniform(-1, 1, n), -rng.uniform(0, 1, n), rng.uniform(0, 1, n),
               rng.choice([-1.0, 1.0], n)][kind % 4]  # fmt: skip
-    scale = 3.0 if outside and kind % 4 == 3 else 1.0
-    return scale * spec.x_bound * radius[:, None] * u, scale * spec.y_bound * labels
+    fx, fy = outside_factors(outside if kind % 4 == 3 else (), 3.0)
+    return fx * spec.x_bound * radius[:, None] * u, fy * spec.y_bound * labels
 
 
 def unrelated_pairs(info: MechanismInfo, spec: PairSpec, worst: Pair, seed: int, hyper: Mapping[str, Any],
@@ -111,7 +122,7 @@ def unrelated_pairs(info: MechanismInfo, spec: PairSpec, worst: Pair, seed: int,
     """D of the worst pair against ``count`` random datasets of the same shape (label-DP: the same covariates)."""
     public_X = public_rows(spec, np.random.default_rng([seed, 11]))
     rng = np.random.default_rng([seed, 0xC105])
-    outside = clips(info, hyper)
+    outside = clipped_axes(info, hyper)
     out = []
     for k in range(count):
         Xr, yr = random_dataset(spec, k, rng, outside)

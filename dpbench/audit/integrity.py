@@ -46,7 +46,15 @@ from scipy.stats import binom, chi2
 from dpbench.audit.family import neighbour_pairs, unrelated_pairs
 from dpbench.audit.noise_law import Finding, check_noise_law
 from dpbench.audit.pairs import PairSpec
-from dpbench.audit.whitebox import Pair, PairedRun, ReleasePair, _entries, noise_residuals, paired_run
+from dpbench.audit.whitebox import (
+    Pair,
+    PairedRun,
+    ReleasePair,
+    _entries,
+    noise_residuals,
+    paired_run,
+    posterior_shift,
+)
 from dpbench.audit.witness import witness_bound
 from dpbench.mechanisms._base import as_fit_result
 from dpbench.registry import MechanismInfo
@@ -213,6 +221,8 @@ def observed_shift(rp: ReleasePair) -> float | None:
     r = rp.release
     if r.kind == "wishart":
         return None
+    if r.kind == "posterior":
+        return posterior_shift(rp)
     diff = np.asarray(rp.centre_d, dtype=float) - np.asarray(rp.centre_dp, dtype=float)
     order = 1 if r.kind == "laplace" else 2
     if r.users:

@@ -48,6 +48,8 @@ from dpbench.privacy.gdp import mixture_epsilon
 from dpbench.registry import MechanismInfo
 
 VIEWS = ("central", "local")
+#: release kinds whose privacy loss has no closed-form ε: exact ε and control factors by Monte Carlo
+NO_CLOSED_FORM = ("wishart", "posterior")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -186,6 +188,65 @@ def _aggregate(rows: np.ndarray, r: Release) -> np.ndarray:
 # per-history laws of the likelihood ratio
 
 
+@dataclass(frozen=True)
+class PosteriorLaw:
+    """A ``posterior`` release seen from both datasets at one history: N(m_D, P_D⁻¹) against N(m_D′, P_D′⁻¹),
+    precisions P = H/scale² (the OPS sample: both the mean and the covariance move with the data).
+
+    Log-likelihood ratio of a value r: L(r) = ½ log det(P_D P_D′⁻¹) − ½‖r − m_D‖²_{P_D} + ½‖r − m_D′‖²_{P_D′}, a
+    quadratic form in the Gaussian noise (a generalised χ²): no closed-form ε, so the audit takes its exact ε by
+    Monte Carlo over exact draws of L, as for the sketches."""
+
+    m_d: np.ndarray
+    p_d: np.ndarray
+    m_dp: np.ndarray
+    p_dp: np.ndarray
+
+    def llr(self, r: np.ndarray) -> np.ndarray:
+        """L(r) for the rows of r."""
+        _, logdet_d = np.linalg.slogdet(self.p_d)
+        _, logdet_dp = np.linalg.slogdet(self.p_dp)
+        a, b = r - self.m_d, r - self.m_dp
+        quad_d = np.einsum("...i,ij,...j->...", a, self.p_d, a)
+        quad_dp = np.einsum("...i,ij,...j->...", b, self.p_dp, b)
+        return 0.5 * (logdet_d - logdet_dp) - 0.5 * quad_d + 0.5 * quad_dp
+
+    def draws(self, side: str, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` exact draws of L with r from the law of ``side``: r = m + C⁻ᵀw, P = C Cᵀ, w ~ N(0, I)."""
+        m, p = (self.m_d, self.p_d) if side == "D" else (self.m_dp, self.p_dp)
+        chol = np.linalg.cholesky(p)
+        w = rng.standard_normal((size, m.size))
+        return self.llr(m + np.linalg.solve(chol.T, w.T).T)
+
+    def divergence(self) -> float:
+        """2·KL(D‖D′) = tr(P_D′P_D⁻¹) − d + ‖m_D − m_D′‖²_{P_D′} + log det(P_D P_D′⁻¹) (μ² when P_D = P_D′)."""
+        shift = self.m_d - self.m_dp
+        trace = float(np.trace(np.linalg.solve(self.p_d, self.p_dp)))
+        logdet = np.linalg.slogdet(self.p_d)[1] - np.linalg.slogdet(self.p_dp)[1]
+        return max(0.0, trace - shift.size + float(shift @ self.p_dp @ shift) + float(logdet))
+
+
+def posterior_law(rp: ReleasePair) -> PosteriorLaw:
+    """The two laws of a ``posterior`` release at this history (each side's own declared H and scale)."""
+    mine = rp.release
+    theirs = rp.other if rp.other is not None else rp.release
+    rel_d, rel_dp = (mine, theirs) if rp.side == "D" else (theirs, mine)
+    p_d = np.asarray(rel_d.params["H"], dtype=float) / rel_d.scale**2
+    p_dp = np.asarray(rel_dp.params["H"], dtype=float) / rel_dp.scale**2
+    return PosteriorLaw(np.ravel(rp.centre_d), p_d, np.ravel(rp.centre_dp), p_dp)
+
+
+def posterior_shift(rp: ReleasePair) -> float:
+    """The observed shift of a ``posterior`` release in the OPS theorem's metric: max(‖H_D(m_D − m_D′)‖,
+    ‖H_D′(m_D − m_D′)‖) — for zero-out neighbours, ‖x‖·|y − xᵀθ| of the differing record at the solution of the
+    dataset without it and with it (the gradient its Lipschitz constant L bounds)."""
+    law = posterior_law(rp)
+    shift = law.m_d - law.m_dp
+    h_d = law.p_d * (rp.release.scale if rp.side == "D" else rp.other.scale) ** 2
+    h_dp = law.p_dp * (rp.other.scale if rp.side == "D" else rp.release.scale) ** 2
+    return float(max(np.linalg.norm(h_d @ shift), np.linalg.norm(h_dp @ shift)))
+
+
 @dataclass
 class Slot:
     """The law of one release's log-likelihood ratio at one history (kind-specific parameters)."""
@@ -195,6 +256,7 @@ class Slot:
     a: np.ndarray = field(default_factory=lambda: np.zeros(0))  # laplace: Δ/b per entry
     wishart: tuple[float, np.ndarray, np.ndarray, int] | None = None  # (c, λ_D, λ_D′, k)
     ball: tuple[np.ndarray, np.ndarray, float] | None = None  # (v_D, v_D′, ε)
+    posterior: PosteriorLaw | None = None  # posterior: the two Gaussians N(m, P⁻¹) of D and D′
 
     def divergence(self) -> float:
         """2·KL(D‖D′) of this release: μ² for a Gaussian (used to rank candidate pairs)."""
@@ -210,6 +272,8 @@ class Slot:
         if self.kind == "l2ball":
             v_d, v_dp, eps = self.ball
             return float(eps * np.linalg.norm(v_d - v_dp))
+        if self.kind == "posterior":
+            return self.posterior.divergence()
         return 0.0
 
 
@@ -227,6 +291,8 @@ def central_slot(rp: ReleasePair) -> Slot:
         return Slot("wishart", wishart=_wishart_law(rp.centre_d, rp.centre_dp, int(r.params["k"])))
     if r.kind == "l2ball":
         raise ValueError(f"release {r.name!r}: an aggregate of ℓ2-ball reports has no central audit; use view=local")
+    if r.kind == "posterior":
+        return Slot("posterior", posterior=posterior_law(rp))
     raise ValueError(f"unknown release kind {r.kind!r}")
 
 
@@ -285,6 +351,8 @@ def observed_llr(rp: ReleasePair) -> float:
         sign_dp, logdet_dp = np.linalg.slogdet(rp.centre_dp)
         A = np.linalg.inv(rp.centre_d) - np.linalg.inv(rp.centre_dp)
         return float(-0.5 * k * (logdet_d - logdet_dp) - 0.5 * np.sum(A * W))
+    if r.kind == "posterior":
+        return float(posterior_law(rp).llr(np.ravel(np.asarray(r.value, dtype=float))))
     raise ValueError(f"release {r.name!r}: no central likelihood ratio for kind {r.kind!r}")
 
 
@@ -300,6 +368,8 @@ def noise_residuals(rp: ReleasePair) -> tuple[str, np.ndarray]:
     if r.kind == "gaussian":
         resid = _entries(np.asarray(r.value, dtype=float) - _aggregate(own, r), r.symmetric)
         return "normal", resid / _aggregate_scale(r)
+    if r.kind == "posterior":
+        return "normal", whitened_posterior(r, own)
     how = r.params.get("aggregate", "mean") if r.users else "none"
     resid = np.ravel(np.asarray(r.value, dtype=float) - _aggregate(own, r)) if r.kind == "laplace" else None
     if r.kind == "laplace" and how == "none":  # one report per user (or a central release): Lap(b) entries
@@ -308,6 +378,13 @@ def noise_residuals(rp: ReleasePair) -> tuple[str, np.ndarray]:
         users = np.asarray(r.centre).shape[0]
         return "normal", resid / (r.scale * math.sqrt(2 * users if how == "sum" else 2 / users))
     return "none", np.zeros(0)
+
+
+def whitened_posterior(r: Release, centre: np.ndarray) -> np.ndarray:
+    """The noise of a ``posterior`` release in units of its declared law: Cᵀ(value − centre)/scale ~ N(0, I) for
+    H = C Cᵀ."""
+    chol = np.linalg.cholesky(np.asarray(r.params["H"], dtype=float))
+    return chol.T @ np.ravel(np.asarray(r.value, dtype=float) - np.asarray(centre, dtype=float)) / r.scale
 
 
 @dataclass(frozen=True)
@@ -404,6 +481,14 @@ def sample_statistic(
         lam = np.array([law[1 if side == "D" else 2] if law else np.zeros(dim) for law in laws])[idx]
         dof = np.array([law[3] if law else 1 for law in laws])[idx]
         total += c - 0.5 * np.sum(lam * rng.chisquare(dof[:, None], lam.shape), axis=1)
+    posts = [[s.posterior for s in slots if s.kind == "posterior"] for slots in pool]
+    if any(posts):
+        order = np.argsort(idx, kind="stable")
+        starts = np.searchsorted(idx[order], np.arange(len(pool) + 1))
+        for h, laws in enumerate(posts):
+            at = order[starts[h] : starts[h + 1]]
+            for law in laws if at.size else ():
+                total[at] += law.draws(side, at.size, rng)
     balls = [[s.ball for s in slots if s.kind == "l2ball"] for slots in pool]
     for j in range(max(len(b) for b in balls)):
         laws = [b[j] if j < len(b) else None for b in balls]
@@ -453,7 +538,7 @@ def exact_releases(slots: list[Slot]) -> list[Any] | None:
             v_d, v_dp, eps = s.ball
             if np.linalg.norm(v_d - v_dp) > 0:
                 parts.append(PureRelease(eps))
-        elif s.kind == "wishart":
+        elif s.kind in NO_CLOSED_FORM:
             return None
     return parts
 
@@ -486,7 +571,7 @@ def declared_epsilon(run: list[ReleasePair], view: str, delta: float) -> float |
         r = rp.release
         if slot.kind == "none" or slot.divergence() == 0:
             continue
-        if r.kind in ("wishart",) or r.sensitivity is None:
+        if r.kind in NO_CLOSED_FORM or r.sensitivity is None:
             return None
         if r.kind == "gaussian":
             if view == "local" or not r.users:

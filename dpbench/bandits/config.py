@@ -41,6 +41,7 @@ from dpbench.config.fields import (
     swept_id,
 )
 from dpbench.contract import HyperError
+from dpbench.engine.cells import Entry, grid_entries
 
 TOP_LEVEL_KEYS = {
     **COMMON_KEYS,
@@ -76,23 +77,12 @@ class EnvEntry:
         return swept_id(self.label, self.options, self.swept)
 
 
-@dataclass(frozen=True)
-class AlgoEntry:
-    algorithm: str
-    label: str
-    hyper: tuple[tuple[str, Any], ...] = ()
-
-    @property
-    def key(self) -> str:
-        return entry_key(self.algorithm, self.hyper)
-
-
 @dataclass(kw_only=True)
 class BanditConfig(BaseConfig):
     """A bandit run: every (environment, algorithm, ε, trial) cell, plus the fields of every kind."""
 
     environments: list[EnvEntry]
-    algorithms: list[AlgoEntry]
+    algorithms: list[Entry]
     T: int
     delta: str | float = 1e-5
     checkpoints_per_octave: int = 4
@@ -113,11 +103,9 @@ class BanditConfig(BaseConfig):
             {"env": e.env, "label": e.label, "options": dict(e.options), "swept": list(e.swept)}
             for e in self.environments
         ]
-        data["algorithms"] = [
-            {"algorithm": a.algorithm, "label": a.label, "hyper": dict(a.hyper)} for a in self.algorithms
-        ]
+        data["algorithms"] = [a.as_dict("algorithm") for a in self.algorithms]
         # the generic results/plot code orders curves by config["mechanisms"][*]["label"]
-        data["mechanisms"] = [{"mechanism": a.algorithm, "label": a.label} for a in self.algorithms]
+        data["mechanisms"] = [a.as_dict("mechanism", hyper=False) for a in self.algorithms]
         data["epsilons"] = [e if math.isfinite(e) else "inf" for e in self.epsilons]
         return data
 
@@ -139,7 +127,10 @@ def parse_env(raw: Any, index: int) -> list[EnvEntry]:
     return entries
 
 
-def parse_algorithm(raw: Any, index: int) -> list[AlgoEntry]:
+def parse_algorithm(raw: Any, index: int) -> list[Entry]:
+    """One ``algorithms[index]`` entry → its concrete instances, every value checked against the algorithm's
+    ``Hyper`` table before the first round (the error names the hyper or grid field); an entry keeps the values as
+    the config gave them (its key, hence the algorithm's seeds, derives from them)."""
     info, raw, hyper, combos = parse_component(
         raw,
         f"algorithms[{index}]",
@@ -150,19 +141,16 @@ def parse_algorithm(raw: Any, index: int) -> list[AlgoEntry]:
         lambda i: i.hyperparameters(),
         "hyperparameter",
     )
-    base = str(raw.get("label") or info.name)
-    entries = []
-    for combo in combos:
-        try:  # every value against the algorithm's declaration, before the first round
+
+    def resolve(combo: dict[str, Any]) -> dict[str, Any]:
+        try:
             info.check_hyper({**hyper, **combo})
         except HyperError as err:
             field_name = "grid" if err.name in combo else "hyper"
             raise fail(f"algorithms[{index}].{field_name}.{err.name}", err.reason) from None
-        suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
-        entries.append(
-            AlgoEntry(info.name, f"{base} ({suffix})" if suffix else base, tuple(sorted({**hyper, **combo}.items())))
-        )
-    return entries
+        return {**hyper, **combo}
+
+    return grid_entries(info.name, str(raw.get("label") or info.name), combos, resolve)
 
 
 def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> BanditConfig:

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
-from dpbench.bandits.oracles import sigma_scale
+from dpbench.bandits.oracles import bandit_failure_probability, oracle_hyper, sigma_scale
 from dpbench.bandits.simulator import EpochData, register_algorithm
-from dpbench.bandits.squarecb import SquareCBPolicy, _checked, rate_jdp, rate_ldp
+from dpbench.bandits.squarecb import SquareCBPolicy, rate_jdp, rate_ldp
+from dpbench.contract import Choice, Hyper
 
 SCHEDULES = {"jdp": rate_jdp, "ldp": rate_ldp}
 
@@ -29,28 +30,24 @@ SCHEDULES = {"jdp": rate_jdp, "ldp": rate_ldp}
     privacy_model="none",
     spec="001 Alg 13 (issue 17 control)",
     style={"color": "black", "marker": "", "linestyle": "--"},
+    hyper={
+        "schedule": Choice(*SCHEDULES, default="jdp", doc="the γ schedule of squarecb_jdp or squarecb_ldp"),
+        "schedule_epsilon": Hyper(
+            float, default=1.0, gt=0, inf=True, doc="ε of the schedule's σ (.inf = the non-private schedule)"
+        ),
+        **oracle_hyper("calibration", "fail_prob"),
+    },
 )
 def squarecb_perfect_oracle(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    schedule: str = "jdp",
-    schedule_epsilon: float = 1.0,
-    calibration: str = "paper",
-    fail_prob: float | None = None,
+    env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
 ) -> SquareCBPolicy:
     """SquareCB with the perfect oracle; ε of the run is ignored (non-private), ``schedule_epsilon`` sets σ in γ^(j)."""
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {sorted(SCHEDULES)}, got {schedule!r}")
-    schedule_epsilon = float(schedule_epsilon)
-    if not schedule_epsilon > 0:
-        raise ValueError(f"schedule_epsilon must be > 0 (.inf = the non-private schedule), got {schedule_epsilon!r}")
-    fail = _checked(env, T, schedule_epsilon, fail_prob, calibration)
+    schedule_epsilon = float(hyper["schedule_epsilon"])
+    calibration = hyper["calibration"]
+    fail = bandit_failure_probability(env, T, schedule_epsilon, hyper["fail_prob"], calibration, "SquareCB's oracles")
 
     def oracle(data: EpochData, _rng: np.random.Generator, _fail_epoch: float) -> tuple[np.ndarray, dict[str, Any]]:
         return env.theta.copy(), {"K": 0}
 
-    return SquareCBPolicy(env, T, oracle, SCHEDULES[schedule], sigma_scale(schedule_epsilon, delta, calibration), fail)
+    rate = SCHEDULES[hyper["schedule"]]
+    return SquareCBPolicy(env, T, oracle, rate, sigma_scale(schedule_epsilon, delta, calibration), fail)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.oracles import (
-    PRESETS,
     LinearEstimate,
     bandit_failure_probability,
     iwr_dp_fit,
@@ -26,10 +27,11 @@ from dpbench.bandits.oracles import (
     iwr_glm_ldp_fit,
     iwr_ldp_fit,
     link_mean,
+    oracle_hyper,
     ssp_ols_fit,
 )
 from dpbench.bandits.simulator import EpochData, SharedChunk, doubling_epochs, register_algorithm
-from dpbench.mechanisms._simulation import is_per_user
+from dpbench.contract import Choice, Hyper
 
 PLANNING = ("spanner", "uniform")
 
@@ -417,260 +419,134 @@ class EliminationPolicy:
                 self.info[f"{key}_last"] = float(est.info[key])
 
 
-def _common(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, calibration: str, preset: str) -> float:
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}")
-    return bandit_failure_probability(env, T, epsilon, fail_prob, calibration, "the elimination oracles")
+#: the planning hyperparameters of every elimination algorithm (its oracle's come from :data:`ORACLE_HYPER`)
+PLANNING_HYPER = {
+    "planning": Choice(*PLANNING, default="spanner", doc="play uniformly on a C-spanner of the survivors, or on all"),
+    "C": Hyper(float, default=2.0, ge=1, doc="the spanner's approximation constant C (coefficients in [−C, C])"),
+}
 
 
-STYLE_JDP = {"color": "tab:blue", "marker": "o"}
-STYLE_LDP = {"color": "tab:green", "marker": "s"}
-STYLE_SSP = {"color": "tab:red", "marker": "^"}
+@dataclass(frozen=True)
+class Oracle:
+    """The regression oracle of one elimination algorithm: ``fit(data, ε, δ, rng, fail_prob=…, **kwargs)`` of
+    :mod:`dpbench.bandits.oracles`, the hyperparameters it takes (``names``), the values it takes from the
+    environment (``from_env``: keyword → attribute), and its batches per epoch: 1 (``k_floor`` None) or 2·K_eff,
+    K_eff = K, or with ``preset: theory`` max(k_floor, ⌈log log T⌉) (spec 000 §6)."""
+
+    fit: Callable[..., LinearEstimate]
+    names: tuple[str, ...]
+    from_env: tuple[tuple[str, str], ...] = ()
+    k_floor: int | None = None
+    linear: bool = True  # a linear oracle: the environment's link must be linear
+
+    def batches(self, hyper: Mapping[str, Any], T: int) -> int:
+        if self.k_floor is None:
+            return 1
+        if hyper.get("preset", "calibrated") == "calibrated":
+            return 2 * hyper["K"]
+        return 2 * max(self.k_floor, math.ceil(math.log(max(math.log(T), 1.0))))
 
 
-@register_algorithm(
+def elimination(
+    oracle: Oracle, env: BanditEnv, T: int, epsilon: float, delta: float, hyper: Mapping[str, Any]
+) -> EliminationPolicy:
+    """The policy of Alg 3/15 with ``oracle`` at (ε, δ): δ_f and the calibration checked before the first round
+    (:func:`~dpbench.bandits.oracles.bandit_failure_probability`), epochs with fewer than max(d, 8) records per
+    batch not regressed."""
+    linear = "the elimination oracles" if oracle.linear else None
+    fail = bandit_failure_probability(env, T, epsilon, hyper["fail_prob"], hyper["calibration"], linear)
+    kwargs = {name: hyper[name] for name in oracle.names} | {key: getattr(env, attr) for key, attr in oracle.from_env}
+
+    def fit(data: EpochData, r: np.random.Generator) -> LinearEstimate:
+        return oracle.fit(data, epsilon, delta, r, fail_prob=fail, **kwargs)
+
+    batches = oracle.batches(hyper, T)
+    return EliminationPolicy(
+        env, fit, min_records=max(env.d, 8), batches=batches, planning=hyper["planning"], C=hyper["C"]
+    )
+
+
+#: the oracle of each registered elimination algorithm (:func:`register_elimination`)
+ORACLES: dict[str, Oracle] = {}
+
+
+def register_elimination(name: str, oracle: Oracle, doc: str, **meta: Any) -> None:
+    """Register the elimination algorithm ``name`` with ``oracle`` (kept in :data:`ORACLES`); its table: the
+    oracle's hyperparameters, δ_f and the planning's (:data:`PLANNING_HYPER`)."""
+    ORACLES[name] = oracle
+
+    def make(env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any):
+        return elimination(ORACLES[name], env, T, epsilon, delta, hyper)
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = doc
+    table = oracle_hyper(*oracle.names, "calibration", "fail_prob") | PLANNING_HYPER
+    register_algorithm(name, hyper=table, **meta)(make)
+
+
+register_elimination(
     "elim_iwr_jdp",
+    Oracle(iwr_dp_fit, ("preset", "K", "c_lam", "c_gamma", "c_b", "calibration"), (("d_A", "d_A"),), k_floor=4),
+    "JDP linear bandit (spec 000 Thm 6.2): per epoch Alg 5 (+ Alg 4); b̂ = min{c_b(8λ + 16√(d_A log(2/δ)/N))‖Wφ‖, 2}.",
     summary="action elimination + information-weighted regression (JDP)",
     privacy_model="joint",
     spec="000 Alg 6 (15 + 5 + 7)",
-    style=STYLE_JDP,
+    style={"color": "tab:blue", "marker": "o"},
 )
-def elim_iwr_jdp(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    preset: str = "calibrated",
-    K: int = 4,
-    c_lam: float = 1.0,
-    c_gamma: float = 1.0,
-    c_b: float = 1.0,
-    calibration: str = "paper",
-    fail_prob: float | None = None,
-    planning: str = "spanner",
-    C: float = 2.0,
-) -> EliminationPolicy:
-    """JDP linear bandit (spec 000 Thm 6.2): per epoch Alg 5 (+ Alg 4);
-    b̂ = min{c_b(8λ + 16√(d_A log(2/δ)/N))‖Wφ‖, 2}."""
-    fail = _common(env, T, epsilon, fail_prob, calibration, preset)
-    k_eff = K if preset == "calibrated" else max(4, math.ceil(math.log(max(math.log(T), 1.0))))
-
-    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return iwr_dp_fit(
-            data,
-            epsilon,
-            delta,
-            r,
-            d_A=env.d_A,
-            fail_prob=fail,
-            preset=preset,
-            K=K,
-            c_lam=c_lam,
-            c_gamma=c_gamma,
-            c_b=c_b,
-            calibration=calibration,
-        )
-
-    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * k_eff, planning=planning, C=C)
-
-
-@register_algorithm(
+register_elimination(
     "elim_iwr_ldp",
+    Oracle(iwr_ldp_fit, ("preset", "K", "c_lam", "c_b", "calibration", "simulation"), k_floor=12),
+    "LDP linear bandit (spec 000 Thm 6.4): per epoch Alg 3 (+ Alg 2), b̂ = min{c_b·8λ‖Uφ‖, 2}. ``simulation``: "
+    "users' noise by its exact aggregate law (default) or drawn per user (``per_user``).",
     summary="action elimination + information-weighted regression (LDP)",
     privacy_model="local",
     spec="000 Thm 6.4 (15 + 3 + 7)",
-    style=STYLE_LDP,
+    style={"color": "tab:green", "marker": "s"},
 )
-def elim_iwr_ldp(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    preset: str = "calibrated",
-    K: int = 4,
-    c_lam: float = 1.0,
-    c_b: float = 1.0,
-    calibration: str = "paper",
-    fail_prob: float | None = None,
-    planning: str = "spanner",
-    C: float = 2.0,
-    simulation: str = "aggregate",
-) -> EliminationPolicy:
-    """LDP linear bandit (spec 000 Thm 6.4): per epoch Alg 3 (+ Alg 2), b̂ = min{c_b·8λ‖Uφ‖, 2}.
-    ``simulation``: users' noise by its exact aggregate law (default) or drawn per user (``per_user``)."""
-    fail = _common(env, T, epsilon, fail_prob, calibration, preset)
-    is_per_user(simulation)
-    k_eff = K if preset == "calibrated" else max(12, math.ceil(math.log(max(math.log(T), 1.0))))
-
-    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return iwr_ldp_fit(
-            data,
-            epsilon,
-            delta,
-            r,
-            fail_prob=fail,
-            preset=preset,
-            K=K,
-            c_lam=c_lam,
-            c_b=c_b,
-            calibration=calibration,
-            simulation=simulation,
-        )
-
-    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * k_eff, planning=planning, C=C)
-
-
-@register_algorithm(
+register_elimination(
     "elim_ssp_jdp",
+    Oracle(functools.partial(ssp_ols_fit, local=False), ("c_b", "calibration")),
+    "Action elimination with the central SSP-OLS oracle (JDP baseline, spec 001 §7.2).",
     summary="action elimination + SSP-OLS (JDP baseline, not from the paper)",
     privacy_model="joint",
     spec="001 §7.2",
-    style=STYLE_SSP,
+    style={"color": "tab:red", "marker": "^"},
 )
-def elim_ssp_jdp(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    c_b: float = 1.0,
-    calibration: str = "paper",
-    fail_prob: float | None = None,
-    planning: str = "spanner",
-    C: float = 2.0,
-) -> EliminationPolicy:
-    fail = _common(env, T, epsilon, fail_prob, calibration, "calibrated")
-
-    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return ssp_ols_fit(data, epsilon, delta, r, fail_prob=fail, local=False, c_b=c_b, calibration=calibration)
-
-    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=1, planning=planning, C=C)
-
-
-@register_algorithm(
+register_elimination(
     "elim_ssp_ldp",
+    Oracle(functools.partial(ssp_ols_fit, local=True), ("c_b", "calibration", "simulation")),
+    "Action elimination with the LDP SSP-OLS oracle (baseline, spec 001 §7.2).",
     summary="action elimination + LDP SSP-OLS (baseline, not from the paper)",
     privacy_model="local",
     spec="001 §7.2",
     style={"color": "tab:orange", "marker": "v"},
 )
-def elim_ssp_ldp(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    c_b: float = 1.0,
-    calibration: str = "paper",
-    fail_prob: float | None = None,
-    planning: str = "spanner",
-    C: float = 2.0,
-    simulation: str = "aggregate",
-) -> EliminationPolicy:
-    fail = _common(env, T, epsilon, fail_prob, calibration, "calibrated")
-    is_per_user(simulation)
-
-    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return ssp_ols_fit(
-            data, epsilon, delta, r, fail_prob=fail, local=True, c_b=c_b, calibration=calibration, simulation=simulation
-        )
-
-    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=1, planning=planning, C=C)
-
-
-@register_algorithm(
+register_elimination(
     "elim_iwr_glm_jdp",
+    Oracle(
+        iwr_glm_dp_fit, ("K", "c_lam", "c_gamma", "c_b", "calibration"), (("link", "link"),), k_floor=0, linear=False
+    ),
+    "JDP GLM bandit (spec 000 Thm H.5): per epoch Alg 13 (Alg 4 + Alg 14); f̂ = ν(<φ, θ̂>), b̂ = min{c_b·8L_νλ‖Wφ‖, "
+    "2}. Works for linear and logistic links.",
     summary="action elimination + information-weighted DP-ERM GLM (JDP)",
     privacy_model="joint",
     spec="000 Thm H.5 (15 + 13 + 14)",
     style={"color": "tab:cyan", "marker": "h"},
 )
-def elim_iwr_glm_jdp(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    K: int = 4,
-    c_lam: float = 1.0,
-    c_gamma: float = 1.0,
-    c_b: float = 1.0,
-    calibration: str = "paper",
-    fail_prob: float | None = None,
-    planning: str = "spanner",
-    C: float = 2.0,
-) -> EliminationPolicy:
-    """JDP GLM bandit (spec 000 Thm H.5): per epoch Alg 13 (Alg 4 + Alg 14); f̂ = ν(<φ, θ̂>),
-    b̂ = min{c_b·8L_νλ‖Wφ‖, 2}. Works for linear and logistic links."""
-    fail = bandit_failure_probability(env, T, epsilon, fail_prob, calibration)
-
-    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return iwr_glm_dp_fit(
-            data,
-            epsilon,
-            delta,
-            r,
-            link=env.link,
-            fail_prob=fail,
-            K=K,
-            c_lam=c_lam,
-            c_gamma=c_gamma,
-            c_b=c_b,
-            calibration=calibration,
-        )
-
-    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * K, planning=planning, C=C)
-
-
-@register_algorithm(
+register_elimination(
     "elim_iwr_glm_ldp",
+    Oracle(
+        iwr_glm_ldp_fit,
+        ("K", "c_lam", "c_b", "calibration", "simulation"),
+        (("link", "link"),),
+        k_floor=0,
+        linear=False,
+    ),
+    "LDP GLM bandit (spec 000 Remark H.6, #30): per epoch Alg 12 (Alg 2 + Alg 11, per-user SGD); f̂ = ν(<φ, θ̂>), "
+    "b̂ = min{c_b·8L_ν(λ + σ̄√d/(μ_ν√N₁))‖Uφ‖, 2} (Thm G.4; iwr_glm_ldp_fit). ``simulation`` applies to Alg 2's "
+    "noise; Alg 11's is always drawn per user. Linear and logistic links.",
     summary="action elimination + information-weighted LDP-SGD GLM (LDP)",
     privacy_model="local",
     spec="000 Remark H.6 (15 + 12 + 7)",
     style={"color": "tab:olive", "marker": "p"},
 )
-def elim_iwr_glm_ldp(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    K: int = 4,
-    c_lam: float = 1.0,
-    c_b: float = 1.0,
-    calibration: str = "paper",
-    fail_prob: float | None = None,
-    planning: str = "spanner",
-    C: float = 2.0,
-    simulation: str = "aggregate",
-) -> EliminationPolicy:
-    """LDP GLM bandit (spec 000 Remark H.6, #30): per epoch Alg 12 (Alg 2 + Alg 11, per-user SGD);
-    f̂ = ν(<φ, θ̂>), b̂ = min{c_b·8L_ν(λ + σ̄√d/(μ_ν√N₁))‖Uφ‖, 2} (Thm G.4; :func:`iwr_glm_ldp_fit`).
-    ``simulation`` applies to Alg 2's noise; Alg 11's is always drawn per user. Linear and logistic links."""
-    fail = bandit_failure_probability(env, T, epsilon, fail_prob, calibration)
-    is_per_user(simulation)
-
-    def oracle(data: EpochData, r: np.random.Generator) -> LinearEstimate:
-        return iwr_glm_ldp_fit(
-            data,
-            epsilon,
-            delta,
-            r,
-            link=env.link,
-            fail_prob=fail,
-            K=K,
-            c_lam=c_lam,
-            c_b=c_b,
-            calibration=calibration,
-            simulation=simulation,
-        )
-
-    return EliminationPolicy(env, oracle, min_records=max(env.d, 8), batches=2 * K, planning=planning, C=C)

@@ -28,112 +28,78 @@ from __future__ import annotations
 import functools
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from dpbench import registry
-from dpbench.bandits.config import AlgoEntry, BanditConfig, EnvEntry, parse_bandit_config
+from dpbench.bandits.config import BanditConfig, EnvEntry, parse_bandit_config
 from dpbench.bandits.envs import ContextStream, get_env
 from dpbench.bandits.simulator import checkpoints, get_algorithm, run_lockstep
+from dpbench.engine.cells import Cell, CellTask, Entry, TrialContext, cell_slot, info_columns
 from dpbench.engine.core import Plan, check_plan_size
-from dpbench.engine.identity import Trial, canonical, cell_runs, code_version, sha256
+from dpbench.engine.identity import code_version
 from dpbench.engine.seeds import stable_hash, value_hash
+from dpbench.linalg import one_blas_thread_limit
 
 #: memory budget of one lockstep group: its cells' per-round records and epoch data (:func:`cell_bytes`); 3 GiB lets
 #: the four T = 2²⁴ cells of bandit_ctrl_ldp_agm (≈ 0.6 GB each) share one context stream: 159 → 134 CPU-s, peak 2.9 GB
 LOCKSTEP_BYTES = 3 << 30
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One (algorithm, ε) cell of an environment's grid."""
-
-    algo: AlgoEntry
-    eps_index: int
-    epsilon: float
-
-
-@dataclass(frozen=True)
-class BanditContext:
+def bandit_context(config: BanditConfig) -> TrialContext:
     """The config values that enter every bandit trial's identity (besides environment, algorithm, ε, trial)."""
-
-    seed: int
-    T: int
-    delta: float
-    checkpoints_per_octave: int
+    return TrialContext.of(
+        seed=config.seed,
+        T=config.T,
+        delta=config.privacy_delta,
+        checkpoints_per_octave=config.checkpoints_per_octave,
+    )
 
 
 @functools.lru_cache(maxsize=4096)
-def cell_identity(env: EnvEntry, cell: Cell, context: BanditContext) -> tuple[str, tuple[tuple[str, str], ...]]:
+def cell_identity(env: EnvEntry, cell: Cell, context: TrialContext) -> tuple[str, tuple[tuple[str, str], ...]]:
     """(digest of an (environment, algorithm, ε) cell's identity by value, its code version)."""
-    algo = get_algorithm(cell.algo.algorithm)
+    algo = get_algorithm(cell.entry.name)
     info = get_env(env.env)
-    identity = {
-        "kind": "bandit",
-        "environment": {"env": env.env, "options": dict(env.options), "label": env.label},
-        "algorithm": {"name": algo.name, "hyper": {**algo.hyperparameters(), **dict(cell.algo.hyper)}},
-        "epsilon": float(cell.epsilon),
-        "T": context.T,
-        "delta": context.delta,
-        "checkpoints_per_octave": context.checkpoints_per_octave,
-        "seed": context.seed,
-    }
+    place = {"environment": {"env": env.env, "options": dict(env.options), "label": env.label}}
+    hyper = {**algo.hyperparameters(), **dict(cell.entry.hyper)}
+    slot = cell_slot("bandit", place, "algorithm", algo.name, hyper, cell.epsilon, context)
     code = code_version(
         (f"algorithm {algo.name}", algo.make), (f"environment {env.env}", info.make), ("simulator", run_lockstep)
     )
-    return sha256(canonical(identity)), code
+    return slot, code
 
 
 @dataclass(frozen=True)
-class BanditTask:
+class BanditTask(CellTask):
+    """Trials [trial_start, trial_stop) of a group of (algorithm, ε) cells on one environment, run in lockstep."""
+
     env: EnvEntry
     cells: tuple[Cell, ...]
     trial_start: int
     trial_stop: int
     checkpoints: tuple[int, ...] = ()  # the T values each trial reports
-    context: BanditContext | None = None
+    context: TrialContext | None = None
 
     @property
     def shard_name(self) -> str:
-        cells = stable_hash(";".join(f"{c.algo.key}|{c.epsilon!r}" for c in self.cells))
+        cells = stable_hash(";".join(f"{c.entry.key}|{c.epsilon!r}" for c in self.cells))
         return f"e{stable_hash(self.env.key):08x}-c{cells:08x}-t{self.trial_start}-{self.trial_stop}.csv"
 
-    def planned_keys(self) -> list[tuple]:
-        return [key for trial in self.trials() for key in trial.keys]
+    def place_name(self) -> str:
+        return self.env.id
 
-    def trials(self) -> list[Trial]:
-        """Every trial of the task (cell-major), identified by value (:func:`cell_identity`)."""
-        if self.context is None:
-            raise ValueError("a BanditTask needs its BanditContext to name its trials")
-        trials = []
-        for c, cell in enumerate(self.cells):
-            digest, code = cell_identity(self.env, cell, self.context)
-            fixed = (("epsilon_index", cell.eps_index), ("label", cell.algo.label))
-            trials += [
-                Trial(
-                    sha256(f"{digest}#{t}"),
-                    code,
-                    (self.env.id, cell.algo.label, cell.epsilon),
-                    tuple((self.env.id, cell.algo.label, cell.eps_index, t, T) for T in self.checkpoints),
-                    fixed,
-                    (c, t),
-                )
-                for t in range(self.trial_start, self.trial_stop)
-            ]
-        return trials
+    def identity(self, cell: Cell) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return cell_identity(self.env, cell, self.context)
 
-    def subset(self, handles: list[tuple[int, int]]) -> list[BanditTask]:
-        """Tasks running exactly the trials ``handles`` ((cell index, trial) pairs of :meth:`trials`)."""
-        return [
-            replace(self, cells=tuple(self.cells[c] for c in cells), trial_start=start, trial_stop=stop)
-            for cells, start, stop in cell_runs(handles)
-        ]
+    def row_keys(self, cell: Cell, trial: int) -> tuple[tuple, ...]:
+        return tuple((self.env.id, cell.entry.label, cell.eps_index, trial, T) for T in self.checkpoints)
 
     def describe(self) -> str:
-        cells = ", ".join(f"{c.algo.label} (ε = {c.epsilon:g})" for c in self.cells)
+        cells = ", ".join(f"{c.entry.label} (ε = {c.epsilon:g})" for c in self.cells)
         return f"environment {self.env.id}, trials {self.trial_start}–{self.trial_stop - 1}: {cells}"
 
 
@@ -145,7 +111,7 @@ def stream_key(seed: int, env: EnvEntry, trial: int) -> tuple[int, ...]:
     return (seed, stable_hash(env.key), trial, 1)
 
 
-def algo_seed(seed: int, env: EnvEntry, algo: AlgoEntry, epsilon: float, trial: int) -> np.random.SeedSequence:
+def algo_seed(seed: int, env: EnvEntry, algo: Entry, epsilon: float, trial: int) -> np.random.SeedSequence:
     return np.random.SeedSequence([seed, stable_hash(env.key), stable_hash(algo.key), value_hash(epsilon), trial])
 
 
@@ -154,41 +120,22 @@ def make_instance(config: BanditConfig, env: EnvEntry, trial: int):
     return info.make(np.random.default_rng(instance_seed(config.seed, env, trial)), **dict(env.options))
 
 
-def _scalar_info(info: dict[str, Any]) -> dict[str, Any]:
-    return {
-        f"info.{k}": v
-        for k, v in info.items()
-        if isinstance(v, (int, float, np.number, str, bool)) and not isinstance(v, np.ndarray)
-    }
-
-
-def _single_thread_blas():
-    """Limit BLAS to one thread while simulating (tiny d×d products; threads only add overhead)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
-
-
 def run_task(task: BanditTask, config: BanditConfig) -> list[dict[str, Any]]:
     """Simulate the trials of one task (its cells in lockstep); a pure function of (task, config) up to the timing
     columns (``seconds``: the cell's own steps; ``cpu_seconds``: the trial's CPU time shared equally by its cells)."""
     grid = checkpoints(config.T, config.checkpoints_per_octave)
     delta = config.privacy_delta
     rows: list[dict[str, Any]] = []
-    with _single_thread_blas():
+    with one_blas_thread_limit():  # tiny d×d products: threads only add overhead
         for trial in range(task.trial_start, task.trial_stop):
             env = make_instance(config, task.env, trial)
             stream = ContextStream(env, stream_key(config.seed, task.env, trial))
             cells = [
                 (
-                    get_algorithm(c.algo.algorithm),
+                    get_algorithm(c.entry.name),
                     c.epsilon,
-                    np.random.default_rng(algo_seed(config.seed, task.env, c.algo, c.epsilon, trial)),
-                    dict(c.algo.hyper),
+                    np.random.default_rng(algo_seed(config.seed, task.env, c.entry, c.epsilon, trial)),
+                    dict(c.entry.hyper),
                 )
                 for c in task.cells
             ]
@@ -212,9 +159,9 @@ def _rows(
         "d": env.d,
         "n_arms": env.n_arms,
         "mechanism": algo.name,
-        "label": cell.algo.label,
+        "label": cell.entry.label,
         "privacy_model": algo.privacy_model,
-        **{f"hp.{k}": v for k, v in cell.algo.hyper},
+        **{f"hp.{k}": v for k, v in cell.entry.hyper},
         "epsilon_index": cell.eps_index,
         "epsilon": cell.epsilon,
         "delta": config.privacy_delta,
@@ -222,15 +169,15 @@ def _rows(
         "T_max": config.T,
         "seconds": result.seconds,
         "cpu_seconds": cpu,
-        **_scalar_info(result.info),
+        **info_columns(result.info),
     }
     cumulative = result.cumulative[grid - 1]
     return [{**base, "T": int(t), "regret": float(reg)} for t, reg in zip(grid, cumulative, strict=True)]
 
 
-def eps_grid(config: BanditConfig, algo: AlgoEntry) -> list[tuple[int, float]]:
+def eps_grid(config: BanditConfig, algo: Entry) -> list[tuple[int, float]]:
     """(ε index, ε) pairs an algorithm runs at: every ε if private, else once at ε = ∞."""
-    if get_algorithm(algo.algorithm).privacy_model != "none":
+    if get_algorithm(algo.name).privacy_model != "none":
         return list(enumerate(config.epsilons))
     index = config.epsilons.index(math.inf) if math.inf in config.epsilons else len(config.epsilons)
     return [(index, math.inf)]
@@ -249,7 +196,7 @@ def task_list(config: BanditConfig) -> list[BanditTask]:
     grid = tuple(int(t) for t in checkpoints(config.T, config.checkpoints_per_octave))
     cells = [Cell(algo, eps_index, eps) for algo in config.algorithms for eps_index, eps in eps_grid(config, algo)]
     check_plan_size(len(cells) * len(config.environments) * config.trials * len(grid), "trials")
-    context = BanditContext(config.seed, config.T, config.privacy_delta, config.checkpoints_per_octave)
+    context = bandit_context(config)
     tasks = []
     for env in config.environments:
         inst = make_instance(config, env, 0)

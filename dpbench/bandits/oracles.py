@@ -28,9 +28,16 @@ import numpy as np
 
 from dpbench.bandits.envs import BanditEnv, link_constants, sigmoid
 from dpbench.bandits.simulator import EpochData
+from dpbench.contract import Choice, Hyper
 from dpbench.mechanisms._base import released
-from dpbench.mechanisms._simulation import is_per_user, mean_noise
-from dpbench.mechanisms.info_weighted.calibration import check_calibration, gaussian_std, release_stds, sigma_chen
+from dpbench.mechanisms._simulation import SIMULATION, is_per_user, mean_noise
+from dpbench.mechanisms.info_weighted.calibration import (
+    CALIBRATIONS,
+    check_calibration,
+    gaussian_std,
+    release_stds,
+    sigma_chen,
+)
 from dpbench.mechanisms.info_weighted.central import iwr_dp_stage2
 from dpbench.mechanisms.info_weighted.linalg import floor_psd, inv_msqrt, msqrt, proj_ellipsoid
 from dpbench.mechanisms.info_weighted.local import iwr_ldp_stage2, ldp_sgd_glm
@@ -44,6 +51,27 @@ from dpbench.mechanisms.info_weighted.releases import (
 )
 
 PRESETS = ("calibrated", "theory")
+#: every hyperparameter of the bandit oracles, declared once; an algorithm's table picks its names
+#: (:func:`oracle_hyper`) — the values reach the oracle as its keyword arguments
+ORACLE_HYPER: dict[str, Hyper] = {
+    "preset": Choice(*PRESETS, default="calibrated", doc="parameter rules: calibrated (K as given) or the theorems'"),
+    "K": Hyper(int, default=4, ge=1, doc="epochs of the spectral iteration (2K batches per bandit epoch)"),
+    "c_lam": Hyper(float, default=1.0, gt=0, doc="constant c_λ of the λ rule"),
+    "c_gamma": Hyper(float, default=1.0, gt=0, doc="constant c_γ of the γ rule"),
+    "c_b": Hyper(float, default=1.0, gt=0, doc="constant c_b of the confidence width b̂"),
+    "calibration": Choice(
+        *CALIBRATIONS, default="paper", doc="noise family: paper σ_{ε,δ} and classical (ε ≤ 1 only) or agm"
+    ),
+    "fail_prob": Hyper(float, default=None, gt=0, lt=1, none="1/T", doc="failure probability δ_f of the rules"),
+    "simulation": SIMULATION,
+    "R": Hyper(float, default=2.0, gt=0, doc="radius R of the projection / prediction clip"),
+    "c_K": Hyper(float, default=1.0, gt=0, doc="constant c of the batch-count rule K"),
+}
+
+
+def oracle_hyper(*names: str) -> dict[str, Hyper]:
+    """The declarations of ``names`` from :data:`ORACLE_HYPER` (an algorithm's table)."""
+    return {name: ORACLE_HYPER[name] for name in names}
 
 
 def failure_probability(fail_prob: float | None, n: int) -> float:

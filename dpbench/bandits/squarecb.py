@@ -10,14 +10,20 @@ Epochs too small for the oracle (N < 8) are not regressed; f̂ then keeps its pr
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from dpbench.bandits.envs import BanditEnv
-from dpbench.bandits.oracles import bandit_failure_probability, dimfree_jdp_fit, dimfree_ldp_fit, sigma_scale
+from dpbench.bandits.oracles import (
+    bandit_failure_probability,
+    dimfree_jdp_fit,
+    dimfree_ldp_fit,
+    oracle_hyper,
+    sigma_scale,
+)
 from dpbench.bandits.simulator import EpochData, doubling_epochs, register_algorithm
-from dpbench.mechanisms._simulation import is_per_user
 
 
 def rate_jdp(N: int, sigma: float, fail: float) -> float:
@@ -75,8 +81,18 @@ class SquareCBPolicy:
         self.info["K_last"] = oracle_info["K"]
 
 
-def _checked(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, calibration: str) -> float:
-    return bandit_failure_probability(env, T, epsilon, fail_prob, calibration, "SquareCB's oracles")
+def squarecb(
+    env: BanditEnv, T: int, epsilon: float, delta: float, hyper: Mapping[str, Any], fit: Callable[..., Any], rate
+) -> SquareCBPolicy:
+    """SquareCB with the dimension-free oracle ``fit`` (:mod:`dpbench.bandits.oracles`) at (ε, δ), its batch rule's
+    hyperparameters (R, c_K, calibration, and simulation for the local one) from ``hyper``; γ by ``rate``."""
+    fail = bandit_failure_probability(env, T, epsilon, hyper["fail_prob"], hyper["calibration"], "SquareCB's oracles")
+    kwargs = {name: value for name, value in hyper.items() if name != "fail_prob"}
+
+    def oracle(data: EpochData, r: np.random.Generator, fail_epoch: float):
+        return fit(data, epsilon, delta, r, fail_prob=fail_epoch, **kwargs)
+
+    return SquareCBPolicy(env, T, oracle, rate, sigma_scale(epsilon, delta, hyper["calibration"]), fail)
 
 
 @register_algorithm(
@@ -85,25 +101,12 @@ def _checked(env: BanditEnv, T: int, epsilon: float, fail_prob: float | None, ca
     privacy_model="joint",
     spec="001 Alg 13 + Alg 5; 000 Alg 17",
     style={"color": "tab:purple", "marker": "D"},
+    hyper=oracle_hyper("R", "c_K", "calibration", "fail_prob"),
 )
 def squarecb_jdp(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    R: float = 2.0,
-    c_K: float = 1.0,
-    calibration: str = "paper",
-    fail_prob: float | None = None,
+    env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
 ) -> SquareCBPolicy:
-    fail = _checked(env, T, epsilon, fail_prob, calibration)
-
-    def oracle(data: EpochData, r: np.random.Generator, fail_epoch: float):
-        return dimfree_jdp_fit(data, epsilon, delta, r, fail_prob=fail_epoch, R=R, c_K=c_K, calibration=calibration)
-
-    return SquareCBPolicy(env, T, oracle, rate_jdp, sigma_scale(epsilon, delta, calibration), fail)
+    return squarecb(env, T, epsilon, delta, hyper, dimfree_jdp_fit, rate_jdp)
 
 
 @register_algorithm(
@@ -112,27 +115,10 @@ def squarecb_jdp(
     privacy_model="local",
     spec="001 Alg 13 + Alg 6; 000 Alg 17",
     style={"color": "tab:brown", "marker": "P"},
+    hyper=oracle_hyper("R", "c_K", "calibration", "fail_prob", "simulation"),
 )
 def squarecb_ldp(
-    env: BanditEnv,
-    T: int,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    *,
-    R: float = 2.0,
-    c_K: float = 1.0,
-    calibration: str = "paper",
-    fail_prob: float | None = None,
-    simulation: str = "aggregate",
+    env: BanditEnv, T: int, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
 ) -> SquareCBPolicy:
     """``simulation``: the users' gradient noise by its exact aggregate law (default) or drawn per user."""
-    fail = _checked(env, T, epsilon, fail_prob, calibration)
-    is_per_user(simulation)
-
-    def oracle(data: EpochData, r: np.random.Generator, fail_epoch: float):
-        return dimfree_ldp_fit(
-            data, epsilon, delta, r, fail_prob=fail_epoch, R=R, c_K=c_K, calibration=calibration, simulation=simulation
-        )
-
-    return SquareCBPolicy(env, T, oracle, rate_ldp, sigma_scale(epsilon, delta, calibration), fail)
+    return squarecb(env, T, epsilon, delta, hyper, dimfree_ldp_fit, rate_ldp)

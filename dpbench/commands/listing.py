@@ -1,4 +1,5 @@
-"""``dpbench list [TOPIC [NAME]]``: what is registered (mechanisms, datasets, analyses), the configs, config keys."""
+"""``dpbench list [TOPIC [NAME]]``: what is registered (mechanisms, datasets, bandit algorithms, analyses), the
+configs, config keys."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dpbench import registry
 from dpbench.commands._common import default_configs_folder, user_errors
 from dpbench.contract import Hyper
 
-LIST_TOPICS = ("mechanisms", "datasets", "analyses", "configs", "keys")
+LIST_TOPICS = ("mechanisms", "datasets", "algorithms", "analyses", "configs", "keys")
 
 
 def register(app: typer.Typer) -> None:
@@ -23,7 +24,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         name: Annotated[
             str | None,
-            typer.Argument(help="a mechanism (its hyperparameters), a dataset (its options) or a folder of configs"),
+            typer.Argument(
+                help="a mechanism or bandit algorithm (its hyperparameters), a dataset (its options) or a folder of "
+                "configs"
+            ),
         ] = None,
     ) -> None:
         """Show the registered mechanisms and datasets, the analyses, the configs (title and trials) or config keys."""
@@ -44,6 +48,8 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"  {'name':<22} {'kind':<10} summary")
             for info in sorted(registry.DATASETS.values(), key=lambda d: d.name):
                 typer.echo(f"  {info.name:<22} {info.kind:<10} {info.summary}")
+        if what == "algorithms":
+            _list_algorithms(name)
         if what == "mechanisms" and name is not None:
             _echo_parameters(registry.get_mechanism(name).specs(), f"{name}: hyperparameters (config: hyper:)")
         if what == "datasets" and name is not None:
@@ -62,6 +68,19 @@ def register(app: typer.Typer) -> None:
                     typer.echo(f"  {key:<22} {text}")
         if what == "configs":
             _list_configs(Path(name) if name else default_configs_folder())
+
+
+def _list_algorithms(name: str | None) -> None:
+    """The bandit algorithms (``kind: bandit`` configs' ``algorithms:``), or one algorithm's hyperparameters."""
+    from dpbench.bandits.simulator import ALGORITHMS, get_algorithm
+
+    if name is not None:
+        _echo_parameters(get_algorithm(name).specs(), f"{name}: hyperparameters (config: hyper:)")
+        return
+    typer.echo("Bandit algorithms")
+    typer.echo(f"  {'name':<24} {'privacy':<8} {'spec':<30} summary")
+    for info in sorted(ALGORITHMS.values(), key=lambda a: a.name):
+        typer.echo(f"  {info.name:<24} {info.privacy_model:<8} {info.spec:<30} {info.summary}")
 
 
 def _echo_parameters(params: dict[str, Any], title: str) -> None:

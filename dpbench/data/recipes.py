@@ -131,21 +131,24 @@ _R_NOTES = {
 }
 
 
-def load_r_dataset(key: str, rng: np.random.Generator) -> Dataset:
-    """Load R-type dataset ``key`` of :data:`R_DATASETS` (last column = y, raw features)."""
+def load_r_dataset(key: str, rng: np.random.Generator, standardize: bool = False) -> Dataset:
+    """Load R-type dataset ``key`` of :data:`R_DATASETS` (last column = y, raw features; z-scored with training
+    mean/std before the row scaling when ``standardize``, the 004 §5.3 M step — not private, as the row scaling)."""
     title, relative, sep, header, ncols = R_DATASETS[key]
     table = read_numeric(relative, ncols=ncols, sep=sep, header=header)
     meta = {"title": title, "recipe": "R", "file": relative}
     if key in _R_NOTES:
         meta["note"] = _R_NOTES[key]
-    return split_r(key, table[:, :-1], table[:, -1], rng, standardize=False, meta=meta)
+    if standardize:
+        meta["standardize"] = True
+    return split_r(key, table[:, :-1], table[:, -1], rng, standardize=standardize, meta=meta)
 
 
 def _make_r_loader(key: str) -> None:
     title, relative, *_ = R_DATASETS[key]
 
-    def load(rng: np.random.Generator) -> Dataset:
-        return load_r_dataset(key, rng)
+    def load(rng: np.random.Generator, *, standardize: bool = False) -> Dataset:
+        return load_r_dataset(key, rng, standardize)
 
     load.__name__ = load.__qualname__ = f"load_{key}"
     load.__doc__ = f"{title} ({relative}): R recipe of spec 004 §5.3."
@@ -228,11 +231,12 @@ def _wine_table(key: tuple[str, int, int]) -> np.ndarray:
     summary="Wine quality (red): drop duplicate rows (1359 left), y = quality, R recipe",
     spec=SPEC,
 )
-def load_wine(rng: np.random.Generator) -> Dataset:
-    """winequality-red.csv (comma, header) → drop exact duplicate rows → X = 11 columns, y = quality."""
+def load_wine(rng: np.random.Generator, *, standardize: bool = False) -> Dataset:
+    """winequality-red.csv (comma, header) → drop exact duplicate rows → X = 11 columns, y = quality (z-scored
+    features with ``standardize``, as :func:`load_r_dataset`)."""
     table = _wine_table(file_key(WINE_FILE))
-    meta = {"title": "Wine", "recipe": "special", "file": WINE_FILE}
-    return split_r("wine", table[:, :-1], table[:, -1], rng, standardize=False, meta=meta)
+    meta = {"title": "Wine", "recipe": "special", "file": WINE_FILE, **({"standardize": True} if standardize else {})}
+    return split_r("wine", table[:, :-1], table[:, -1], rng, standardize=standardize, meta=meta)
 
 
 # --------------------------------------------------------------------------------------------------

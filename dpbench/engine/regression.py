@@ -31,7 +31,7 @@ Design
   once (O(nd²)). δ = rule(n) is resolved in the worker; the dataset's description for ``datasets.json`` travels
   back with every block (and in its shard header).
 * **Tasks.** Trials are grouped in blocks of ``trial_block``; one task = (dataset, mechanism, ε, block), or with
-  ``data_draws`` (dataset, draw, block) holding every (mechanism, ε) unit of the draw (one load, one shard).
+  ``data_draws`` (dataset, draw, block) holding every (mechanism, ε) cell of the draw (one load, one shard).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +52,10 @@ from dpbench.config import ConfigError
 from dpbench.config.fields import swept_id
 from dpbench.data import Dataset, DataUnavailableError
 from dpbench.data._base import file_digest, recording_reads
+from dpbench.engine.cells import Cell, CellTask, Entry, TrialContext, cell_slot, info_columns
 from dpbench.engine.core import Plan, TaskResult, check_plan_size
-from dpbench.engine.identity import Trial, canonical, cell_runs, code_version, sha256
-from dpbench.engine.schema import Config, DatasetEntry, MechanismEntry, parse_regression_config
+from dpbench.engine.identity import code_version
+from dpbench.engine.schema import Config, DatasetEntry, parse_regression_config
 from dpbench.engine.seeds import stable_hash, value_hash
 from dpbench.linalg import GramStats, gram_stats, has_rows, one_blas_thread_limit
 from dpbench.mechanisms import as_fit_result
@@ -69,7 +70,7 @@ def dataset_seed(seed: int, entry: DatasetEntry, draw: int | None = None) -> np.
 
 
 def trial_seed(
-    seed: int, entry: DatasetEntry, mech: MechanismEntry, epsilon: float, trial: int, crn: bool, draw: int | None = None
+    seed: int, entry: DatasetEntry, mech: Entry, epsilon: float, trial: int, crn: bool, draw: int | None = None
 ) -> np.random.SeedSequence:
     mech_hash = 0 if crn else stable_hash(mech.key)
     words = [seed, stable_hash(entry.key), mech_hash, value_hash(epsilon), trial]
@@ -180,70 +181,49 @@ def dataset_id(entry: DatasetEntry, label: str) -> str:
     return swept_id(label, entry.options, entry.swept)
 
 
-@dataclass(frozen=True)
-class Unit:
-    """One (mechanism, ε) cell of the grid."""
-
-    mech: MechanismEntry
-    eps_index: int
-    epsilon: float
-
-
-@dataclass(frozen=True)
-class TrialContext:
-    """The config values that enter every trial's identity (besides its dataset, mechanism, ε and index)."""
-
-    seed: int
-    delta: str | float
-    metrics: tuple[str, ...]
-    crn: bool
-
-    @classmethod
-    def of(cls, config: Config) -> TrialContext:
-        return cls(config.seed, config.delta, tuple(config.metrics), config.common_random_numbers)
+def trial_context(config: Config) -> TrialContext:
+    """The config values that enter every regression trial's identity (besides its dataset, mechanism, ε, index)."""
+    return TrialContext.of(
+        seed=config.seed,
+        delta=config.delta,
+        metrics=tuple(config.metrics),
+        common_random_numbers=config.common_random_numbers,
+    )
 
 
 @functools.lru_cache(maxsize=4096)
 def cell_identity(
-    entry: DatasetEntry, draw: int | None, mech: MechanismEntry, epsilon: float, context: TrialContext
+    entry: DatasetEntry, draw: int | None, mech: Entry, epsilon: float, context: TrialContext
 ) -> tuple[str, tuple[tuple[str, str], ...]]:
     """(digest of a (dataset draw, mechanism, ε) cell's identity by value, its code version); a trial's slot is
     the digest of this and its index (see the module docstring, "Identity")."""
-    info = registry.get_mechanism(mech.mechanism)
+    info = registry.get_mechanism(mech.name)
     loader = registry.get_dataset(entry.loader)
-    identity = {
-        "kind": "regression",
-        "dataset": {
-            "loader": entry.loader,
-            "options": dict(entry.options),
-            "label": entry.label,
-            "nest_from": None if entry.nest_from is None else dict(entry.nest_from),
-        },
-        "draw": draw,
-        "mechanism": {"name": info.name, "hyper": {**info.hyperparameters(), **dict(mech.hyper)}},
-        "epsilon": float(epsilon),
-        "delta": context.delta,
-        "seed": context.seed,
-        "metrics": list(context.metrics),
-        "common_random_numbers": context.crn,
+    dataset = {
+        "loader": entry.loader,
+        "options": dict(entry.options),
+        "label": entry.label,
+        "nest_from": None if entry.nest_from is None else dict(entry.nest_from),
     }
+    hyper = {**info.hyperparameters(), **dict(mech.hyper)}
+    slot = cell_slot("regression", {"dataset": dataset, "draw": draw}, "mechanism", info.name, hyper, epsilon, context)
     code = code_version((f"mechanism {info.name}", info.fit), (f"loader {entry.loader}", loader.load))
-    return sha256(canonical(identity)), code
+    return slot, code
 
 
 @dataclass(frozen=True)
-class Task:
-    """Trials [trial_start, trial_stop) of every unit on one dataset (draw).
+class Task(CellTask):
+    """Trials [trial_start, trial_stop) of every cell on one dataset (draw).
 
-    Without ``data_draws`` a task holds one unit (one (mechanism, ε) cell: the historical shard layout). With
-    ``data_draws`` one task holds every (mechanism, ε) unit of its draw: the draw is loaded once, and a run with
+    Without ``data_draws`` a task holds one (mechanism, ε) cell (the historical shard layout). With
+    ``data_draws`` one task holds every (mechanism, ε) cell of its draw: the draw is loaded once, and a run with
     one trial per draw writes one shard per draw instead of one per (draw, mechanism, ε) — the per-shard cost
     (atomic write, fsync, verified read-back) dominated such runs (issue 16). A task that the store partly holds
     runs as its :meth:`subset` (the missing trials only).
     """
 
     entry: DatasetEntry
-    units: tuple[Unit, ...]
+    cells: tuple[Cell, ...]
     trial_start: int
     trial_stop: int
     n_trials: int  # trials planned for this dataset (checked against its real shape in the worker)
@@ -267,55 +247,34 @@ class Task:
     def shard_name(self) -> str:
         """Readable prefix of the task's shard file (the store appends a digest of its trials' keys)."""
         draw = "" if self.draw is None else f"-r{self.draw}"
-        if len(self.units) == 1:
-            unit = self.units[0]
-            cell = f"-m{stable_hash(unit.mech.key):08x}-e{unit.epsilon:g}"
+        if len(self.cells) == 1:
+            only = self.cells[0]
+            cell = f"-m{stable_hash(only.entry.key):08x}-e{only.epsilon:g}"
         else:
-            cell = f"-u{stable_hash(repr([(u.mech.key, u.epsilon) for u in self.units])):08x}"
+            cell = f"-u{stable_hash(repr([(c.entry.key, c.epsilon) for c in self.cells])):08x}"
         return f"d{stable_hash(self.entry.key):08x}{draw}{cell}-t{self.trial_start}-{self.trial_stop}.csv"
 
-    def planned_keys(self) -> list[tuple]:
-        return [key for trial in self.trials() for key in trial.keys]
+    def place_name(self) -> str:
+        return dataset_id(self.entry, self.entry.label or self.entry.loader)
 
-    def trials(self) -> list[Trial]:
-        """Every trial of the task (unit-major), each identified by value (see :func:`cell_identity`)."""
-        if self.context is None:
-            raise ValueError("a Task needs its TrialContext to name its trials")
+    def identity(self, cell: Cell) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return cell_identity(self.entry, self.draw, cell.entry, cell.epsilon, self.context)
+
+    def row_keys(self, cell: Cell, trial: int) -> tuple[tuple, ...]:
         draw = () if self.draw is None else (self.draw,)
-        name = dataset_id(self.entry, self.entry.label or self.entry.loader)
-        trials = []
-        for u, unit in enumerate(self.units):
-            cell, code = cell_identity(self.entry, self.draw, unit.mech, unit.epsilon, self.context)
-            fixed = (("epsilon_index", unit.eps_index), ("label", unit.mech.label))
-            trials += [
-                Trial(
-                    sha256(f"{cell}#{t}"),
-                    code,
-                    (name, unit.mech.label, unit.epsilon),
-                    ((self.entry.loader, unit.mech.label, unit.eps_index, t, *draw),),
-                    fixed,
-                    (u, t),
-                    (entry_aliases(self.entry), (unit.mech.mechanism,)),
-                )
-                for t in range(self.trial_start, self.trial_stop)
-            ]
-        return trials
+        return ((self.entry.loader, cell.entry.label, cell.eps_index, trial, *draw),)
 
-    def subset(self, handles: list[tuple[int, int]]) -> list[Task]:
-        """Tasks running exactly the trials ``handles`` ((unit index, trial) pairs of :meth:`trials`)."""
-        return [
-            replace(self, units=tuple(self.units[u] for u in units), trial_start=start, trial_stop=stop)
-            for units, start, stop in cell_runs(handles)
-        ]
+    def aliases(self, cell: Cell) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return entry_aliases(self.entry), (cell.entry.name,)
 
     def describe(self) -> str:
         data = self.entry.label or self.entry.loader
         options = ", ".join(f"{k}={v}" for k, v in self.entry.options)
         draw = "" if self.draw is None else f", data draw {self.draw}"
-        if len(self.units) == 1:
-            cell = f"mechanism {self.units[0].mech.label}, ε = {self.units[0].epsilon:g}"
+        if len(self.cells) == 1:
+            cell = f"mechanism {self.cells[0].entry.label}, ε = {self.cells[0].epsilon:g}"
         else:
-            cell = f"{len(self.units)} (mechanism, ε) cells"
+            cell = f"{len(self.cells)} (mechanism, ε) cells"
         return (
             f"dataset {data}{f' ({options})' if options else ''}{draw}, {cell}, "
             f"trials {self.trial_start}–{self.trial_stop - 1}"
@@ -387,11 +346,6 @@ def fit_inputs(mech: registry.MechanismInfo, dataset: Dataset, stats: GramStats)
     return {name: available[name] for name in mech.needs}
 
 
-def info_columns(info: dict[str, Any]) -> dict[str, Any]:
-    """Scalar diagnostics of a fit as ``info.<key>`` columns (non-scalars are dropped)."""
-    return {f"info.{k}": v for k, v in info.items() if isinstance(v, (int, float, np.number, str, bool))}
-
-
 def check_planned_size(task: Task, config: Config, stats: GramStats) -> None:
     """The plan fixed the trial/draw counts from a declared shape: the loaded data must agree with it."""
     draws = config.draws_for(stats.n, stats.d)
@@ -403,7 +357,7 @@ def check_planned_size(task: Task, config: Config, stats: GramStats) -> None:
 
 
 def run_block(task: Task, config: Config) -> TaskResult:
-    """Run the trials of one task (every unit); pure function of (task, config) up to the timing column."""
+    """Run the trials of one task (every cell); pure function of (task, config) up to the timing column."""
     registry.discover()
     try:
         dataset, stats, reads = prepare_dataset(task.entry, config.seed, task.draw)
@@ -414,19 +368,19 @@ def run_block(task: Task, config: Config) -> TaskResult:
     ident = dataset_id(task.entry, label)
     rows: list[dict[str, Any]] = []
     with one_blas_thread_limit():  # parallelism is across trials; one BLAS thread keeps arithmetic layout-free
-        for unit in task.units:
-            rows += unit_rows(task, unit, config, dataset, stats, label, ident)
+        for cell in task.cells:
+            rows += cell_rows(task, cell, config, dataset, stats, label, ident)
         described = {ident: description(task, config, dataset, stats, label)}
     return TaskResult(rows, described=described, reads={path: file_digest(path) for path in sorted(reads)})
 
 
-def unit_rows(
-    task: Task, unit: Unit, config: Config, dataset: Dataset, stats: GramStats, label: str, ident: str
+def cell_rows(
+    task: Task, cell: Cell, config: Config, dataset: Dataset, stats: GramStats, label: str, ident: str
 ) -> list[dict[str, Any]]:
-    """The rows of one (mechanism, ε) unit's trials [trial_start, trial_stop) on the task's data."""
-    mech = registry.get_mechanism(unit.mech.mechanism)
+    """The rows of one (mechanism, ε) cell's trials [trial_start, trial_stop) on the task's data."""
+    mech = registry.get_mechanism(cell.entry.name)
     inputs = fit_inputs(mech, dataset, stats)
-    hyper = dict(unit.mech.hyper)
+    hyper = dict(cell.entry.hyper)
     delta = config.delta_for(stats.n)
     metrics = [(name, get_metric(name)) for name in config.metrics]
     privacy = mech.privacy(hyper)  # as declared for these hyperparameters (e.g. none when nonprivate: true)
@@ -438,25 +392,25 @@ def unit_rows(
         "n": stats.n,
         "d": stats.d,
         "mechanism": mech.name,
-        "label": unit.mech.label,
+        "label": cell.entry.label,
         "privacy_model": privacy.model,
         "neighbour": privacy.neighbour,
-        **{f"hp.{k}": v for k, v in unit.mech.hyper},
-        "epsilon_index": unit.eps_index,
-        "epsilon": unit.epsilon,
+        **{f"hp.{k}": v for k, v in cell.entry.hyper},
+        "epsilon_index": cell.eps_index,
+        "epsilon": cell.epsilon,
         "delta": delta,
         **({} if task.draw is None else {"data_draw": task.draw}),
     }
     rows = []
     for trial in range(task.trial_start, task.trial_stop):
         seed = trial_seed(
-            config.seed, task.entry, unit.mech, unit.epsilon, trial, config.common_random_numbers, task.draw
+            config.seed, task.entry, cell.entry, cell.epsilon, trial, config.common_random_numbers, task.draw
         )
         rng = np.random.default_rng(seed)
         start = time.perf_counter()
-        result = as_fit_result(mech.fit(stats.X, stats.y, unit.epsilon, delta, rng, **inputs, **hyper))
+        result = as_fit_result(mech.fit(stats.X, stats.y, cell.epsilon, delta, rng, **inputs, **hyper))
         seconds = time.perf_counter() - start
-        coords = TrialCoordinates(unit.epsilon, delta, hyper, trial, task.draw, mech.name, result.intervals)
+        coords = TrialCoordinates(cell.epsilon, delta, hyper, trial, task.draw, mech.name, result.intervals)
         row = {**base, "trial": trial}
         for name, metric in metrics:
             row.update(metric_columns(name, metric(result.theta, dataset, stats, coords)))
@@ -513,7 +467,7 @@ def plan_tasks(config: Config, log=print) -> Plan:
     """Every task (see ``Task``), without loading data (see the module docstring) except to check the user's files
     (:func:`check_entries`)."""
     check_entries(config)
-    context = TrialContext.of(config)
+    context = trial_context(config)
     counts: list[tuple[DatasetEntry, int, int | None]] = []
     skipped: dict[str, str] = {}
     for entry in config.datasets:
@@ -530,8 +484,8 @@ def plan_tasks(config: Config, log=print) -> Plan:
         counts.append((entry, config.trials_for(n, d), config.draws_for(n, d)))
     per_grid = len(config.mechanisms) * len(config.epsilons)
     check_plan_size(sum(trials * (draws or 1) * per_grid for _, trials, draws in counts), "trials")
-    units = [
-        Unit(mech, eps_index, epsilon)
+    cells = [
+        Cell(mech, eps_index, epsilon)
         for mech in config.mechanisms
         for eps_index, epsilon in enumerate(config.epsilons)
     ]
@@ -540,11 +494,11 @@ def plan_tasks(config: Config, log=print) -> Plan:
         blocks = [(start, min(trials, start + config.trial_block)) for start in range(0, trials, config.trial_block)]
         if draws is None:  # one task per (mechanism, ε, block)
             tasks += [
-                Task(entry, (unit,), start, stop, trials, None, context) for unit in units for start, stop in blocks
+                Task(entry, (cell,), start, stop, trials, None, context) for cell in cells for start, stop in blocks
             ]
-        else:  # one task per (draw, block), holding every (mechanism, ε) unit of the draw
+        else:  # one task per (draw, block), holding every (mechanism, ε) cell of the draw
             tasks += [
-                Task(entry, tuple(units), start, stop, trials, draw, context)
+                Task(entry, tuple(cells), start, stop, trials, draw, context)
                 for draw in range(draws)
                 for start, stop in blocks
             ]

@@ -39,6 +39,7 @@ from dpbench.config.fields import (
     positive_int,
 )
 from dpbench.contract import HyperError
+from dpbench.engine.cells import Entry, grid_entries
 
 TOP_LEVEL_KEYS = {
     **COMMON_KEYS,
@@ -94,25 +95,12 @@ class DatasetEntry:
         return DatasetEntry(self.loader, self.label, options, self.swept)
 
 
-@dataclass(frozen=True)
-class MechanismEntry:
-    """One concrete mechanism instance: registry name + hyperparameters; ``label`` is the curve label."""
-
-    mechanism: str
-    label: str
-    hyper: tuple[tuple[str, Any], ...] = ()
-
-    @property
-    def key(self) -> str:
-        return entry_key(self.mechanism, self.hyper)
-
-
 @dataclass(kw_only=True)
 class Config(BaseConfig):
     """A regression run: every (dataset, mechanism, ε, trial) cell, plus the fields of every kind."""
 
     datasets: list[DatasetEntry]
-    mechanisms: list[MechanismEntry]
+    mechanisms: list[Entry]
     delta: str | float = "1/n^2"
     trials: int = 100
     trial_block: int = 100
@@ -167,9 +155,7 @@ class Config(BaseConfig):
             }  # absent when off: old runs resume
             for e in self.datasets
         ]
-        data["mechanisms"] = [
-            {"mechanism": e.mechanism, "label": e.label, "hyper": dict(e.hyper)} for e in self.mechanisms
-        ]
+        data["mechanisms"] = [e.as_dict("mechanism") for e in self.mechanisms]
         data["epsilons"] = list(self.epsilons)
         data["metrics"] = list(self.metrics)
         return data
@@ -224,9 +210,7 @@ def _nested_option(value: Any, info: registry.DatasetInfo, combos: list[dict[str
     return str(value)
 
 
-def parse_mechanism(
-    raw: Any, index: int, epsilons: tuple[float, ...] = (), privacy: str = "paper"
-) -> list[MechanismEntry]:
+def parse_mechanism(raw: Any, index: int, epsilons: tuple[float, ...] = (), privacy: str = "paper") -> list[Entry]:
     """One ``mechanisms[index]`` entry → its concrete instances, every hyperparameter checked against the
     mechanism's contract (type, range/choices, cross-field rules) and ``epsilons`` against the ε range its
     calibration covers — all before any work starts. Under the ``privacy`` profile ``strict`` each instance gets
@@ -254,14 +238,13 @@ def parse_mechanism(
     base_label = str(raw.get("label") or info.name)
     # an external "pkg.module:fit" keeps its import path: worker processes only discover built-ins and entry points
     reference = str(raw["mechanism"]) if ":" in str(raw["mechanism"]) else info.name
-    entries = []
-    for combo in combos:
-        suffix = ", ".join(f"{k}={v}" for k, v in combo.items())
-        label = f"{base_label} ({suffix})" if suffix else base_label
+
+    def resolve(combo: dict[str, Any]) -> dict[str, Any]:
         merged = _checked_hyper(info, _profiled(info, {**hyper, **combo}, privacy, where), f"{where}.hyper")
         _check_epsilon_range(info, merged, epsilons, where)
-        entries.append(MechanismEntry(reference, label, tuple(sorted(merged.items()))))
-    return entries
+        return merged
+
+    return grid_entries(reference, base_label, combos, resolve)
 
 
 def _profiled(info: registry.MechanismInfo, hyper: dict[str, Any], privacy: str, where: str) -> dict[str, Any]:
@@ -277,7 +260,7 @@ def parse_privacy(value: Any) -> str:
     return str(value)
 
 
-def _check_rows_needed(datasets: list[DatasetEntry], mechanisms: list[MechanismEntry]) -> None:
+def _check_rows_needed(datasets: list[DatasetEntry], mechanisms: list[Entry]) -> None:
     """Refuse, before any work, a mechanism that needs data rows on a dataset whose loader returns sufficient
     statistics only for its options (``register_dataset(rows_free=...)``; e.g. stein_linear_sums with rows: false)."""
     for i, entry in enumerate(datasets):
@@ -285,10 +268,10 @@ def _check_rows_needed(datasets: list[DatasetEntry], mechanisms: list[MechanismE
         if info.rows_free is None or not info.rows_free(**dict(entry.options)):
             continue
         for j, mech in enumerate(mechanisms):
-            if not registry.get_mechanism(mech.mechanism).rows_free:
+            if not registry.get_mechanism(mech.name).rows_free:
                 raise fail(
                     f"mechanisms[{j}].mechanism",
-                    f"'{mech.mechanism}' needs data rows, but datasets[{i}] ({entry.loader} with "
+                    f"'{mech.name}' needs data rows, but datasets[{i}] ({entry.loader} with "
                     f"{dict(entry.options)}) has none (its loader returns sufficient statistics only); use a "
                     "mechanism declared rows_free, or give the loader the option that draws rows",
                 )

@@ -9,6 +9,7 @@ DP-GD checkpoint intervals, spec 005 §4). ``conf_int(alpha)`` gives the (p, 2) 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -93,9 +94,21 @@ def interval_rng(rng: np.random.Generator) -> np.random.Generator:
 
 def symmetric_gaussian_batch(batch: int, d: int, rng: np.random.Generator) -> np.ndarray:
     """``batch`` independent N_sym(0, I_d) matrices (upper triangle, diagonal included, iid N(0, 1); mirrored):
-    the law of :func:`dpbench.linalg.symmetric_gaussian`, drawn at once, shape (batch, d, d)."""
-    upper = np.triu(rng.standard_normal((batch, d, d)))
-    return upper + np.swapaxes(np.triu(upper, 1), 1, 2)
+    the law of :func:`dpbench.linalg.symmetric_gaussian`, drawn at once, shape (batch, d, d).
+
+    Only the d(d + 1)/2 free entries are drawn, (batch, d(d + 1)/2) normals, and gathered into both triangles by one
+    index map: half the normals of drawing full d×d matrices and no triangular masks (the literal per-matrix path is
+    ``bootstrap="literal"`` of ``adassp_pboot``; the law is tested against it)."""
+    return rng.standard_normal((batch, d * (d + 1) // 2))[:, triangle_map(d)].reshape(batch, d, d)
+
+
+@functools.lru_cache(maxsize=64)
+def triangle_map(d: int) -> np.ndarray:
+    """For entry (i, j) of a d×d matrix (row-major), the index of (min(i, j), max(i, j)) in ``np.triu_indices(d)``."""
+    rows, cols = np.triu_indices(d)
+    index = np.empty((d, d), dtype=np.intp)
+    index[rows, cols] = index[cols, rows] = np.arange(rows.size)
+    return index.ravel()
 
 
 def batched_solve(matrices: np.ndarray, rhs: np.ndarray) -> np.ndarray:

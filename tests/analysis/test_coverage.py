@@ -82,3 +82,33 @@ def test_coverage_figure_draws_each_curve_with_its_band_and_the_nominal_line():
     assert len(ax.containers) == 2  # one error-bar container per curve
     assert any(np.allclose(line.get_ydata(), 0.95) for line in ax.get_lines())
     assert ax.get_xscale() == "log" and ax.get_ylabel() == "coverage"
+
+
+def test_real_data_coverage_config_has_an_identified_data_fit():
+    """θ̂_OLS is a coverage target only where XᵀX is well conditioned: with the R recipe's raw features cond(XᵀX)
+    reached 10¹¹–10¹⁶ and every private interval missed θ̂_OLS (coverage 0.00, docs/intervals.md); the config
+    z-scores the features (cond ≤ 135)."""
+    from dpbench import registry
+    from dpbench.config import load_config
+
+    config = load_config("configs/intervals/coverage_real.yaml")
+    assert len(config.datasets) >= 5
+    for entry in config.datasets:
+        data = registry.get_dataset(entry.loader).load(np.random.default_rng(0), **dict(entry.options))
+        assert np.linalg.cond(data.X_train.T @ data.X_train) < 1e3, entry.loader
+
+
+def test_ci_metric_sees_the_data_the_mechanism_fits():
+    """The sanity check of the real-data puzzle: the θ̂_OLS the metric scores is that of the very rows the mechanism
+    received, so the non-private Wald covers it on every trial and, at ε = 10⁴ on a well-conditioned design (λ̂ = 0),
+    the private intervals cover it too."""
+    from dpbench.mechanisms.ssp import adassp_pboot
+
+    data = sphere(np.random.default_rng(3), n=2000, d=3, theta_norm=0.5, noise=0.5, n_test=0)
+    stats = gram_stats(data.X_train, data.y_train)
+    assert stats.theta_ols == pytest.approx(np.linalg.lstsq(data.X_train, data.y_train, rcond=None)[0])
+    result = adassp_pboot.fit(stats.X, stats.y, 1e4, 1e-6, np.random.default_rng(0), stats=stats, B=200)
+    assert result.info["ridge"] == 0.0
+    columns = ci_metrics.ci(result.theta, data, stats, TrialCoordinates(1e4, 1e-6, intervals=result.intervals))
+    for method in ("wald", "pboot", "pboot_ssp"):
+        assert all(columns[f"{method}.cover_ols.{j}"] == 1.0 for j in range(3)), method

@@ -395,6 +395,14 @@ def output_perturbation(X, y, epsilon, delta, rng):
     return released("θ_λ", theta + s * rng.standard_normal(d), theta, scale=s, sensitivity=sens)
 
 
+def rows_clipped_labels_assumed(X, y, epsilon, delta, rng):
+    """Honest SSP that clips rows to ‖x‖ ≤ 1 and *assumes* |y| ≤ 1 (declared: ``Bounds(clipped=("x",))``, as the
+    Stein GLMs do): the audit may feed rows far outside the bound, not labels."""
+    Xc = X / np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+    s = _scales(epsilon, delta)
+    return _solve(*_releases(Xc, y, epsilon, delta, rng, s), s)
+
+
 def child_generator(X, y, epsilon, delta, rng):
     """Honest SSP whose noise comes from a child generator spawned from the trial's rng."""
     child = np.random.default_rng(rng.integers(2**63))
@@ -413,6 +421,7 @@ class Broken:
     neighbour: str = "zero_out"
     rare: bool = False  # a branch of probability 10⁻³: needs ≥ 10⁴ replays
     clips: bool = False  # declares that it clips the data to its bounds (Bounds(x=1, y=1, clips=True))
+    clipped: tuple[str, ...] = ("x", "y")  # what it declares it clips (Bounds.clipped), when ``clips``
     settings: bool = False  # broken only at a run's own settings (δ = 1/n², large n): audited there too
 
 
@@ -464,6 +473,7 @@ HONEST_UNUSUAL = (
     Broken("output perturbation", output_perturbation, ()),
     Broken("child generator of the trial rng", child_generator, ()),
     Broken("one joint release at the exact AGM σ", joint_ssp, ()),
+    Broken("rows clipped, labels assumed bounded", rows_clipped_labels_assumed, (), clips=True, clipped=("x",)),
     Broken("per-user Laplace reports", honest_laplace_randomizer, (), "local", "replace_one"),
 )
 

@@ -67,3 +67,31 @@ def test_detectable_epsilon_grows_with_the_claim_and_shrinks_with_runs():
     small, large = detectable_epsilon(2_000, 1.0, 1e-5), detectable_epsilon(20_000, 1.0, 1e-5)
     assert large < small and large > 1.0
     assert detectable_epsilon(20_000, 2.0, 1e-5) > large
+
+
+@pytest.mark.parametrize("name", ["stein_glm_gauss", "stein_nlr_gauss"])
+def test_outside_canaries_only_on_the_axes_a_mechanism_clips(name):
+    """The false positive of `dpbench audit --all` (issue 36): the Stein GLMs clip rows to r and *assume* |y| ≤ 1
+    (the paper's assumption, ``Bounds(clipped=("x",))``); the family fed them labels ±10 and flagged 'Σ ẑ_i':
+    "sensitivity observed 32.58 > declared 3.644". Now their outside canaries are rows 10× out with labels ±Y, and
+    the declared sensitivity holds on them; the NLR versions clip labels too and still get labels ±10Y."""
+    from dpbench.audit.family import OUTSIDE
+    from dpbench.audit.integrity import IntegrityRun, check_declarations, integrity_pairs
+    from dpbench.audit.pairs import find_worst_pair
+    from dpbench.audit.request import auditable
+    from dpbench.audit.settings import pair_spec, whitebox_hyper
+    from dpbench.audit.whitebox import paired_run
+
+    info = auditable(name)
+    spec, hyper = pair_spec(info), whitebox_hyper(info)
+    worst, _ = find_worst_pair(info, spec, "local", 0.5, 1e-5, hyper, 0)
+    pairs = integrity_pairs(info, spec, worst, 0, hyper)
+    outside = [i for i, p in enumerate(pairs) if not p.unrelated and np.abs(p.X).max() > 2 * spec.x_bound]
+    assert len(outside) == 2
+    labels = {float(abs(pairs[i].y).max()) for i in outside}
+    assert labels == ({spec.y_bound} if name == "stein_glm_gauss" else {OUTSIDE * spec.y_bound})
+    runs = [IntegrityRun(i, paired_run(info, pairs[i], side, 0.5, 1e-5, np.random.SeedSequence([i, k]), hyper),
+                         np.zeros(2)) for i in outside for k, side in enumerate(("D", "D'"))]  # fmt: skip
+    findings, shifts = check_declarations(runs, pairs)
+    assert not findings, findings
+    assert all(declared is not None and 0 < shift <= declared * (1 + 1e-9) for shift, declared in shifts.values())

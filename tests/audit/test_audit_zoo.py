@@ -20,7 +20,7 @@ DELTA = 1e-5
 
 def info_of(entry: Broken) -> MechanismInfo:
     return MechanismInfo(entry.name, entry.fit, entry.name, entry.model, entry.neighbour,
-                         bounds=Bounds(x=1.0, y=1.0, clips=entry.clips))  # fmt: skip
+                         bounds=Bounds(x=1.0, y=1.0, clips=entry.clips, clipped=entry.clipped))  # fmt: skip
 
 
 def audit(entry: Broken, epsilon: float = 2.0, seed: int = 0, replays: int | None = None):

@@ -325,7 +325,7 @@ def test_every_linear_bandit_algorithm_checks_link_calibration_and_fail_prob_ali
     for name in ("elim_iwr_jdp", "elim_ssp_ldp", "squarecb_jdp", "squarecb_perfect_oracle"):
         with pytest.raises(ValueError, match="are linear: they need link='linear', the environment has link 'logis"):
             run_bandit(logit, name, 100, 0.5, 1e-5, np.random.default_rng(0))
-        with pytest.raises(ValueError, match=r"fail_prob must lie in \(0, 1\), got 1.5"):
+        with pytest.raises(ValueError, match=r"fail_prob: must be a number > 0 and < 1 or None \(1/T\), got 1.5"):
             run_bandit(env, name, 100, 0.5, 1e-5, np.random.default_rng(0), fail_prob=1.5)
     for name in ("elim_iwr_glm_jdp", "squarecb_ldp"):
         with pytest.raises(ValueError, match="epsilon ≤ 1"):

@@ -6,11 +6,13 @@ small T, 500 runs per path, plus the control that the same test rejects the aggr
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.stats as sps
 
-from dpbench.bandits import oracles
+from dpbench.bandits import elimination, oracles
 from dpbench.bandits.envs import ContextStream, sphere
 from dpbench.bandits.simulator import run_bandit
 
@@ -55,12 +57,13 @@ def test_squarecb_ldp_aggregate_and_per_user_agree_in_law(monkeypatch):
 def test_ldp_algorithms_pass_simulation_to_their_oracles(algo, monkeypatch):
     env = sphere(np.random.default_rng(0), d=3, n_arms=5)
     seen = []
-    for name in ("iwr_ldp_fit", "ssp_ols_fit", "dimfree_ldp_fit"):
-        fit = getattr(oracles, name)
-        monkeypatch.setattr(
-            f"dpbench.bandits.{'squarecb' if name == 'dimfree_ldp_fit' else 'elimination'}.{name}",
-            lambda *a, _fit=fit, **k: seen.append(k["simulation"]) or _fit(*a, **k),
-        )
+
+    def spy(fit):
+        return lambda *a, **k: seen.append(k["simulation"]) or fit(*a, **k)
+
+    monkeypatch.setattr("dpbench.bandits.squarecb.dimfree_ldp_fit", spy(oracles.dimfree_ldp_fit))
+    for name, oracle in elimination.ORACLES.items():  # each elimination algorithm's oracle (its fit, its table)
+        monkeypatch.setitem(elimination.ORACLES, name, dataclasses.replace(oracle, fit=spy(oracle.fit)))
     run_bandit(env, algo, 512, 1.0, 1e-5, np.random.default_rng(1), simulation="per_user")
     assert seen and set(seen) == {"per_user"}
     with pytest.raises(ValueError, match="simulation"):

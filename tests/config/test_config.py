@@ -10,7 +10,7 @@ from dpbench.config import ConfigError, load_config, parse_config
 def test_figure1_config_resolves():
     cfg = load_config("configs/ihm_vs_adassp.yaml")
     assert [d.loader for d in cfg.datasets] == ["crime", "pol", "concreteslump", "solar"]
-    assert [m.mechanism for m in cfg.mechanisms] == ["linmix", "adassp", "ihm"]
+    assert [m.name for m in cfg.mechanisms] == ["linmix", "adassp", "ihm"]
     np.testing.assert_allclose(cfg.epsilons, np.logspace(-1, 1, 6))
     assert cfg.trials == 500
     assert cfg.delta_for(1000) == pytest.approx(1e-6)

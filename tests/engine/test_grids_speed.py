@@ -79,7 +79,7 @@ def test_a_config_with_data_draws_plans_one_task_per_draw_holding_every_cell():
     plan = plan_tasks(config, log=lambda _m: None)
     cells = len(config.mechanisms) * len(config.epsilons)
     assert len(plan.tasks) == len(config.datasets) * 3  # one per (dataset, draw): trial_block covers both trials
-    assert all(len(task.units) == cells for task in plan.tasks)
+    assert all(len(task.cells) == cells for task in plan.tasks)
     assert all(len(set(task.planned_keys())) == len(task.planned_keys()) == cells * 2 for task in plan.tasks)
     assert sorted({task.draw for task in plan.tasks}) == [0, 1, 2]
     assert len({task.shard_name for task in plan.tasks}) == len(plan.tasks)
@@ -91,5 +91,5 @@ def test_a_config_without_draws_keeps_one_task_per_mechanism_and_epsilon():
 
     config = load_config("configs/ihm_vs_adassp.yaml")
     plan = plan_tasks(config, log=lambda _m: None)
-    assert all(len(task.units) == 1 for task in plan.tasks)
-    assert {task.units[0].eps_index for task in plan.tasks} == set(range(len(config.epsilons)))
+    assert all(len(task.cells) == 1 for task in plan.tasks)
+    assert {task.cells[0].eps_index for task in plan.tasks} == set(range(len(config.epsilons)))

@@ -15,8 +15,15 @@ Privacy model: central (ε, δ)-DP, zero-out (add/remove) neighbours, ‖x_i‖ 
 
 The draws come in adaops.m's order: λ_min's noise, the log-norm's, the sample's.
 
-The last release is a posterior sample whose privacy is the OPS theorem's, so, as for ``ops``, no statistic is
-declared with ``released`` and ``dpbench audit`` audits θ̂ (black-box).
+Three releases are declared (:func:`released`), so ``dpbench audit adaops`` is white-box: the noisy
+λ_min(XᵀX + I) (Gaussian, sensitivity 1; the offset −ℓ/(ε/4) and the max are post-processing), the noisy
+log(1 + ‖θ_λ‖) (Gaussian, std s√ℓ; the offset sℓ and the cap are post-processing) and the posterior sample
+(``posterior``: N(θ_λ, H⁻¹/γ), :func:`dpbench.mechanisms.ssp.ops.posterior_sample`). Their declared sensitivities
+are the deterministic bounds of zero-out neighbours at the history's λ: λ_min(H) ≥ 1 + λ gives
+‖θ_D − θ_D′‖ ≤ (1 + ‖θ‖)/(1 + λ), so log(1 + 1/(1 + λ)) for the log-norm, and ‖θ_λ‖ ≤ min(√(n/(1 + λ)), n/(1 + λ))
+gives L = 1 + that bound for the sample's gradient. The calibration itself uses the private, high-probability
+versions (h = λ + λ̃_min, L = min(e^Δ̃, 1 + √(2√n/h))), whose failure the theorem charges to δ; the audit's exact
+ε at the pair is computed from the real laws, so a too-small L there shows in it.
 """
 
 from __future__ import annotations
@@ -28,27 +35,40 @@ import numpy as np
 
 from dpbench.contract import Bounds
 from dpbench.linalg import GramStats
-from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
+from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
 from dpbench.mechanisms.ssp.calibration import adaops_epsilon_bar, adaops_ridge, adaops_sqrt_gamma, ops_c1
 from dpbench.mechanisms.ssp.ops import posterior_sample, ridge_solution
 from dpbench.registry import register_mechanism
 
 
 def private_lam_min(lam_min: float, epsilon: float, delta: float, rng: np.random.Generator) -> float:
-    """Step 1: λ̃_min = max(0, λ_min(XᵀX + I) + (√ℓ/(ε/4))·z − ℓ/(ε/4)), ℓ = log(6/δ) (sensitivity 1)."""
+    """Step 1: λ̃_min = max(0, λ_min(XᵀX + I) + (√ℓ/(ε/4))·z − ℓ/(ε/4)), ℓ = log(6/δ) (sensitivity 1; the noisy
+    value is the release, the offset and the max post-processing)."""
     ell = math.log(6.0 / delta)
-    return max(0.0, lam_min + math.sqrt(ell) / (epsilon / 4.0) * rng.standard_normal() - ell / (epsilon / 4.0))
+    scale = math.sqrt(ell) / (epsilon / 4.0)
+    noisy = released("λ_min(XᵀX + I)", lam_min + scale * rng.standard_normal(), lam_min, scale=scale, sensitivity=1.0)
+    return max(0.0, noisy - ell / (epsilon / 4.0))
 
 
 def private_lipschitz(
-    theta_norm: float, h: float, n: int, epsilon: float, delta: float, rng: np.random.Generator
+    theta_norm: float, h: float, n: int, epsilon: float, delta: float, rng: np.random.Generator, ridge: float = 0.0
 ) -> float:
-    """Steps 7–8: L = min(exp(log(1 + ‖θ‖) + s√ℓ z + sℓ), 1 + √(2√n/h)), s = log(1 + 1/h)/(ε/4)."""
+    """Steps 7–8: L = min(exp(log(1 + ‖θ‖) + s√ℓ z + sℓ), 1 + √(2√n/h)), s = log(1 + 1/h)/(ε/4); the release is
+    log(1 + ‖θ‖) + s√ℓ z, of zero-out sensitivity log(1 + 1/(1 + ``ridge``)) (module docstring)."""
     ell = math.log(6.0 / delta)
     s = math.log1p(1.0 / h) / (epsilon / 4.0)
-    log_norm = math.log1p(theta_norm) + s * math.sqrt(ell) * rng.standard_normal() + s * ell
+    centre = math.log1p(theta_norm)
+    noisy = released("log(1 + ‖θ_λ‖)", centre + s * math.sqrt(ell) * rng.standard_normal(), centre,
+                     scale=s * math.sqrt(ell), sensitivity=math.log1p(1.0 / (1.0 + ridge)))  # fmt: skip
+    log_norm = noisy + s * ell
     cap = 1.0 + math.sqrt(2.0 * math.sqrt(n) / h)
     return cap if log_norm >= math.log(cap) else math.exp(log_norm)
+
+
+def lipschitz_bound(n: int, ridge: float) -> float:
+    """1 + max ‖θ_λ‖ over data with ‖x_i‖, |y_i| ≤ 1: ‖θ_λ‖ ≤ min(√(n/(1 + λ)), n/(1 + λ)) (the ridge objective at
+    θ_λ is at most ½‖Y‖² ≤ n/2; ‖XᵀY‖ ≤ n over λ_min(H) ≥ 1 + λ): the declared sensitivity of the sample."""
+    return 1.0 + min(math.sqrt(n / (1.0 + ridge)), n / (1.0 + ridge))
 
 
 @register_mechanism(
@@ -83,9 +103,9 @@ def fit(
     ridge = adaops_ridge(lam_target, lam_min, c1, c2)
     h = ridge.value + lam_min
     upper, theta = ridge_solution(stats, ridge.value)
-    lipschitz = private_lipschitz(float(np.linalg.norm(theta)), h, stats.n, epsilon, delta, rng)
+    lipschitz = private_lipschitz(float(np.linalg.norm(theta)), h, stats.n, epsilon, delta, rng, ridge.value)
     sqrt_gamma = adaops_sqrt_gamma(epsilon, delta, lipschitz, h)
-    theta_hat = posterior_sample(upper, theta, sqrt_gamma, rng)
+    theta_hat = posterior_sample(upper, theta, sqrt_gamma, rng, lipschitz_bound(stats.n, ridge.value))
     info = {"ridge": ridge.value, "ridge_outcome": ridge.outcome, "lam_min_private": lam_min,
             "lipschitz": lipschitz, "sqrt_gamma": sqrt_gamma}  # fmt: skip
     return FitResult(theta_hat, info)

@@ -17,6 +17,13 @@ Intervals (post-processing of R1..R4 only, drawn from a stream spawned from the 
 * ``pboot`` (target: population θ) — Q̂ = PSD(R2)/n; for b = 1..B: V* = s₁·Sym(Z*), w* = s₂ζ*,
   Z* ~ N(0, σ̃²Q̂), θ*_b = (Q̂ + (V* + λ̂I)/n)⁻¹(Q̂θ̃ + Z*/√n + w*/n); CI_j = percentile(θ*_{·j}; α/2, 1 − α/2).
   The sampling term is the CLT's ("hybrid" bootstrap), the privacy noise is simulated with its exact law.
+* ``pboot_ssp`` (target: population θ) — the same bootstrap of the *unregularised* SSP estimate, Ferrando et al.'s
+  OLS estimator with Gaussian noise (spec 005 §7a): θ̂_u = H⁻¹R3, H = PSD(R2) with eigenvalues ≥ x_bound² (one
+  row's worth: data-independent), Q̂ = H/n, σ̃²_u the residual variance at θ̂_u,
+  θ*_b = (Q̂ + V*/n)⁻¹(Q̂θ̂_u + Z*/√n + w*/n). Why a second bootstrap: ``pboot`` simulates AdaSSP's ridge λ̂ in the
+  bootstrap world, so its percentile interval is centred on the ridge-shrunk value — it covers θ only where
+  λ̂ ≪ λ_min(XᵀX); θ̂_u has no ridge bias, at the price of width where the noise on R2 is not small against
+  λ_min(XᵀX) (docs/intervals.md).
 * ``wald_private`` (the naive control, spec 005 §10 (d)) — θ̃_j ± z·√(σ̃²[H⁻¹]_jj), H = PSD(R2 + λ̂I): private
   plug-ins used as if they were exact, the privacy noise ignored (expected to under-cover at small ε).
 """
@@ -42,7 +49,9 @@ from dpbench.privacy.exact import exact_gaussian_sigmas
 from dpbench.registry import register_mechanism
 
 #: interval methods of this mechanism (the first is the estimator's default)
-INTERVAL_METHODS = ("pboot", "wald_private")
+INTERVAL_METHODS = ("pboot", "pboot_ssp", "wald_private")
+#: how the bootstrap replicates are drawn: all B at once, or one by one (the literal path, for the law tests)
+BOOTSTRAP_PATHS = ("batched", "literal")
 
 
 def pboot_scales(epsilon: float, delta: float, x_bound: float, y_bound: float) -> tuple[float, float, float]:
@@ -67,19 +76,40 @@ def bootstrap_draws(
     s2: float,
     B: int,
     rng: np.random.Generator,
+    *,
+    floor: float = 0.0,
+    literal: bool = False,
 ) -> np.ndarray:
-    """(B, d) parametric-bootstrap draws θ*_b = (Q̂ + (V* + λ̂I)/n)⁻¹(Q̂θ̃ + Z*/√n + w*/n) (spec 005 §10), vectorised."""
+    """(B, d) parametric-bootstrap draws θ*_b = (Q̂ + (V* + λ̂I)/n)⁻¹(Q̂θ̃ + Z*/√n + w*/n), Q̂ = PSD(R2)/n with
+    eigenvalues ≥ ``floor``/n (spec 005 §10). All B at once (one batched solve), or replicate by replicate with
+    ``literal`` (:func:`dpbench.linalg.symmetric_gaussian` per draw): the same law, other random streams."""
     d = theta.shape[0]
     values, vectors = np.linalg.eigh((xtx + xtx.T) / 2.0)
-    values = np.maximum(values, 0.0) / n  # Q̂ = PSD(R2)/n
+    values = np.maximum(values, floor) / n  # Q̂ = PSD(R2)/n
     q_hat = (vectors * values) @ vectors.T
     root = vectors * np.sqrt(sigma2 * values)  # Z* = root · N(0, I) ~ N(0, σ̃²Q̂)
+    centre = q_hat @ theta
+    if literal:
+        return np.stack([literal_draw(q_hat, centre, root, ridge, n, s1, s2, rng) for _ in range(B)])
     z_star = rng.standard_normal((B, d)) @ root.T
     w_star = s2 * rng.standard_normal((B, d))
-    v_star = s1 * symmetric_gaussian_batch(B, d, rng)
-    matrices = q_hat[None] + (v_star + ridge * np.eye(d)) / n
-    rhs = (q_hat @ theta)[None] + z_star / np.sqrt(n) + w_star / n
+    matrices = symmetric_gaussian_batch(B, d, rng)  # V*/s₁, then in place Q̂ + (V* + λ̂I)/n
+    matrices *= s1 / n
+    matrices += q_hat + (ridge / n) * np.eye(d)
+    rhs = centre[None] + z_star / np.sqrt(n) + w_star / n
     return batched_solve(matrices, rhs)
+
+
+def literal_draw(
+    q_hat: np.ndarray, centre: np.ndarray, root: np.ndarray, ridge: float, n: int, s1: float, s2: float,
+    rng: np.random.Generator,
+) -> np.ndarray:  # fmt: skip
+    """One replicate θ*_b of :func:`bootstrap_draws`, as the formula reads."""
+    d = centre.shape[0]
+    z_star = root @ rng.standard_normal(d)
+    w_star = s2 * rng.standard_normal(d)
+    v_star = s1 * symmetric_gaussian(d, rng)
+    return solve_or_lstsq(q_hat + (v_star + ridge * np.eye(d)) / n, centre + z_star / np.sqrt(n) + w_star / n)
 
 
 def naive_wald(theta: np.ndarray, xtx: np.ndarray, ridge: float, sigma2: float, x_bound: float) -> Interval:
@@ -98,6 +128,12 @@ def naive_wald(theta: np.ndarray, xtx: np.ndarray, ridge: float, sigma2: float, 
     style={"color": "tab:cyan", "marker": "*", "linestyle": "-"},
     hyper={
         "B": Hyper(int, default=1000, ge=20, doc="bootstrap draws (the interval's post-processing)"),
+        "bootstrap": Hyper(
+            str,
+            default="batched",
+            choices=BOOTSTRAP_PATHS,
+            doc="draw the B replicates at once or one by one (the literal path: same law)",
+        ),
         "rho": Hyper(float, default=None, gt=0, lt=1, none="δ/10", doc="failure probability ϱ of the ridge rule"),
         "sigma2_floor": Hyper(float, default=1e-4, gt=0, doc="floor of the private residual variance σ̃²"),
         "x_bound": Hyper(float, default=1.0, gt=0, doc="declared bound ‖x_i‖ ≤ x_bound"),
@@ -137,9 +173,15 @@ def fit(
     theta = solve_or_lstsq(xtx + ridge * np.eye(d), xty)
 
     sigma2 = residual_variance(yty, xty, xtx, theta, n, hyper["sigma2_floor"] * y_bound**2)
-    draws = bootstrap_draws(theta, xtx, ridge, sigma2, n, s1, s2, hyper["B"], interval_rng(rng))
+    boot_rng, literal = interval_rng(rng), hyper["bootstrap"] == "literal"
+    draws = bootstrap_draws(theta, xtx, ridge, sigma2, n, s1, s2, hyper["B"], boot_rng, literal=literal)
+    theta_u = solve_or_lstsq(psd_floor(xtx, x_bound**2), xty)  # the unregularised SSP estimate (pboot_ssp)
+    sigma2_u = residual_variance(yty, xty, xtx, theta_u, n, hyper["sigma2_floor"] * y_bound**2)
+    draws_u = bootstrap_draws(theta_u, xtx, 0.0, sigma2_u, n, s1, s2, hyper["B"], boot_rng, floor=x_bound**2,
+                              literal=literal)  # fmt: skip
     intervals = {
         "pboot": Interval("pboot", "population", draws=draws),
+        "pboot_ssp": Interval("pboot_ssp", "population", draws=draws_u),
         "wald_private": naive_wald(theta, xtx, ridge, sigma2, x_bound),
     }
     info = {"s1": s1, "s2": s2, "s3": s3, "ridge": ridge, "sigma2_private": sigma2}

@@ -8,7 +8,10 @@ one sample of the tempered ridge posterior
 whose privacy follows from the OPS theorem (Wang 2018, Thm 3; Wang, Fienberg & Smola 2015) for a loss whose
 gradient is ≤ L on the ball the ridge solution lives in — not from a Gaussian mechanism on a statistic. λ and γ are
 data-independent given n (:func:`dpbench.mechanisms.ssp.calibration.ops_balanced`; n is treated as public, as in
-the code). No ``released`` statistic is declared: ``dpbench audit`` audits θ̂ itself (black-box), like TukeyEM.
+the code). θ̂ is declared as what it is, a ``posterior`` release (:func:`released`): N(θ_λ, scale²·H⁻¹) with
+scale = 1/√γ, the data-dependent H, and as sensitivity the theorem's Lipschitz constant L = θ-bound + 1, which
+bounds the gradient ‖x‖·|y − xᵀθ| of the differing record's loss at the solution — the shift ‖H_D(θ_D − θ_D′)‖ the
+audit measures (``dpbench audit ops``: white-box, exact ε of the two Gaussians by Monte Carlo).
 
 Wang's code draws θ_λ + (Rᵀ)⁻¹z/√γ for H = RᵀR, whose covariance (R Rᵀ)⁻¹/γ is not the posterior's (γH)⁻¹
 unless d = 1; dpbench draws the posterior the theorem is about, θ_λ + R⁻¹z/√γ (docs/deviations.md).
@@ -23,7 +26,7 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 
 from dpbench.contract import Bounds
 from dpbench.linalg import GramStats
-from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
+from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
 from dpbench.mechanisms.ssp.calibration import ops_balanced
 from dpbench.registry import register_mechanism
 
@@ -34,9 +37,14 @@ def ridge_solution(stats: GramStats, ridge: float) -> tuple[np.ndarray, np.ndarr
     return upper, cho_solve((upper, False), stats.xty)
 
 
-def posterior_sample(upper: np.ndarray, theta: np.ndarray, sqrt_gamma: float, rng: np.random.Generator) -> np.ndarray:
-    """θ̂ = θ_λ + R⁻¹z/√γ ~ N(θ_λ, (γ RᵀR)⁻¹) = N(θ_λ, (γH)⁻¹), z ~ N(0, I_d) (005 §2a step 10)."""
-    return theta + solve_triangular(upper, rng.standard_normal(theta.shape[0]), lower=False) / sqrt_gamma
+def posterior_sample(
+    upper: np.ndarray, theta: np.ndarray, sqrt_gamma: float, rng: np.random.Generator, lipschitz: float | None = None
+) -> np.ndarray:
+    """θ̂ = θ_λ + R⁻¹z/√γ ~ N(θ_λ, (γ RᵀR)⁻¹) = N(θ_λ, (γH)⁻¹), z ~ N(0, I_d) (005 §2a step 10), declared as a
+    ``posterior`` release with H = RᵀR and sensitivity ``lipschitz`` (module docstring)."""
+    sample = theta + solve_triangular(upper, rng.standard_normal(theta.shape[0]), lower=False) / sqrt_gamma
+    return released("θ̂ (posterior sample)", sample, theta, kind="posterior", scale=1.0 / sqrt_gamma,
+                    sensitivity=lipschitz, H=upper.T @ upper)  # fmt: skip
 
 
 @register_mechanism(
@@ -65,5 +73,5 @@ def fit(
     stats = resolve_stats(X, y, stats)
     cal = ops_balanced(epsilon, delta, stats.n, stats.d)
     upper, theta = ridge_solution(stats, cal.ridge)
-    theta_hat = posterior_sample(upper, theta, cal.sqrt_gamma, rng)
+    theta_hat = posterior_sample(upper, theta, cal.sqrt_gamma, rng, cal.lipschitz)
     return FitResult(theta_hat, {"ridge": cal.ridge, "sqrt_gamma": cal.sqrt_gamma, "lipschitz": cal.lipschitz})

@@ -65,7 +65,9 @@ def check_r2(r2: float | None) -> float:
     },
     check=lambda h: check_r2(h["r2"]),
     certify=stein_certify,
-    bounds=Bounds(clips=True, note="rows clipped to ‖x‖₂ ≤ r2 (declared); |y_i| ≤ 1 assumed for GLM families"),
+    bounds=Bounds(
+        clips=True, clipped=("x",), note="rows clipped to ‖x‖₂ ≤ r2 (declared); |y_i| ≤ 1 assumed for GLM families"
+    ),
     audit=AuditSetup(hyper={"r2": 1.0}),
 )
 def fit_stein_glm_l2(

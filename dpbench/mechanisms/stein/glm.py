@@ -23,7 +23,7 @@ their aggregate paths, so they are registered ``rows_free`` and fit from a :clas
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -95,11 +95,18 @@ HYPER: dict[str, Hyper] = {
 SIMULATE = PER_USER_VARIANT
 
 
+def clips_labels(hyper: Mapping[str, Any]) -> bool:
+    """Whether labels are clipped at B_y: ``clip_y`` when set, else for NLR families only (GLMs assume |y| ≤ B_y)."""
+    clip_y = hyper.get("clip_y")
+    return get_family(hyper["family"]).kind == "nlr" if clip_y is None else bool(clip_y)
+
+
 def stein_bounds(covariates: str) -> Bounds:
     note = "|y_i| ≤ B_y is assumed, not enforced, for GLM families (info.y_over_bound); NLR families clip y at B_y"
     if covariates == "l1":
         return Bounds(x="r", x_norm="l1", note=note)
-    return Bounds(clips=True, note="rows clipped to ‖x‖ ≤ r (data-independent radius); " + note)
+    return Bounds(clips=True, clipped=lambda h: ("x", "y") if clips_labels(h) else ("x",),
+                  note="rows clipped to ‖x‖ ≤ r (data-independent radius); " + note)  # fmt: skip
 
 
 #: per-process cache of the deterministic non-private fits (keyed by a hash of the data)
