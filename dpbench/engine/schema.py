@@ -78,8 +78,9 @@ class DatasetEntry:
 
     @property
     def key(self) -> str:
-        """Unique, stable identifier (trial seeds and shard names derive from it)."""
-        return entry_key(self.loader, self.options)
+        """Unique, stable identifier (trial seeds and shard names derive from it; a renamed loader keeps its old
+        name here, :func:`~dpbench.registry.stream_name`)."""
+        return entry_key(registry.stream_name(self.loader), self.options)
 
     @property
     def data_key(self) -> str:
@@ -87,7 +88,7 @@ class DatasetEntry:
         grid's largest value, whose draw it is cut from (data seeds and worker affinity derive from it)."""
         if self.nest_from is None:
             return self.key
-        return entry_key(self.loader, self.nest_from)
+        return entry_key(registry.stream_name(self.loader), self.nest_from)
 
     def nest_base(self) -> DatasetEntry:
         """The entry of the draw a ``nested`` entry is cut from (itself without ``nested``)."""

@@ -74,7 +74,7 @@ def test_every_paper_has_configs_and_all_is_their_union():
 
 def test_mechanism_families_come_from_the_package_layout():
     assert mechanism_family("stein_glm_gauss") == "stein"
-    assert mechanism_family("iwr_ldp") == "info_weighted"
+    assert mechanism_family("iwr_ldp") == "iwr"
     assert mechanism_family("dp_ftrl_identity") == "gradient"
     assert mechanism_family("adassp") == "ssp"
     assert mechanism_family("elim_iwr_jdp") == "bandits"  # not a regression mechanism
