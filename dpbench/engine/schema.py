@@ -330,12 +330,11 @@ def _reject_replicate(datasets: Any) -> None:
 
 def parse_regression_config(raw: dict[str, Any], *, source: str = "<config>") -> Config:
     """Validate a ``kind: regression`` config mapping (as loaded from YAML) into a :class:`Config`."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
     base = parse_base(
         raw,
         TOP_LEVEL_KEYS,
-        kind=str(raw.get("kind", "regression")),
+        source=source,
+        kind="regression",
         delta_rule=DELTA_RULE,
         delta_rules="'1/n^2', '1/n', '1/n^p'",
         delta="1/n^2",
