@@ -77,10 +77,20 @@ class DatasetInfo:
     prefix: Callable[..., Any] | None = None
     nests: tuple[str, ...] = ()
     rows_free: Callable[..., bool] | None = None
+    #: the options declared once (``register_dataset(options={...Hyper...})``), or None: inferred from ``load``'s
+    #: keyword defaults (a quick plug-in), as for mechanisms
+    declared: Mapping[str, Hyper] | None = None
 
     def options(self) -> dict[str, Any]:
         params = inspect.signature(self.load).parameters.values()
         return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def loader_specs(info: DatasetInfo) -> dict[str, Hyper]:
+    """Every option's declaration of a loader (inferred from its default when the loader declares none)."""
+    if info.declared is not None:
+        return dict(info.declared)
+    return {name: Hyper.infer(default) for name, default in info.options().items()}
 
 
 @dataclass(frozen=True)
@@ -349,17 +359,49 @@ def register_dataset(
     prefix: Callable[..., Any] | None = None,
     nests: tuple[str, ...] = (),
     rows_free: Callable[..., bool] | None = None,
+    options: Mapping[str, Hyper] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``, ``prefix``,
-    ``nests``, ``rows_free``: see DatasetInfo)."""
+    ``nests``, ``rows_free``: see DatasetInfo). ``options`` declares each option once (``Hyper`` with its default),
+    as a mechanism's hyperparameters: ``load`` then takes ``**options`` and is registered behind a check that fills
+    the defaults and names a refused value; its signature is derived from the table."""
 
     def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
-        if name in DATASETS and DATASETS[name].load is not load:
+        if name in DATASETS and getattr(DATASETS[name].load, "__wrapped__", DATASETS[name].load) is not load:
             raise ValueError(f"dataset {name!r} is registered twice")
-        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix, tuple(nests), rows_free)
-        return load
+        checked = load if options is None else _declared_loader(name, load, options)
+        DATASETS[name] = DatasetInfo(name, checked, summary, kind, spec, shape, prefix, tuple(nests), rows_free,
+                                     None if options is None else dict(options))  # fmt: skip
+        return checked
 
     return decorator
+
+
+def _declared_loader(name: str, load: Callable[..., Any], specs: Mapping[str, Hyper]) -> Callable[..., Any]:
+    """``load(rng, **options)`` behind its declarations: unknown names and refused values raise
+    :class:`~dpbench.contract.HyperError` naming the option, defaults are filled (each checked here, at import)."""
+    for key, spec in specs.items():
+        try:
+            spec.check(spec.default)
+        except ValueError as err:
+            raise TypeError(f"dataset {name!r}: default of {key} is not allowed: {err}") from None
+    defaults = {key: spec.default for key, spec in specs.items()}
+
+    @functools.wraps(load)
+    def checked(rng: Any, **given: Any) -> Any:
+        values = {**defaults, **given}
+        for key, value in values.items():
+            if key not in specs:
+                raise HyperError(key, unknown_name("option", key, specs, of=f" of dataset {name!r}"))
+            try:
+                values[key] = specs[key].check(value)
+            except ValueError as err:
+                raise HyperError(key, f"{err} (dataset {name!r})") from None
+        return load(rng, **values)
+
+    checked.__signature__ = declared_signature(load, specs)  # type: ignore[attr-defined]
+    checked.__doc__ = declared_doc(load, specs)
+    return checked
 
 
 def register_kind(

@@ -53,7 +53,9 @@ def register(app: typer.Typer) -> None:
         if what == "mechanisms" and name is not None:
             _echo_parameters(registry.get_mechanism(name).specs(), f"{name}: hyperparameters (config: hyper:)")
         if what == "datasets" and name is not None:
-            _echo_parameters(registry.get_dataset(name).options(), f"{name}: loader options (config: options:)")
+            _echo_parameters(
+                registry.loader_specs(registry.get_dataset(name)), f"{name}: loader options (config: options:)"
+            )
         if what == "analyses" and name is not None:
             _echo_parameters(dict(registry.get_analysis(name).options or {}), f"{name}: options (-o key=value)")
         if what == "analyses" and name is None:

@@ -182,6 +182,14 @@ def parse_dataset(raw: Any, index: int) -> list[DatasetEntry]:
         "option",
     )
     label = str(raw.get("label") or "")  # empty: the runner uses the loader's title
+    for combo in combos:  # a loader's declared options are checked as a mechanism's hyperparameters are
+        for key, value in {**options, **combo}.items():
+            if info.declared is not None and key in info.declared:
+                try:
+                    info.declared[key].check(value)
+                except ValueError as err:
+                    part = "grid" if key in combo else "options"
+                    raise fail(f"datasets[{index}].{part}.{key}", str(err)) from None
     swept = tuple(combos[0])
     nested = _nested_option(raw.get("nested"), info, combos, f"datasets[{index}].nested")
     entries = []
