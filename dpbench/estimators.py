@@ -148,8 +148,11 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         own defaults, the papers' choices (LinMix's code variant under-counts one release, docs/privacy.md).
     intervals : False (default): θ̂ only; True: also confidence intervals by the mechanism's default interval method,
         or the name of one of its interval methods (``dpbench list mechanisms`` shows which mechanisms have them,
-        e.g. ``adassp_pboot``: ``pboot``, ``wald_private``). The interval is post-processing of the same private
-        releases — θ̂ and the intervals together are (ε, δ)-DP. Read it with :meth:`conf_int`.
+        e.g. ``adassp_pboot``: ``pboot_ssp``, ``pboot``, ``wald_private``). The interval is post-processing of the
+        same private releases — θ̂ and the intervals together are (ε, δ)-DP. Read it with :meth:`conf_int`.
+        ``dpgd`` keeps the IHM comparison's T = 3, η = 0.25 (far from converged: set ``T`` and ``learning_rate``,
+        e.g. ``T=200, learning_rate=1.0`` = 1/L for rows in the unit ball); ``dpgd_checkpoints``' defaults converge
+        where λ_min(XᵀX/n) ≳ 0.05 (its docstring).
     **hyper : hyperparameters of the mechanism (e.g. ``T=3, C=1.0`` for IHM), validated in ``fit``
         against the mechanism's declared contract. Hyperparameters that hold a data bound (the contract's
         ``bounds``) are set by the estimator: the data it passes are scaled to that bound.
@@ -357,7 +360,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         intercept's row when ``fit_intercept=True`` (statsmodels' convention). Like statsmodels', an interval for the
         population coefficient (sampling and privacy noise) unless the method's target says otherwise
         (``interval_.target``)."""
-        check_is_fitted(self, "coef_")
+        check_is_fitted(self, "coef_", msg="conf_int: this %(name)s is not fitted yet; call fit(X, y) first")
         if getattr(self, "interval_", None) is None:
             raise ValueError(
                 f"conf_int: this model was fitted with intervals={self.intervals!r}; refit with intervals=True "

@@ -6,7 +6,8 @@ with its whole contract (:mod:`dpbench.contract`: hyperparameters, privacy rule,
 setup, variants), checked at import; everything else reads it from :class:`MechanismInfo`.
 
 Discovery imports every module (recursively) of :data:`DISCOVERED_PACKAGES` — the engine's built-in kind, the
-mechanism families, the generic loaders, the bandit kind and every paper plug-in under :mod:`dpbench.papers` —
+mechanism families, the generic loaders, the built-in figure kinds, the bandit kind and every paper plug-in under
+:mod:`dpbench.papers` —
 then the ``dpbench.mechanisms`` / ``dpbench.datasets`` entry points of installed packages. A mechanism can also be
 named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`). A module that fails to
 import is a loud warning for users and, under the test suite (``DPBENCH_STRICT_DISCOVERY=1``), an error.
@@ -136,8 +137,18 @@ ANALYSES: dict[str, AnalysisInfo] = {}
 ANNOTATIONS: dict[str, AnnotationInfo] = {}
 #: deprecated mechanism name → the registered name it now is (:func:`register_alias`)
 ALIASES: dict[str, str] = {}
+#: deprecated name → the registered name it now is, for the other tables: {"dataset": {...}, "analysis": {...}, ...}
+#: (:func:`register_alias` with ``what=``)
+RENAMED: dict[str, dict[str, str]] = {}
 #: packages whose modules (recursively) register components when imported
-DISCOVERED_PACKAGES = ("dpbench.engine", "dpbench.mechanisms", "dpbench.data", "dpbench.bandits", "dpbench.papers")
+DISCOVERED_PACKAGES = (
+    "dpbench.engine",
+    "dpbench.mechanisms",
+    "dpbench.data",
+    "dpbench.analysis.figures",
+    "dpbench.bandits",
+    "dpbench.papers",
+)
 
 
 def register_mechanism(
@@ -226,9 +237,23 @@ def register_mechanism(
     return decorator
 
 
-def register_alias(old: str, name: str) -> None:
-    """Keep the config-facing mechanism name ``old`` working as ``name``, with a DeprecationWarning on each use."""
-    ALIASES[old] = name
+def register_alias(old: str, name: str, *, what: str = "mechanism") -> None:
+    """Keep the config-facing name ``old`` of a mechanism (or of a ``what`` = ``"dataset"``, ``"analysis"``,
+    ``"annotation"``) working as ``name``, with a DeprecationWarning on each use. A renamed dataset keeps drawing
+    from the streams of its old name (:func:`stream_name`), so the rename changes no number."""
+    if what == "mechanism":
+        ALIASES[old] = name
+    else:
+        RENAMED.setdefault(what, {})[old] = name
+
+
+def stream_name(dataset: str) -> str:
+    """The name a dataset's seeds derive from: its own, or for a renamed dataset the name it had (so a rename
+    changes no data draw and no trial's noise)."""
+    for old, new in RENAMED.get("dataset", {}).items():
+        if new == dataset:
+            return old
+    return dataset
 
 
 def register_randomizer(
@@ -496,8 +521,17 @@ def get_mechanism(name: str) -> MechanismInfo:
 
 
 def _lookup(table: Mapping[str, Any], what: str, name: str, see: str = "dpbench list") -> Any:
-    """``table[name]`` after discovery, or a KeyError suggesting close names (and naming what failed to import)."""
+    """``table[name]`` after discovery (a renamed ``name`` with a DeprecationWarning), or a KeyError suggesting close
+    names (and naming what failed to import)."""
     discover()
+    renamed = RENAMED.get(what, {}).get(name)
+    if renamed is not None:
+        warnings.warn(
+            f"{what} {name!r} is deprecated: it is {renamed!r} now; rename it in the config",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        name = renamed
     if name in table:
         return table[name]
     raise KeyError(unknown_name(what, name, table, see=see) + import_note())

@@ -1,7 +1,7 @@
 # Information-weighted regression (spec 000, "Beyond Covariance Matrix"): the spec's PROPOSED synthetic experiments
 # E1–E5 and the exploratory E7 (the paper has no experiments). `make reproduce-iwr` runs everything; `dpbench plot`
 # draws each config's presets (median + bootstrap 95% CI, log–log, privacy models marked), `dpbench report` runs the
-# analyses the config names (iw_ratio: medians and their ratio; iw_e5: E5's normalised errors and ratio figure), and
+# analyses the config names (iwr_ratio: medians and their ratio; iwr_e5: E5's normalised errors and ratio figure), and
 # the figures are copied to docs/figures/iw_*.png. Single-threaded BLAS per worker; numpy's huge-page advice kept
 # (NUMPY_MADVISE_HUGEPAGE=1: E4's 10⁷-row arrays cost 159 CPU-s with it, 199 without — dpbench/engine/pages.py).
 IWR_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 NUMPY_MADVISE_HUGEPAGE=1
@@ -20,7 +20,7 @@ define IWR_RUN
 endef
 
 reproduce-iwr-e1:
-	$(DPBENCH) analyze iw_e1 -o out=results/iw_e1
+	$(DPBENCH) analyze iwr_e1 -o out=results/iwr_e1
 	mkdir -p $(IWR_FIG) && cp results/iw_e1/figure_e1.png $(IWR_FIG)/iw_e1_infomatrix.png
 
 reproduce-iwr-e2:
@@ -50,7 +50,7 @@ reproduce-iwr-e7:
 	mkdir -p $(IWR_FIG) && cp results/iw_e7_real/figure_excess_train_mse.png $(IWR_FIG)/iw_e7_real.png
 
 test-iwr:
-	$(PYTHON) -m pytest -q tests/mechanisms/info_weighted/test_info_weighted.py tests/mechanisms/info_weighted/test_info_weighted_stats.py -m "slow or not slow"
+	$(PYTHON) -m pytest -q tests/mechanisms/iwr/test_iwr.py tests/mechanisms/iwr/test_iwr_stats.py -m "slow or not slow"
 
 # Issue 17 controls: IWR-DP ablations (W learned / W = I / public ball) with θ* inside the ball, G-Pareto,
 # d ∈ {5, 20, 50}; figure + paired ratio CIs (claims table of docs/info_weighted.md).
@@ -58,6 +58,6 @@ test-iwr:
 reproduce-iwr-controls:
 	$(IWR_ENV) $(DPBENCH) run configs/info_weighted/iw_ctrl_ablation.yaml --n-jobs $(N_JOBS) --no-progress
 	$(IWR_ENV) $(DPBENCH) run configs/info_weighted/iw_ctrl_ablation_d50.yaml --n-jobs $(N_JOBS) --no-progress
-	mkdir -p $(IWR_FIG) && $(DPBENCH) analyze iw-ablation results/iw_ctrl_ablation results/iw_ctrl_ablation_d50 \
+	mkdir -p $(IWR_FIG) && $(DPBENCH) analyze iwr-ablation results/iw_ctrl_ablation results/iw_ctrl_ablation_d50 \
 		-o out=results/iw_ctrl_ablation/iw_ablation_all
 	cp results/iw_ctrl_ablation/iw_ablation_all.png $(IWR_FIG)/iw_ctrl_ablation.png

@@ -7,7 +7,7 @@ Reads only ``RESULTS/iw_e*/trials.csv`` (runs nothing, writes nothing) and print
   the cells) — :func:`dpbench.analysis.stats.paired_ratio_ci`;
 * medians (or means) with a percentile bootstrap CI — :func:`dpbench.analysis.stats.median_ci`;
 * log–log slopes of the median vs n with the bootstrap resampling whole *data draws* within each n (a cluster
-  version of ``dpbench analyze iw-slopes``, which resamples single fits and gives the slopes the docs quote;
+  version of ``dpbench analyze iwr-slopes``, which resamples single fits and gives the slopes the docs quote;
   printed as a check);
 * E4: IWR-LDP's predicted λ-bias λ/(a+λ)·E|<φ,θ*>| next to its median L1 error; E5: Alg 1's normalised error and
   mean error / Lemma 3.1 over the unsaturated cells (both mean errors ≤ 0.3, as in ``iw_e5_ratio.png``).
@@ -26,10 +26,10 @@ import pandas as pd
 
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import RESAMPLES, fmt_ci, loglog_slope, median_ci, paired_ratio_ci
-from dpbench.papers.info_weighted.generators import c_d
+from dpbench.papers.iwr.generators import c_d
 
 SEED = 0
-SATURATION = 0.3  # E5: a mean error above this is "saturated" (dpbench.papers.info_weighted.analyses)
+SATURATION = 0.3  # E5: a mean error above this is "saturated" (dpbench.papers.iwr.analyses)
 PAIR = ["data_draw", "trial"]
 Stat = Callable[[np.ndarray], float]
 

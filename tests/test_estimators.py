@@ -269,6 +269,28 @@ def _interval_model(**params):
     return DPLinearRegression("adassp_pboot", **{**base, **params})
 
 
+CHECKPOINT_FAST = dict(T=30, burn_in=10, stride=2, checkpoints=10)
+
+
+def _checkpoint_model(**params):
+    base = dict(epsilon=2.0, x_bound=2.0, y_bound=3.0, intervals=True, random_state=0, **CHECKPOINT_FAST)
+    return DPLinearRegression("dpgd_checkpoints", **{**base, **params})
+
+
+def test_list_mechanisms_names_the_interval_methods():
+    from typer.testing import CliRunner
+
+    from dpbench.cli import app
+
+    lines = CliRunner().invoke(app, ["list", "mechanisms"]).output.splitlines()
+    assert "intervals" in lines[1]
+    start = lines[1].index("intervals")
+    column = {line.split()[0]: line[start:].split()[0] for line in lines[2:] if line.strip()}
+    assert column["adassp_pboot"] == "pboot_ssp,pboot,wald_private"
+    assert column["dpgd_checkpoints"] == "checkpoint_pop,checkpoint"
+    assert column["adassp"] == "-"
+
+
 def test_conf_int_rows_are_the_coefficients_then_the_intercept():
     X, y = _interval_data()
     model = _interval_model(intervals="wald_private").fit(X, y)
@@ -280,12 +302,13 @@ def test_conf_int_rows_are_the_coefficients_then_the_intercept():
     assert without.conf_int().shape == (3, 2)
 
 
-def test_conf_int_works_in_a_pipeline_and_after_clone():
+@pytest.mark.parametrize("mechanism", ["adassp_pboot", "dpgd_checkpoints"])
+def test_conf_int_works_in_a_pipeline_and_after_clone(mechanism):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import MinMaxScaler
 
     X, y = _interval_data()
-    model = _interval_model()
+    model = _interval_model() if mechanism == "adassp_pboot" else _checkpoint_model()
     pipe = make_pipeline(MinMaxScaler((-1, 1)), clone(model)).fit(X, y)
     ci = pipe[-1].conf_int(0.1)
     assert ci.shape == (4, 2)
@@ -301,9 +324,27 @@ def test_interval_errors_name_the_argument():
         DPLinearRegression("adassp", intervals=True).fit(X, y)
     with pytest.raises(ValueError, match="intervals must be False, True or one of"):
         _interval_model(intervals="checkpoint").fit(X, y)
-    with pytest.raises(ValueError, match="alpha"):
-        _interval_model().fit(X, y).conf_int(alpha=1.5)
-    with pytest.raises(NotFittedError):
+    fitted = _interval_model().fit(X, y)
+    for alpha in (1.5, 0.0, 1.0, -0.1, True, "0.05", None):
+        with pytest.raises(ValueError, match="alpha must be a number in \\(0, 1\\)"):
+            fitted.conf_int(alpha=alpha)
+    with pytest.raises(NotFittedError, match="conf_int: .* not fitted yet"):
         _interval_model().conf_int()
     with pytest.raises(ValueError, match="X: intervals need n_samples > n_coefficients \\+ 1"):
         _interval_model().fit(X[:5], y[:5])
+
+
+@pytest.mark.parametrize("intervals", [False, True])
+def test_dpgd_checkpoints_defaults_converge_on_a_well_conditioned_problem(intervals):
+    """η = 1/L and b = 100 (the mechanism's documented defaults): at large ε the fit reaches OLS (it did not with
+    Brown et al.'s T = 50, b = 5 on unit-ball data: the start's bias dominated), and the interval is around it."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (5000, 3))
+    y = X @ np.array([1.0, -0.5, 0.25]) + 0.5 + 0.1 * rng.standard_normal(5000)
+    ols = np.linalg.lstsq(np.column_stack([X, np.ones(5000)]), y, rcond=None)[0]
+    model = DPLinearRegression("dpgd_checkpoints", epsilon=100.0, x_bound=np.sqrt(3), y_bound=3.0, random_state=0,
+                               intervals=intervals).fit(X, y)  # fmt: skip
+    assert np.append(model.coef_, model.intercept_) == pytest.approx(ols, abs=0.02)
+    if intervals:
+        bounds = model.conf_int()
+        assert np.all((bounds[:, 0] <= ols) & (ols <= bounds[:, 1]))

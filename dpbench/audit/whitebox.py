@@ -42,7 +42,7 @@ from scipy.stats import ks_2samp
 
 from dpbench.audit.stats import LossEpsilon, loss_epsilon
 from dpbench.mechanisms._base import Release, as_fit_result, record_releases
-from dpbench.mechanisms.info_weighted.noise import l2ball_sample
+from dpbench.mechanisms.iwr.noise import l2ball_sample
 from dpbench.privacy.exact import GaussianRelease, LaplaceRelease, PureRelease, exact_epsilon
 from dpbench.privacy.gdp import mixture_epsilon
 from dpbench.registry import MechanismInfo

@@ -16,7 +16,7 @@ import numpy as np
 from dpbench.bandits.envs import BanditEnv
 from dpbench.bandits.simulator import EpochData, register_algorithm
 from dpbench.contract import Hyper
-from dpbench.mechanisms.info_weighted.linalg import inv_msqrt
+from dpbench.mechanisms.iwr.linalg import inv_msqrt
 
 
 class LinUCBPolicy:

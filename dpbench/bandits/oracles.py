@@ -8,7 +8,7 @@ means: the mean of N users' N(0, s²) noises is N(0, s²/N), of N users' Sym_d(s
 tests/mechanisms/test_shortcuts.py).
 
 Budgets: ``epsilon = math.inf`` means σ = 0 through the same code path (the "NP-" references). Noise scales use
-the shared calibration of :mod:`dpbench.mechanisms.info_weighted.calibration` (``gaussian_std``: paper / classical /
+the shared calibration of :mod:`dpbench.mechanisms.iwr.calibration` (``gaussian_std``: paper / classical /
 AGM, with replace-one l2-sensitivities), never tuned.
 
 Regression with confidence (for action elimination) returns a :class:`LinearEstimate` (f̂, b̂) on the mean scale:
@@ -31,17 +31,17 @@ from dpbench.bandits.simulator import EpochData
 from dpbench.contract import Choice, Hyper
 from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import SIMULATION, is_per_user, mean_noise
-from dpbench.mechanisms.info_weighted.calibration import (
+from dpbench.mechanisms.iwr.calibration import (
     CALIBRATIONS,
     check_calibration,
     gaussian_std,
     release_stds,
     sigma_chen,
 )
-from dpbench.mechanisms.info_weighted.central import iwr_dp_stage2
-from dpbench.mechanisms.info_weighted.linalg import floor_psd, inv_msqrt, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.local import iwr_ldp_stage2, ldp_sgd_glm
-from dpbench.mechanisms.info_weighted.releases import (
+from dpbench.mechanisms.iwr.central import iwr_dp_stage2
+from dpbench.mechanisms.iwr.linalg import floor_psd, inv_msqrt, msqrt, proj_ellipsoid
+from dpbench.mechanisms.iwr.local import iwr_ldp_stage2, ldp_sgd_glm
+from dpbench.mechanisms.iwr.releases import (
     central_ssp_release,
     hessian_release,
     ldp_ssp_release,
@@ -483,7 +483,7 @@ def iwr_glm_ldp_fit(
     simulation: str = "aggregate",
 ) -> LinearEstimate:
     """Spec 000 Alg 12 (Remark H.6: the LDP GLM bandit's oracle) on one epoch: (U, λ) by Alg 2 on the first half
-    (:func:`~dpbench.mechanisms.info_weighted.local.spectral_ldp_release`, λ of Thm 4.4 as in
+    (:func:`~dpbench.mechanisms.iwr.local.spectral_ldp_release`, λ of Thm 4.4 as in
     :func:`iwr_ldp_params`), then Alg 11 — per-user LDP-SGD
     g_t = unit(Uφ_t)(ν(<Uφ_t, w_t>) − y_t) + λμ_νUw_t, Priv_2 (l2-sensitivity 4: |ν − y| ≤ 2), η_t = 2/(μ_ν t),
     projected on {‖Uw‖ ≤ 1}, last iterate, θ̂ = Uw — on the second half (N₁ users, noise drawn per user).

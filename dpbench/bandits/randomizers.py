@@ -17,7 +17,7 @@ from dpbench.bandits.oracles import dimfree_ldp_fit, iwr_glm_ldp_fit, iwr_ldp_fi
 from dpbench.bandits.simulator import DataLedger, EpochData
 from dpbench.contract import AuditSetup, Bounds, Choice
 from dpbench.mechanisms._base import FitResult
-from dpbench.mechanisms.info_weighted.calibration import CALIBRATIONS
+from dpbench.mechanisms.iwr.calibration import CALIBRATIONS
 from dpbench.registry import register_randomizer
 
 CALIBRATION = Choice(

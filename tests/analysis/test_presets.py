@@ -280,11 +280,11 @@ def test_config_validates_plot_plots_and_analyses(small_config):
             **small_config,
             "plot": {"stat": "median", "hlines": [1, {"y": 2, "label": "two"}]},
             "plots": {"a": {"metric": "test_mse", "fit": True, "fit_min": 1}},
-            "analyses": ["table2", {"name": "iw_ratio", "options": {"by": ["data.n"]}}],
+            "analyses": ["table2", {"name": "iwr_ratio", "options": {"by": ["data.n"]}}],
         }
     )
     assert good.plot["hlines"] == [{"y": 1.0, "label": ""}, {"y": 2.0, "label": "two"}]
-    assert good.analyses[1] == {"name": "iw_ratio", "options": {"by": "data.n"}}
+    assert good.analyses[1] == {"name": "iwr_ratio", "options": {"by": "data.n"}}
     plain = parse_config(small_config)
     assert good.fingerprint() == plain.fingerprint()  # presentation never blocks resuming a run
     for bad, field in (
@@ -329,9 +329,9 @@ def test_cli_plot_presets_one_preset_and_analyze_listing(tmp_path):
     listing = runner.invoke(app, ["analyze"])
     for name in (
         "table2",
-        "iw_e1",
-        "iw_ratio",
-        "iw_e5",
+        "iwr_e1",
+        "iwr_ratio",
+        "iwr_e5",
         "stein_table66",
         "ftrl_rates",
         "ftrl_diagnostics",
@@ -347,10 +347,10 @@ def test_report_lists_a_failing_analysis_and_keeps_going(tmp_path):
         tmp_path / "r",
         toy_trials(trials=3),
         plot={"metric": "err", "pool": ["data.replicate"]},
-        analyses=[{"name": "iw_e5", "options": {}}],
+        analyses=[{"name": "iwr_e5", "options": {}}],
     )
     markdown = write_report(folder, html_page=False)[0].read_text()
-    assert "## Analysis: iw_e5" in markdown and "**failed**: iw_e5:" in markdown and "## Config" in markdown
+    assert "## Analysis: iwr_e5" in markdown and "**failed**: iwr_e5:" in markdown and "## Config" in markdown
 
 
 def test_baselines_sharing_a_registered_linestyle_get_distinct_dashes() -> None:

@@ -23,7 +23,7 @@ from dpbench.audit.whitebox import (
 )
 from dpbench.linalg import symmetric_gaussian, wishart
 from dpbench.mechanisms import record_releases, released
-from dpbench.mechanisms.info_weighted.noise import l2ball_sample
+from dpbench.mechanisms.iwr.noise import l2ball_sample
 from dpbench.privacy.agm import sigma_agm
 from dpbench.privacy.gdp import gdp_epsilon, gdp_mu
 from dpbench.registry import MechanismInfo

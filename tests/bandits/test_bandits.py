@@ -30,8 +30,8 @@ from dpbench.bandits.simulator import (
 )
 from dpbench.bandits.squarecb import igw_probabilities
 from dpbench.config import ConfigError, load_config
-from dpbench.mechanisms.info_weighted.calibration import sigma_chen
-from dpbench.mechanisms.info_weighted.linalg import msqrt
+from dpbench.mechanisms.iwr.calibration import sigma_chen
+from dpbench.mechanisms.iwr.linalg import msqrt
 
 
 def _data(env, N, seed=0):

@@ -71,3 +71,28 @@ def test_grid_entries_label_each_combination_and_sort_its_hyperparameters():
     assert Cell(entries[0], 0, 1.0).entry.as_dict("mechanism") == {"mechanism": "ihm", "label": "IHM (C=0.5)",
                                                                    "hyper": {"C": 0.5, "T": 3}}  # fmt: skip
     assert Entry("linucb", "LinUCB").as_dict("mechanism", hyper=False) == {"mechanism": "linucb", "label": "LinUCB"}
+
+
+def test_both_kinds_are_built_from_the_engines_pieces():
+    """docs/architecture.md: the bandit kind adds only environments, the simulator and the algorithms — its entries,
+    cells, context and task are the engine's (no second plug-in system)."""
+    import inspect
+
+    from dpbench.bandits import config as bandit_config
+    from dpbench.bandits import kind as bandit_kind
+    from dpbench.engine import cells, regression, schema
+
+    assert issubclass(bandit_kind.BanditTask, cells.CellTask) and issubclass(regression.Task, cells.CellTask)
+    bandit = parse_config(BANDIT)
+    regress = parse_config(REGRESSION)
+    assert {type(e) for e in bandit.algorithms} == {type(e) for e in regress.mechanisms} == {cells.Entry}
+    plan = registry.get_kind("bandit").plan(bandit, log=lambda *_: None)
+    assert {type(c) for task in plan.tasks for c in task.cells} == {cells.Cell}
+    assert type(plan.tasks[0].context) is cells.TrialContext
+    own = {
+        name
+        for module in (bandit_kind, bandit_config, schema, regression)
+        for name, obj in vars(module).items()
+        if inspect.isclass(obj) and obj.__module__ == module.__name__
+    }
+    assert not own & {"Unit", "Cell", "AlgoEntry", "MechanismEntry", "BanditContext", "TrialContext"}

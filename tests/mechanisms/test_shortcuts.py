@@ -62,11 +62,11 @@ CASES = [
     Case("stein_twostage_glm_gauss", "stein_synthetic", {**GAUSS, **GLM}, 50.0, 1e-3, {"r": 1.5}),
     Case("stein_twostage_nlr_l1", "stein_synthetic", {**L1, **NLR}, 50.0, 1e-3),
     # information-weighted LDP (spec 000 §3.3, §3.7, §3.10, §3.6, §3.12)
-    Case("iwr_ldp", "iw_twoscale", {"d": 2, "rho": 0.1, "s": 0.3}, 16.0, 1e-5, AGM),
-    Case("iwr_glm_ldp", "iw_twoscale", {"d": 2, "rho": 0.1, "s": 0.3}, 16.0, 1e-5, AGM),
-    Case("ldp_clipped_sgd", "iw_gauss", {"d": 3, "s": 0.5}, 1.0, 1e-5),
-    Case("iwr_ldp_oracle", "iw_gauss", {"d": 3, "s": 0.5}, 1.0, 1e-5, {"channel": "gauss"}),
-    Case("ldp_ssp", "iw_gauss", {"d": 3, "s": 0.5}, 16.0, 1e-5, AGM, n=3000, y_scale=0.2),
+    Case("iwr_ldp", "iwr_twoscale", {"d": 2, "rho": 0.1, "s": 0.3}, 16.0, 1e-5, AGM),
+    Case("iwr_glm_ldp", "iwr_twoscale", {"d": 2, "rho": 0.1, "s": 0.3}, 16.0, 1e-5, AGM),
+    Case("ldp_clipped_sgd", "iwr_gauss", {"d": 3, "s": 0.5}, 1.0, 1e-5),
+    Case("iwr_ldp_oracle", "iwr_gauss", {"d": 3, "s": 0.5}, 1.0, 1e-5, {"channel": "gauss"}),
+    Case("ldp_ssp", "iwr_gauss", {"d": 3, "s": 0.5}, 16.0, 1e-5, AGM, n=3000, y_scale=0.2),
 ]
 #: the control: the aggregate path at ε/NOISE_ERROR (noise std × NOISE_ERROR) must be told apart from per_user
 NOISE_ERROR = 1.5

@@ -62,7 +62,7 @@ def test_loglog_slope_ci_recovers_a_power_law():
 
 @pytest.fixture(scope="module")
 def pareto():
-    return load("iw_pareto", n=40_000, d=5, a=2.0, s=0.02, theta_norm=0.5)
+    return load("iwr_pareto", n=40_000, d=5, a=2.0, s=0.02, theta_norm=0.5)
 
 
 def test_ablation_with_every_ingredient_on_is_iwr_dp_exactly(pareto):
@@ -103,7 +103,7 @@ def test_ssp_ball_radius_default_keeps_numbers_and_bounds_the_estimate(pareto):
 
 
 def test_pareto_moments_radial_rule_and_samples():
-    from dpbench.papers.info_weighted.generators import pareto_moment, pareto_radial
+    from dpbench.papers.iwr.generators import pareto_moment, pareto_radial
 
     a, s = 2.0, 0.02
     for k in (1.0, 2.0, 3.0):
@@ -113,24 +113,24 @@ def test_pareto_moments_radial_rule_and_samples():
     assert q.sum() == pytest.approx(1.0) and r.max() == 1.0 and q[-1] == pytest.approx(s**a)
     assert q @ r == pytest.approx(pareto_moment(a, s, 1.0), rel=2e-3)
     assert q @ r**2 == pytest.approx(pareto_moment(a, s, 2.0), rel=2e-3)
-    ds = load("iw_pareto", seed=1, n=400_000, d=3, a=a, s=s)
+    ds = load("iwr_pareto", seed=1, n=400_000, d=3, a=a, s=s)
     norms = np.linalg.norm(ds.X_train, axis=1)
     assert norms.max() <= 1.0 + 1e-12 and norms.min() >= s - 1e-12
     assert norms.mean() == pytest.approx(pareto_moment(a, s, 1.0), rel=0.02)
     assert (norms == 1.0).mean() == pytest.approx(s**a, abs=5 * math.sqrt(s**a / norms.size))
     np.testing.assert_allclose(ds.population.cov, pareto_moment(a, s, 2.0) / 3 * np.eye(3))
-    with pytest.raises(ValueError, match="iw_pareto"):
+    with pytest.raises(ValueError, match="iwr_pareto"):
         pareto_radial(2.0, 1.5)
 
 
 def test_theta_norm_rescales_theta_and_keeps_the_data_stream():
-    base = load("iw_twoscale", seed=4, n=2000, d=5)
-    inner = load("iw_twoscale", seed=4, n=2000, d=5, theta_norm=0.5)
+    base = load("iwr_twoscale", seed=4, n=2000, d=5)
+    inner = load("iwr_twoscale", seed=4, n=2000, d=5, theta_norm=0.5)
     np.testing.assert_array_equal(base.X_train, inner.X_train)
     np.testing.assert_allclose(inner.population.theta, 0.5 * base.population.theta)
-    assert np.linalg.norm(load("iw_gauss", n=100, d=4, theta_norm=0.3).population.theta) == pytest.approx(0.3)
+    assert np.linalg.norm(load("iwr_gauss", n=100, d=4, theta_norm=0.3).population.theta) == pytest.approx(0.3)
     with pytest.raises(ValueError, match="theta_norm"):
-        load("iw_gauss", n=100, d=4, theta_norm=1.5)
+        load("iwr_gauss", n=100, d=4, theta_norm=1.5)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -307,7 +307,7 @@ def test_snr_and_a8_tables():
 
 def test_control_analyses_are_registered():
     for name in (
-        "iw-ablation",
+        "iwr-ablation",
         "bandit-ratios",
         "bandit-dimfree-control",
         "bandit-f8",

@@ -8,6 +8,14 @@ exact GDP budget μ*(ε, δ) for everything released, composed adaptively (Dong�
   replace-one: ‖xxᵀ − x'x'ᵀ‖_F² = ‖x‖⁴ + ‖x'‖⁴ − 2(xᵀx')² ≤ 2) and R_r = Σ_i clip_C(y_i − x_iᵀθ̄)² + s_r·z
   (Δ = C², each term in [0, C²]; θ̄ is public, post-processing of the path); f = ``extra_share``.
 
+Defaults (T = 200, η = 1, b = 100, k = 10, K = 10): the loss (1/2n)‖y − Xθ‖² is L-smooth with
+L = λ_max(XᵀX/n) ≤ max‖x_i‖² ≤ 1 under the declared bound, so η = 1/L = 1 is the largest constant step that
+contracts on every dataset the contract admits; without clipping θ_t − θ̂ = (I − ηΣ̂)^t(θ₀ − θ̂) + noise (spec 005
+§4), so the start's bias left at the first checkpoint is ≤ (1 − ηλ_min(Σ̂))^b·‖θ̂‖ — 0.6% for λ_min(Σ̂) ≥ 0.05
+(d ≲ 10 coefficients spread over the unit ball). Brown et al.'s script (T = 50, η = 1/5, b = 5, k = 5) is for
+x ~ N(0, I) *unscaled* (λ_min ≈ 1, ηλ_min = 0.2); in the unit ball λ_min ≈ 1/d and their T and b leave
+most of the start's bias (the estimator's fit did not converge). Smaller λ_min(Σ̂) needs a larger T and b.
+
 Intervals (post-processing of the released path θ_0..θ_T and R_X, R_r):
 
 * ``checkpoint`` (target: the data set's own least-squares fit θ̂_OLS — privacy noise only): the K checkpoints
@@ -65,11 +73,11 @@ def _check(hyper: dict[str, Any]) -> None:
     spec="005 §4",
     style={"color": "dimgray", "marker": "X", "linestyle": "--"},
     hyper={
-        "T": Hyper(int, default=50, ge=2, doc="gradient steps"),
+        "T": Hyper(int, default=200, ge=2, doc="gradient steps"),
         "C": Hyper(float, default=1.0, gt=0, doc="residual clipping level"),
-        "learning_rate": Hyper(float, default=1.0, gt=0, doc="step size η"),
-        "burn_in": Hyper(int, default=5, ge=0, doc="first checkpoint b"),
-        "stride": Hyper(int, default=5, ge=1, doc="steps k between checkpoints"),
+        "learning_rate": Hyper(float, default=1.0, gt=0, doc="step size η (1 = 1/L: module docstring)"),
+        "burn_in": Hyper(int, default=100, ge=0, doc="first checkpoint b"),
+        "stride": Hyper(int, default=10, ge=1, doc="steps k between checkpoints"),
         "checkpoints": Hyper(int, default=10, ge=2, doc="number K of checkpoints"),
         "sampling_term": Hyper(bool, default=True, doc="also release XᵀX and the residual sum (checkpoint_pop)"),
         "extra_share": Hyper(float, default=0.2, gt=0, lt=1, doc="share f of μ*² for the two extra releases"),

@@ -52,7 +52,7 @@ def test_checkpoint_moments_and_the_population_interval_is_wider():
 def test_without_the_population_term_there_are_no_extra_releases():
     X, y = _data()
     with record_releases() as recorder:
-        result = ckpt.fit(X, y, 1.0, 1e-6, np.random.default_rng(1), sampling_term=False)
+        result = ckpt.fit(X, y, 1.0, 1e-6, np.random.default_rng(1), sampling_term=False, T=50, burn_in=5, stride=5)
     assert len(recorder.releases) == 50 and set(result.intervals) == {"checkpoint"}
 
 

@@ -126,3 +126,45 @@ def test_first_round_from_the_gram_equals_the_rows(data, y_bound):
     shortcut = boosted.first_gradient(stats, y_bound, maxima[1])
     np.testing.assert_allclose(shortcut, X.T @ np.clip(y, -y_bound, y_bound), rtol=1e-12, atol=1e-12)
     assert (maxima[1] <= y_bound) == (y_bound == 1.0)  # both branches are exercised
+
+
+@pytest.mark.parametrize("d", [1, 4, 16])
+def test_spectral_ridge_covers_the_noise_and_the_paper_rule_does_not(d):
+    """b = 2√d + 2√log 20 bounds λ_max(Sym(Z)) with probability ≥ 0.95 (here: no draw of 2,000 exceeds it); the
+    paper's 1.96√d is exceeded by λ_max in ≥ 1% of draws at every d (2% at d = 1, 9% at d = 10)."""
+    rng = np.random.default_rng(d)
+    top = np.array([np.linalg.eigvalsh(boosted.symmetric_gaussian(d, rng))[-1] for _ in range(2000)])
+    assert np.mean(top > boosted.ridge_multiplier("spectral", d)) <= 0.05
+    assert np.mean(top > boosted.ridge_multiplier("paper", d)) >= 0.01
+    assert boosted.ridge_multiplier("paper", d) == pytest.approx(1.96 * math.sqrt(d))
+    assert boosted.ridge_multiplier("spectral", d) == pytest.approx(2 * math.sqrt(d) + 2 * math.sqrt(math.log(20)))
+
+
+def test_ridge_rule_subtracts_the_private_lambda_min_lower_bound():
+    """λ̃_lb = max(0, λ̃ − 1.96C_x²σ); ridge = max(0, b·C_x²σ − λ̃_lb) for both rules (values by hand)."""
+    lam_lb, ridge = boosted.ridge_rule(100.0, 10.0, 2.0, 4, "paper")
+    assert lam_lb == pytest.approx(100.0 - 1.96 * 40.0) and ridge == pytest.approx(1.96 * 2 * 40.0 - lam_lb)
+    lam_lb, ridge = boosted.ridge_rule(-5.0, 10.0, 1.0, 9, "spectral")
+    assert lam_lb == 0.0 and ridge == pytest.approx((6.0 + 2 * math.sqrt(math.log(20))) * 10.0)
+    assert boosted.ridge_rule(1e6, 1.0, 1.0, 4, "spectral") == (pytest.approx(1e6 - 1.96), 0.0)
+    with pytest.raises(ValueError, match="ridge"):
+        boosted.ridge_multiplier("wigner", 3)
+
+
+def test_spectral_ridge_keeps_boosting_stable_where_the_paper_rule_blows_up():
+    """A near-singular design (λ_min(XᵀX) ≈ 0, ‖x‖ ≤ 1) at ε = 1, T = 100: with the paper's ridge some of 60 trials
+    end worse than θ = 0 by far (the noisy H is indefinite); with the spectral ridge none is worse than θ = 0."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((400, 10)) * np.r_[np.ones(9), 1e-3] / 4.0
+    X /= max(1.0, np.linalg.norm(X, axis=1).max())
+    y = np.clip(X @ np.ones(10) + 0.1 * rng.standard_normal(400), -1, 1)
+    ols = np.linalg.lstsq(X, y, rcond=None)[0]
+    mse_ols, mse_zero = np.mean((y - X @ ols) ** 2), np.mean(y**2)
+
+    def excess(rule: str) -> np.ndarray:
+        thetas = [boosted.fit(X, y, 1.0, 1e-6, np.random.default_rng(s), ridge=rule).theta for s in range(60)]
+        return np.array([(np.mean((y - X @ t) ** 2) - mse_ols) / (mse_zero - mse_ols) for t in thetas])
+
+    paper, spectral = excess("paper"), excess("spectral")
+    assert paper.max() > 10.0
+    assert spectral.max() < 1.0

@@ -17,7 +17,7 @@ import numpy as np
 
 from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import mean_noise, sym_gaussian
-from dpbench.mechanisms.info_weighted.matrix import SpectralResult, dp_weight, ldp_weight, spectral_iteration
+from dpbench.mechanisms.iwr.matrix import SpectralResult, dp_weight, ldp_weight, spectral_iteration
 
 
 def spectral_dp_release(
@@ -25,7 +25,7 @@ def spectral_dp_release(
 ) -> SpectralResult:
     """The private releases of Algorithm 4 — the one copy, also run by the bandits' JDP oracles: one epoch per
     block, H̃_(k) = H_(k) + Sym_d(std²) (SymPriv; ``std`` = 0: H itself, no draw), each recorded with its
-    l2-sensitivity; constant λ; floor at λ/2 (:func:`~dpbench.mechanisms.info_weighted.matrix.spectral_iteration`)."""
+    l2-sensitivity; constant λ; floor at λ/2 (:func:`~dpbench.mechanisms.iwr.matrix.spectral_iteration`)."""
     d = blocks[0].shape[1]
 
     def noise(k: int, H: np.ndarray) -> np.ndarray:

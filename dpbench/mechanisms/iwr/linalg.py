@@ -60,7 +60,7 @@ def row_norms(M: np.ndarray) -> np.ndarray:
 
     For d ≤ SEQUENTIAL_SUM_MAX numpy sums a row's squares left to right, ((m₀² + m₁²) + m₂²) + …, which the loop over
     columns reproduces without the (n, d) temporary and the per-row reduction; wider rows use ``np.linalg.norm``
-    (issue 16; ``tests/mechanisms/info_weighted/test_iwr_speed.py`` checks the equality).
+    (issue 16; ``tests/mechanisms/iwr/test_iwr_speed.py`` checks the equality).
     """
     M = np.asarray(M, dtype=float)
     d = M.shape[-1]

@@ -1,9 +1,9 @@
 """Analyses of the information-weighted regression paper (spec 000) run by ``dpbench analyze`` / ``dpbench report``.
 
-* ``iw_e1`` — E1 (§7.3): population information matrices vs T; no run needed (table, spec comparison, figure).
-* ``iw_ratio`` — the closing notes' number: median(metric | numerator) / median(metric | denominator) per dataset
+* ``iwr_e1`` — E1 (§7.3): population information matrices vs T; no run needed (table, spec comparison, figure).
+* ``iwr_ratio`` — the closing notes' number: median(metric | numerator) / median(metric | denominator) per dataset
   and ε (and an extra coordinate such as data.n), with the medians of every curve.
-* ``iw_e5`` — E5 (§7.7): normalised errors E|θ̂−θ*|·E|φ|·α√T and the SSP / Alg 1 ratio vs E|φ|/Eφ².
+* ``iwr_e5`` — E5 (§7.7): normalised errors E|θ̂−θ*|·E|φ|·α√T and the SSP / Alg 1 ratio vs E|φ|/Eφ².
 
 The figures (median ± bootstrap 95% CI, log–log) are generic presets (``plots:`` in configs/info_weighted/*.yaml).
 """
@@ -24,14 +24,14 @@ from dpbench.io.atomic import write_atomic
 
 
 @registry.register_analysis(
-    "iw_e1",
-    summary="spec 000 §7.3 E1: PoP_IW vs PoP_SSP and the W interpolation vs T (no run); -o out=results/iw_e1",
+    "iwr_e1",
+    summary="spec 000 §7.3 E1: PoP_IW vs PoP_SSP and the W interpolation vs T (no run); -o out=results/iwr_e1",
     needs_runs=False,
 )
-def iw_e1(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
-    from dpbench.papers.info_weighted.e1 import run_e1
+def iwr_e1(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
+    from dpbench.papers.iwr.e1 import run_e1
 
-    o = registry.analysis_options("iw_e1", options, {"out": "results/iw_e1"})
+    o = registry.analysis_options("iwr_e1", options, {"out": "results/iwr_e1"})
     written = run_e1(Path(o["out"]))
     for kind, path in written.items():
         echo(f"wrote {kind}: {path}")
@@ -44,7 +44,7 @@ def ratio_table(
     """Median(metric | numerator label) / median(metric | denominator label) per ``by`` group."""
     for label in (numerator, denominator):
         if label not in set(trials["label"]):
-            raise ValueError(f"iw_ratio: no curve labelled {label!r}; labels: {', '.join(pd.unique(trials['label']))}")
+            raise ValueError(f"iwr_ratio: no curve labelled {label!r}; labels: {', '.join(pd.unique(trials['label']))}")
     med = trials.groupby([*by, "label"])[metric].median().unstack("label")
     out = pd.DataFrame({numerator: med[numerator], denominator: med[denominator]})
     out["ratio"] = out[numerator] / out[denominator]
@@ -52,13 +52,13 @@ def ratio_table(
 
 
 @registry.register_analysis(
-    "iw_ratio",
+    "iwr_ratio",
     summary="median table of every curve and the ratio of medians numerator/denominator per dataset "
     "and ε; -o metric=param_error_sigma numerator=LABEL denominator=LABEL by=data.n",
 )
-def iw_ratio(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
+def iwr_ratio(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
     o = registry.analysis_options(
-        "iw_ratio", options, {"metric": "param_error_sigma", "numerator": "IWR-DP", "denominator": "AdaSSP", "by": ""}
+        "iwr_ratio", options, {"metric": "param_error_sigma", "numerator": "IWR-DP", "denominator": "AdaSSP", "by": ""}
     )
     written = []
     for run_dir in runs:
@@ -66,7 +66,7 @@ def iw_ratio(runs: list[Path], options: dict[str, str], echo: Callable[[str], No
         trials, metric = run.trials, o["metric"]
         for column in (metric, o["by"] or "epsilon"):
             if column not in trials:
-                raise ValueError(f"iw_ratio: {column!r} is not a column of {run.path / 'trials.csv'}")
+                raise ValueError(f"iwr_ratio: {column!r} is not a column of {run.path / 'trials.csv'}")
         keys = ("dataset", o["by"], "epsilon") if o["by"] else ("dataset_id", "epsilon")
         wide = trials.groupby([*keys, "label"], sort=False)[metric].median().unstack("label")
         wide = wide[[lab for lab in run.label_order() if lab in wide.columns]]
@@ -196,14 +196,14 @@ def e5_ratio_figure(wide: pd.DataFrame, path: Path, saturation: float = 0.3, fit
 
 
 @registry.register_analysis(
-    "iw_e5", summary="spec 000 §7.7 E5: normalised errors E|θ̂−θ*|·E|φ|·α√T and the SSP/Alg 1 ratio figure"
+    "iwr_e5", summary="spec 000 §7.7 E5: normalised errors E|θ̂−θ*|·E|φ|·α√T and the SSP/Alg 1 ratio figure"
 )
-def iw_e5(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
-    registry.analysis_options("iw_e5", options, {})
+def iwr_e5(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
+    registry.analysis_options("iwr_e5", options, {})
     written = []
     for run_dir in runs:
         run = load_run(run_dir)
-        require_columns(run, ("abs_error_1d", "data.n", "data.rho", "data.s"), "iw_e5", "an iw_e5_ldp_1d run has them")
+        require_columns(run, ("abs_error_1d", "data.n", "data.rho", "data.s"), "iwr_e5", "an iw_e5_ldp_1d run has them")
         table, wide = e5_tables(run.trials)
         with pd.option_context("display.width", 200, "display.max_rows", 500):
             echo(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
@@ -220,3 +220,7 @@ def iw_e5(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]
             echo(f"wrote {path}")
         written += [csv, figure]
     return written
+
+
+for _old in ("iw_e1", "iw_ratio", "iw_e5"):  # the names before the one `iwr` prefix: old configs still run
+    registry.register_alias(_old, "iwr" + _old[2:], what="analysis")

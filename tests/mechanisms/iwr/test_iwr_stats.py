@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpbench import registry
-from dpbench.mechanisms.info_weighted import central as iw_central
+from dpbench.mechanisms.iwr import central as iw_central
 from dpbench.privacy.agm import sigma_classical
 
 
@@ -40,8 +40,8 @@ def adassp_replace_classical(X, y, eps, delta, rng, B=1.0):
 def test_floor_activation_rates_T15():
     """T15: with the defaults the PSD floor fires often on G-TwoScale at n = 1e5, ε = 0.1, never on G-Gauss."""
     fit = registry.get_mechanism("iwr_dp").fit
-    two = _load("iw_twoscale", 100_000)
-    gauss = _load("iw_gauss", 100_000)
+    two = _load("iwr_twoscale", 100_000)
+    gauss = _load("iwr_gauss", 100_000)
     rate_two = np.mean(
         [fit(two.X_train, two.y_train, 0.1, 1e-5, np.random.default_rng(s)).info["floor_rate"] for s in range(6)]
     )
@@ -54,7 +54,7 @@ def test_floor_activation_rates_T15():
 
 def test_alg1_matches_closed_form_T13():
     """Alg 1 mean |θ̂ − θ*| ≈ √(2/π)·sd with sd² = [(2b_ψ² + Var(sign φ y)) + θ²(2b_Ψ² + Var|φ|)]/(T E|φ|²)."""
-    ds = _load("iw_twoscale_1d", 100_000, rho=0.1, s=0.3)
+    ds = _load("iwr_twoscale_1d", 100_000, rho=0.1, s=0.3)
     theta = ds.population.theta[0]
     m1 = 0.1 + 0.9 * 0.3
     fit = registry.get_mechanism("ldp_simple_1d").fit
@@ -72,7 +72,7 @@ def test_alg1_matches_closed_form_T13():
 @pytest.mark.slow
 def test_1d_separation_ratio_T13():
     """Unsaturated G-TwoScale-1D(0.01, 0.1), T = 1e6, α = 1: SSP/Alg 1 ≈ E|φ|/Eφ² = 5.48 (prototype 5.1)."""
-    ds = _load("iw_twoscale_1d", 1_000_000, seed=3, rho=0.01, s=0.1)
+    ds = _load("iwr_twoscale_1d", 1_000_000, seed=3, rho=0.01, s=0.1)
     theta = ds.population.theta[0]
     errs = {}
     for name in ("ldp_simple_1d", "ldp_laplace_ssp_1d"):
@@ -85,7 +85,7 @@ def test_1d_separation_ratio_T13():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("gen, bound", [("iw_gauss", 4.0), ("iw_twoscale", 4.0)])
+@pytest.mark.parametrize("gen, bound", [("iwr_gauss", 4.0), ("iwr_twoscale", 4.0)])
 def test_nonprivate_limit_T10(gen, bound):
     """T10: σ = 0 through the same code path, n = 1e6, d = 5: within 1–4× of OLS (prototype 1.26×, 2.06×)."""
     ds = _load(gen, 1_000_000)
@@ -108,7 +108,7 @@ def test_central_pilot_T11():
     AdaSSP not worse than IWR by more than 2× the other way (ratio ≥ 0.5); (c) IWR beats θ = 0 by ≥ 2×."""
     fit = registry.get_mechanism("iwr_dp").fit
     out = {}
-    for gen, eps in (("iw_twoscale", 0.3), ("iw_spike", 0.1), ("iw_gauss", 1.0)):
+    for gen, eps in (("iwr_twoscale", 0.3), ("iwr_spike", 0.1), ("iwr_gauss", 1.0)):
         ds = _load(gen, 100_000)
         iwr = np.median(
             [
@@ -125,8 +125,8 @@ def test_central_pilot_T11():
             ]
         )
         out[gen] = (iwr, ada, _err(np.zeros(ds.d), ds.population))
-    assert out["iw_twoscale"][0] / out["iw_twoscale"][1] <= 1.2
-    assert out["iw_spike"][0] / out["iw_spike"][1] >= 0.5
+    assert out["iwr_twoscale"][0] / out["iwr_twoscale"][1] <= 1.2
+    assert out["iwr_spike"][0] / out["iwr_spike"][1] >= 0.5
     for iwr, _, zero in out.values():
         assert iwr * 2 <= zero
 
@@ -137,7 +137,7 @@ def test_rate_slope_T12():
     fit = registry.get_mechanism("iwr_dp").fit
     med = []
     for n in (100_000, 1_000_000):
-        ds = _load("iw_twoscale", n)
+        ds = _load("iwr_twoscale", n)
         med.append(
             np.median(
                 [

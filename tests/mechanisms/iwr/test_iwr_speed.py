@@ -11,10 +11,10 @@ import pytest
 
 from dpbench import registry
 from dpbench.mechanisms._base import record_releases
-from dpbench.mechanisms.info_weighted import _memo, sgd
-from dpbench.mechanisms.info_weighted.calibration import l2ball_radius
-from dpbench.mechanisms.info_weighted.linalg import row_norms, unit_rows
-from dpbench.mechanisms.info_weighted.noise import l2ball_sample
+from dpbench.mechanisms.iwr import _memo, sgd
+from dpbench.mechanisms.iwr.calibration import l2ball_radius
+from dpbench.mechanisms.iwr.linalg import row_norms, unit_rows
+from dpbench.mechanisms.iwr.noise import l2ball_sample
 
 
 def reference_sgd_average(X: np.ndarray, y: np.ndarray, eta: float) -> np.ndarray:
@@ -109,7 +109,7 @@ def _frozen_draw(loader: str, n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
 )
 def test_memoised_mechanisms_give_the_same_numbers(name, hyper):
     """Memo on (read-only arrays, repeated trials) vs no memo (writeable copies): bit-identical estimates."""
-    X, y = _frozen_draw("iw_twoscale", 4000, 3)
+    X, y = _frozen_draw("iwr_twoscale", 4000, 3)
     fit = registry.get_mechanism(name).fit
     kw = {"calibration": "agm", "neighbour": "zero_out", **hyper}
     for eps in (0.5, 1.0):
@@ -165,7 +165,7 @@ def test_unit_rows_match_the_masked_division(d):
 
 def test_stage1_is_shared_across_mechanisms_bit_for_bit():
     """iwr_dp, iwr_dp_erm and the learned-W ablation on one trial seed: memo hits give the numbers of fresh runs."""
-    X, y = _frozen_draw("iw_gauss", 6000, 3)
+    X, y = _frozen_draw("iwr_gauss", 6000, 3)
     kw = {"calibration": "agm", "neighbour": "zero_out", "shuffle": False}
     runs = [("iwr_dp", {}), ("iwr_dp_ablation", {"radius": 1.0}), ("iwr_dp_erm", {}), ("iwr_dp", {})]
     for eps in (0.3, 1.0):
@@ -179,7 +179,7 @@ def test_stage1_is_shared_across_mechanisms_bit_for_bit():
 
 
 def test_stage1_memo_is_bypassed_in_an_audit():
-    X, y = _frozen_draw("iw_gauss", 4000, 2)
+    X, y = _frozen_draw("iwr_gauss", 4000, 2)
     fit = registry.get_mechanism("iwr_dp").fit
     fit(X, y, 0.5, 1e-5, np.random.default_rng(1), shuffle=False)  # memoised outside the audit
     with record_releases() as recorder:
@@ -189,12 +189,12 @@ def test_stage1_memo_is_bypassed_in_an_audit():
 
 
 def test_stage1_memo_is_hit_by_the_learned_ablation(monkeypatch):
-    import dpbench.mechanisms.info_weighted.central as central
+    import dpbench.mechanisms.iwr.central as central
 
     calls = []
     real = central.spectral_dp
     monkeypatch.setattr(central, "spectral_dp", lambda *a, **k: calls.append(1) or real(*a, **k))
-    X, y = _frozen_draw("iw_gauss", 3000, 3)
+    X, y = _frozen_draw("iwr_gauss", 3000, 3)
     kw = {"calibration": "agm", "neighbour": "zero_out", "shuffle": False}
     registry.get_mechanism("iwr_dp").fit(X, y, 0.5, 1e-5, np.random.default_rng(4), **kw)
     registry.get_mechanism("iwr_dp_ablation").fit(X, y, 0.5, 1e-5, np.random.default_rng(4), radius=1.0, **kw)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import brentq
 
-from dpbench.mechanisms.info_weighted.linalg import floor_psd, max_abs_log_eig, msqrt, row_norms, sym_update
+from dpbench.mechanisms.iwr.linalg import floor_psd, max_abs_log_eig, msqrt, row_norms, sym_update
 
 WeightFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 

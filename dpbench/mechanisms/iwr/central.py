@@ -23,7 +23,7 @@ import numpy as np
 
 from dpbench.contract import FALLBACK_INFO, AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, recording, released
-from dpbench.mechanisms.info_weighted._common import (
+from dpbench.mechanisms.iwr._common import (
     AUDIT,
     AUDIT_STAGED,
     RULE,
@@ -42,21 +42,21 @@ from dpbench.mechanisms.info_weighted._common import (
     shuffled,
     unit_sigma,
 )
-from dpbench.mechanisms.info_weighted._memo import data_memo
-from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds
-from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, row_norms
-from dpbench.mechanisms.info_weighted.matrix import (
+from dpbench.mechanisms.iwr._memo import data_memo
+from dpbench.mechanisms.iwr.calibration import gaussian_std, release_stds
+from dpbench.mechanisms.iwr.linalg import ball_lsq, msqrt, row_norms
+from dpbench.mechanisms.iwr.matrix import (
     SpectralResult,
     population_info_matrix,
     solve_info_matrix,
 )
-from dpbench.mechanisms.info_weighted.releases import (
+from dpbench.mechanisms.iwr.releases import (
     central_ssp_release,
     hessian_release,
     output_release,
     spectral_dp_release,
 )
-from dpbench.mechanisms.info_weighted.sgd import cached_sgd_average, sgd_average
+from dpbench.mechanisms.iwr.sgd import cached_sgd_average, sgd_average
 from dpbench.registry import register_mechanism
 
 AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}})

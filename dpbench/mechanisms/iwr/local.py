@@ -25,7 +25,7 @@ import numpy as np
 from dpbench.contract import AuditSetup, Bounds, Choice, Hyper
 from dpbench.mechanisms._base import FitResult, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user, mean_noise
-from dpbench.mechanisms.info_weighted._common import (
+from dpbench.mechanisms.iwr._common import (
     AUDIT_STAGED,
     STYLES,
     calibrated_epsilons,
@@ -41,14 +41,14 @@ from dpbench.mechanisms.info_weighted._common import (
     shuffled,
     unit_sigma,
 )
-from dpbench.mechanisms.info_weighted.calibration import gaussian_std, release_stds
-from dpbench.mechanisms.info_weighted.linalg import ball_lsq, row_norms, unit_rows
-from dpbench.mechanisms.info_weighted.matrix import (
+from dpbench.mechanisms.iwr.calibration import gaussian_std, release_stds
+from dpbench.mechanisms.iwr.linalg import ball_lsq, row_norms, unit_rows
+from dpbench.mechanisms.iwr.matrix import (
     SpectralResult,
     population_info_matrix,
 )
-from dpbench.mechanisms.info_weighted.noise import l2ball_sample
-from dpbench.mechanisms.info_weighted.releases import ldp_ssp_release, spectral_ldp_release
+from dpbench.mechanisms.iwr.noise import l2ball_sample
+from dpbench.mechanisms.iwr.releases import ldp_ssp_release, spectral_ldp_release
 from dpbench.registry import register_mechanism
 
 AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}, "hyper": {"shuffle": False}})

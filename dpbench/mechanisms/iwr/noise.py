@@ -1,6 +1,6 @@
 """The noisy releases of information-weighted regression (spec 000 §1.3, §3.6): Priv, SymPriv, the l2-ball sampler.
 
-Calibration (the noise scales) is pure and lives in :mod:`dpbench.mechanisms.info_weighted.calibration`; these
+Calibration (the noise scales) is pure and lives in :mod:`dpbench.mechanisms.iwr.calibration`; these
 functions draw the noise, from the caller's ``rng`` only. Shared by the regression mechanisms and the bandit oracles
 (spec 000/001).
 """
@@ -12,8 +12,8 @@ import math
 import numpy as np
 
 from dpbench.mechanisms._simulation import sym_gaussian
-from dpbench.mechanisms.info_weighted.calibration import l2ball_radius
-from dpbench.mechanisms.info_weighted.linalg import row_norms
+from dpbench.mechanisms.iwr.calibration import l2ball_radius
+from dpbench.mechanisms.iwr.linalg import row_norms
 
 
 def priv(v: np.ndarray, std: float, rng: np.random.Generator) -> np.ndarray:

@@ -8,7 +8,7 @@ Stable public names (imported by the bandit algorithms of spec 000/001 as well a
   √(2 log(1.25/δ))·s/ε; ε ≤ 1 only) and ``"agm"`` (analytic Gaussian mechanism, any ε > 0).
 * :func:`priv_std` — std of the paper's ``Priv_Δ`` / ``SymPriv_Δ`` with *half*-sensitivity Δ: σ_{α,β}·Δ.
 * the releases themselves (``priv``, ``sym_priv``, the l2-ball sampler) draw random numbers and live with the
-  mechanisms in :mod:`dpbench.mechanisms.info_weighted.noise` (this module is pure: no data, no randomness).
+  mechanisms in :mod:`dpbench.mechanisms.iwr.noise` (this module is pure: no data, no randomness).
 * :func:`release_stds` — stds of m ≤ 2 releases on the same record: the paper splits the budget (each release
   at (ε/m, δ), i.e. Δ doubled when m = 2); the generic families release them jointly at (ε, δ) (§3.13).
 * :func:`neighbour_factor` — 1 for replace-one neighbours, ½ for zero-out in the central model (§4.3).

@@ -24,7 +24,7 @@ import numpy as np
 
 from dpbench.contract import Bounds, Choice, Hyper
 from dpbench.mechanisms._base import FitResult
-from dpbench.mechanisms.info_weighted._common import (
+from dpbench.mechanisms.iwr._common import (
     calibrated_epsilons,
     central_neighbour,
     declared,
@@ -32,8 +32,8 @@ from dpbench.mechanisms.info_weighted._common import (
     prepare,
     shuffled,
 )
-from dpbench.mechanisms.info_weighted._memo import data_memo
-from dpbench.mechanisms.info_weighted.central import (
+from dpbench.mechanisms.iwr._memo import data_memo
+from dpbench.mechanisms.iwr.central import (
     AUDIT_STAGED,
     iwr_dp_hyper,
     iwr_dp_stage2,

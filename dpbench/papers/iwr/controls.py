@@ -1,4 +1,4 @@
-"""``dpbench analyze iw-ablation RUN...`` — the IWR-DP ablation of issue 17 (configs/info_weighted/iw_ctrl_*.yaml).
+"""``dpbench analyze iwr-ablation RUN...`` — the IWR-DP ablation of issue 17 (configs/info_weighted/iw_ctrl_*.yaml).
 
 Draws the median (bootstrap 95% band) of ‖θ̂−θ*‖²_Σ vs ε, one row of panels per generator and one column per d, and
 prints/writes the paired ratios of medians with bootstrap CIs (fits paired by data draw and noise trial: common
@@ -164,12 +164,12 @@ def ablation_figure(trials: pd.DataFrame, metric: str, title: str, caption: str)
 
 
 @registry.register_analysis(
-    "iw-ablation",
+    "iwr-ablation",
     summary="IWR-DP ablation figure + paired ratio CIs (issue 17); -o metric= pairs='A/B;C/D' out=STEM",
 )
 def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
     o = registry.analysis_options(
-        "iw-ablation", options, {"metric": "param_error_sigma", "pairs": "", "out": "", "caption": "", "title": ""}
+        "iwr-ablation", options, {"metric": "param_error_sigma", "pairs": "", "out": "", "caption": "", "title": ""}
     )
     metric = o["metric"]
     trials = load_trials(runs)
@@ -197,13 +197,13 @@ def iw_ablation_analysis(runs: list[Path], options: dict[str, str], echo: Callab
 
 
 @registry.register_analysis(
-    "iw-slopes",
+    "iwr-slopes",
     summary="log–log slope of the median error vs n with stratified-bootstrap CIs (E3; issue 17)",
 )
 def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> None:
     """Per (generator, label, ε): slope of log median(metric) vs log n over the run's n values; the fits at each n
     (data draws × noise trials) resampled independently. Spec 000 T12 band: [−2.1, −0.9]."""
-    o = registry.analysis_options("iw-slopes", options, {"metric": "param_error_sigma", "out": ""})
+    o = registry.analysis_options("iwr-slopes", options, {"metric": "param_error_sigma", "out": ""})
     metric = o["metric"]
     trials = load_trials(runs)
     rows = []
@@ -231,3 +231,7 @@ def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable
     with pd.option_context("display.width", 250, "display.max_rows", 200):
         echo(shown.to_string(index=False))
     echo(f"wrote {out}")
+
+
+for _old in ("iw-ablation", "iw-slopes"):  # the names before the one `iwr` prefix: old commands still run
+    registry.register_alias(_old, "iwr" + _old[2:], what="analysis")

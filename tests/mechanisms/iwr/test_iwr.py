@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from dpbench import registry
-from dpbench.mechanisms.info_weighted import central as iw_central
-from dpbench.mechanisms.info_weighted import local as iw_local
-from dpbench.mechanisms.info_weighted._common import epoch_slices, halves
-from dpbench.mechanisms.info_weighted.calibration import (
+from dpbench.mechanisms.iwr import central as iw_central
+from dpbench.mechanisms.iwr import local as iw_local
+from dpbench.mechanisms.iwr._common import epoch_slices, halves
+from dpbench.mechanisms.iwr.calibration import (
     gaussian_std,
     l2ball_radius,
     neighbour_factor,
@@ -21,8 +21,8 @@ from dpbench.mechanisms.info_weighted.calibration import (
     release_stds,
     sigma_chen,
 )
-from dpbench.mechanisms.info_weighted.linalg import ball_lsq, msqrt, proj_ellipsoid
-from dpbench.mechanisms.info_weighted.matrix import (
+from dpbench.mechanisms.iwr.linalg import ball_lsq, msqrt, proj_ellipsoid
+from dpbench.mechanisms.iwr.matrix import (
     F_dp,
     U_basis,
     W_basis,
@@ -35,8 +35,8 @@ from dpbench.mechanisms.info_weighted.matrix import (
     u_isotropic,
     w_isotropic,
 )
-from dpbench.mechanisms.info_weighted.noise import l2ball_sample, sym_priv
-from dpbench.papers.info_weighted.generators import c_d, l1_functional
+from dpbench.mechanisms.iwr.noise import l2ball_sample, sym_priv
+from dpbench.papers.iwr.generators import c_d, l1_functional
 from dpbench.privacy.agm import epsilon_agm
 
 P_BASIS = np.array([0.5, 0.2, 0.05, 0.01, 0.001])
@@ -399,7 +399,7 @@ def test_l2ball_sampler():
 
 
 @pytest.mark.parametrize(
-    "loader, options", [("iw_twoscale", {}), ("iw_gauss", {}), ("iw_spike", {}), ("iw_twoscale_1d", {})]
+    "loader, options", [("iwr_twoscale", {}), ("iwr_gauss", {}), ("iwr_spike", {}), ("iwr_twoscale_1d", {})]
 )
 def test_generators_exact_quantities(loader, options):
     ds = registry.get_dataset(loader).load(np.random.default_rng(0), n=200_000, **options)
@@ -418,7 +418,7 @@ def test_c_d_values():
 
 
 def test_e1_matches_spec_table():
-    from dpbench.papers.info_weighted.e1 import compare_with_spec
+    from dpbench.papers.iwr.e1 import compare_with_spec
 
     comp = compare_with_spec()
     assert comp["ratio_iw"].between(0.97, 1.03).all()
@@ -439,7 +439,7 @@ IW_MECHS = [
 
 @pytest.mark.parametrize("name", IW_MECHS)
 def test_mechanism_contract(name):
-    ds = registry.get_dataset("iw_gauss").load(np.random.default_rng(0), n=4000, d=3)
+    ds = registry.get_dataset("iwr_gauss").load(np.random.default_rng(0), n=4000, d=3)
     info = registry.get_mechanism(name)
     assert info.privacy_model == ("local" if "ldp" in name else "central")
     out = info.fit(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(1))
@@ -452,7 +452,7 @@ def test_mechanism_contract(name):
 
 @pytest.mark.parametrize("name", ["iwr_dp_oracle", "iwr_ldp_oracle"])
 def test_oracle_mechanisms_need_population(name):
-    ds = registry.get_dataset("iw_twoscale").load(np.random.default_rng(0), n=2000, d=3)
+    ds = registry.get_dataset("iwr_twoscale").load(np.random.default_rng(0), n=2000, d=3)
     info = registry.get_mechanism(name)
     assert "population" in info.needs
     out = info.fit(ds.X_train, ds.y_train, 0.5, 1e-5, np.random.default_rng(1), population=ds.population)
@@ -462,7 +462,7 @@ def test_oracle_mechanisms_need_population(name):
 
 
 def test_label_dp_oracle_is_registered_as_label_model():
-    ds = registry.get_dataset("iw_twoscale").load(np.random.default_rng(0), n=3000, d=3)
+    ds = registry.get_dataset("iwr_twoscale").load(np.random.default_rng(0), n=3000, d=3)
     info = registry.get_mechanism("iwr_dp_oracle_label")
     assert info.privacy_model == "label"
     oracle = registry.get_mechanism("iwr_dp_oracle").fit(
@@ -474,7 +474,7 @@ def test_label_dp_oracle_is_registered_as_label_model():
 
 
 def test_one_dimensional_mechanisms():
-    ds = registry.get_dataset("iw_twoscale_1d").load(np.random.default_rng(0), n=20_000, rho=1.0, s=1.0)
+    ds = registry.get_dataset("iwr_twoscale_1d").load(np.random.default_rng(0), n=20_000, rho=1.0, s=1.0)
     for name in ("ldp_simple_1d", "ldp_laplace_ssp_1d"):
         out = registry.get_mechanism(name).fit(ds.X_train, ds.y_train, 1.0, None, np.random.default_rng(2))
         assert abs(out.theta[0] - ds.population.theta[0]) < 0.3
@@ -490,7 +490,7 @@ def test_one_dimensional_mechanisms():
 
 
 def test_nonprivate_iwr_dp_is_close_to_ols_and_literal_noise_flag():
-    ds = registry.get_dataset("iw_gauss").load(np.random.default_rng(2), n=200_000, d=3)
+    ds = registry.get_dataset("iwr_gauss").load(np.random.default_rng(2), n=200_000, d=3)
     pop = ds.population
 
     def err(th):
@@ -514,7 +514,7 @@ def test_iw_configs_validate():
 
 
 def test_e1_command_writes_outputs(tmp_path):
-    from dpbench.papers.info_weighted.e1 import run_e1
+    from dpbench.papers.iwr.e1 import run_e1
 
     paths = run_e1(tmp_path)
     assert all(p.exists() for p in paths.values())
@@ -522,7 +522,7 @@ def test_e1_command_writes_outputs(tmp_path):
 
 
 def test_presets_theory_vs_calibrated():
-    from dpbench.mechanisms.info_weighted._common import loglog_K
+    from dpbench.mechanisms.iwr._common import loglog_K
 
     assert loglog_K(10**6, 4) == 4 and loglog_K(10**6, 12) == 12
     cal = iw_central.iwr_dp_hyper(10**6, 5, 0.5, 1e-5)
@@ -572,7 +572,7 @@ def _e5_trials(seed: int = 0):
 
 
 def test_e5_ratio_cis_are_paired_seeded_and_drawn(tmp_path):
-    from dpbench.papers.info_weighted.analyses import _dodge, e5_ratio_figure, e5_tables
+    from dpbench.papers.iwr.analyses import _dodge, e5_ratio_figure, e5_tables
 
     trials = _e5_trials()
     table, wide = e5_tables(trials, resamples=200)
@@ -620,7 +620,7 @@ def test_iw_zero_level_annotation_draws_theta_zero_on_top(tmp_path):
     folder = tmp_path / "run"
     folder.mkdir()
     pd.DataFrame(rows).to_csv(folder / "trials.csv", index=False)
-    drawing = render(folder, metric="err", logy=True, baseline={"label": "θ = 0"}, annotate="iw_zero_level")
+    drawing = render(folder, metric="err", logy=True, baseline={"label": "θ = 0"}, annotate="iwr_zero_level")
     (ax,) = drawing.figure.axes
     thick = [line for line in ax.get_lines() if line.get_linewidth() == pytest.approx(2.2)]
     assert len(thick) == 1 and thick[0].get_zorder() > 2
@@ -630,7 +630,7 @@ def test_iw_zero_level_annotation_draws_theta_zero_on_top(tmp_path):
 def test_ablation_caption_counts_fits_per_d_and_figure_legend_is_readable():
     import pandas as pd
 
-    from dpbench.papers.info_weighted.controls import ablation_figure, default_caption
+    from dpbench.papers.iwr.controls import ablation_figure, default_caption
 
     rows = []
     for d, draws, trials in ((5, 4, 4), (20, 4, 4), (50, 3, 2)):
@@ -675,7 +675,7 @@ def test_iw_figure_presets_titles_captions_and_references():
     assert e3.plots["param_error_sigma"]["fit"] and e3.plots["param_error_sigma"]["fit_draw"]
     e4 = load_config(root / "iw_e4_ldp.yaml")
     assert "All curves are LOCAL" not in e4.caption and "OLS" in e4.caption
-    assert "OLS (non-private)" not in e4.plot["where"]["label"] and e4.plot["annotate"] == "iw_zero_level"
+    assert "OLS (non-private)" not in e4.plot["where"]["label"] and e4.plot["annotate"] == "iwr_zero_level"
     assert e4.plot["ref_slopes"][0]["slope"] == -0.5
     mk = (root.parents[1] / "mk" / "info_weighted.mk").read_text()
     assert "figure_param_error_sigma.png $(IWR_FIG)/iw_e3_slopes.png" in mk

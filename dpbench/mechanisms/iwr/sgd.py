@@ -5,7 +5,7 @@ The pass is sequential in t (the projection makes it non-linear), so it stays a 
 ≈ 6–12× faster without changing a bit: the loop is specialised to the dimension d (one generated Python function per d,
 scalars in local variables instead of lists) and performs the same IEEE operations in the same order as the list
 loop it replaces — <φ, θ> = ((p₀t₀ + p₁t₁) + …), c = η·(<φ, θ> − y), θⱼ − c·pⱼ, ‖θ‖² summed left to right,
-θⱼ·(1/√‖θ‖²), Σ_t θ_t accumulated left to right (``tests/mechanisms/info_weighted/test_iwr_speed.py`` checks
+θⱼ·(1/√‖θ‖²), Σ_t θ_t accumulated left to right (``tests/mechanisms/iwr/test_iwr_speed.py`` checks
 equality with that list loop).
 
 ``cached_sgd_average`` memoises θ̄ per (data, η) for the runner's read-only arrays (``_memo.data_memo``): every ε of
@@ -20,7 +20,7 @@ from functools import cache
 
 import numpy as np
 
-from dpbench.mechanisms.info_weighted._memo import data_memo
+from dpbench.mechanisms.iwr._memo import data_memo
 
 
 def _kernel_source(d: int) -> str:

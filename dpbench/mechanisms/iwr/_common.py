@@ -17,14 +17,14 @@ import numpy as np
 from dpbench.contract import AuditSetup, Choice, Hyper, HyperError
 from dpbench.mechanisms._base import check_inputs
 from dpbench.mechanisms._simulation import SIMULATION
-from dpbench.mechanisms.info_weighted.calibration import (
+from dpbench.mechanisms.iwr.calibration import (
     CALIBRATIONS,
     check_calibration,
     check_neighbour,
     gaussian_std,
     neighbour_factor,
 )
-from dpbench.mechanisms.info_weighted.linalg import row_norms
+from dpbench.mechanisms.iwr.linalg import row_norms
 
 #: audit setups shared by the central and local families: every ε is audited under the AGM calibration (it covers all
 #: of them); ``AUDIT_STAGED``: the canary (last row, ``shuffle: false``) reaches the stage-2 releases and n = 72 gives
@@ -90,7 +90,7 @@ def declared(*names: str, **own: Hyper) -> dict[str, Hyper]:
 
 def calibrated_epsilons(h: Mapping[str, Any]) -> tuple[float, float]:
     """ε covered by the calibration: the paper's σ_{ε,δ} and the classical formula are claimed for ε ≤ 1 only
-    (spec 000 §1.3, :func:`~dpbench.mechanisms.info_weighted.calibration.check_calibration`); the AGM for every
+    (spec 000 §1.3, :func:`~dpbench.mechanisms.iwr.calibration.check_calibration`); the AGM for every
     ε > 0."""
     return (0.0, 1.0) if h["calibration"] in ("paper", "classical") else (0.0, math.inf)
 

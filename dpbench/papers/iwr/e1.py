@@ -18,7 +18,7 @@ import pandas as pd
 
 from dpbench.analysis.figures.save import save_figure
 from dpbench.io.atomic import write_atomic
-from dpbench.mechanisms.info_weighted.matrix import W_gamma0, population_info_matrix
+from dpbench.mechanisms.iwr.matrix import W_gamma0, population_info_matrix
 
 #: spec 000 §7.3 expected values: (generator, α, T) → (PoP_IW, PoP_SSP)
 SPEC_TABLE = {

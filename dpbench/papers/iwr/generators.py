@@ -3,18 +3,18 @@
 All generators have ‖φ‖ ≤ 1 (B = 1) and Rademacher labels y ~ Rad(<φ,θ*>) ∈ {−1, +1} (P(y = 1) = (1 + <φ,θ*>)/2,
 well-specified, |y| = 1); θ* ~ Unif(S^{d−1}) (d ≥ 2) or U[−1, 1] (d = 1), drawn from the loader's rng.
 
-* ``iw_twoscale(d, rho, s)`` — φ = c·u, u ~ Unif(S^{d−1}), c = 1 w.p. ρ else s. Σ = ((ρ + (1−ρ)s²)/d)·I;
+* ``iwr_twoscale(d, rho, s)`` — φ = c·u, u ~ Unif(S^{d−1}), c = 1 w.p. ρ else s. Σ = ((ρ + (1−ρ)s²)/d)·I;
   E|<φ,v>| = (ρ + (1−ρ)s)·c_d·‖v‖, c_d = E|u₁| = Γ(d/2)/(√π Γ((d+1)/2)).
-* ``iw_gauss(d, s)`` — φ = Proj_{B^d(1)}(s·g/√d), g ~ N(0, I_d). Isotropic with radius r = min(sR/√d, 1),
+* ``iwr_gauss(d, s)`` — φ = Proj_{B^d(1)}(s·g/√d), g ~ N(0, I_d). Isotropic with radius r = min(sR/√d, 1),
   R ~ χ_d; Σ = (E r²/d)·I and E|<φ,v>| = c_d·E[r]·‖v‖ by 1-D quadrature (exact up to ~1e-10, no Monte Carlo).
-* ``iw_spike(d, rho)`` — φ = e_J w.p. ρ_J (default ρ_j = 0.4·2^{−(j−1)}), φ = 0 otherwise. Σ = diag(ρ),
+* ``iwr_spike(d, rho)`` — φ = e_J w.p. ρ_J (default ρ_j = 0.4·2^{−(j−1)}), φ = 0 otherwise. Σ = diag(ρ),
   E|<φ,v>| = Σ ρ_j|v_j|.
-* ``iw_twoscale_1d(rho, s)`` — φ = ξ·c, ξ Rademacher, c as above; θ* ~ U[−1, 1]; E|φ| = ρ + (1−ρ)s.
-* ``iw_pareto(d, a, s)`` — heavy-tailed norms (issue 17 control, not in the spec): φ = r·u, u ~ Unif(S^{d−1}),
+* ``iwr_twoscale_1d(rho, s)`` — φ = ξ·c, ξ Rademacher, c as above; θ* ~ U[−1, 1]; E|φ| = ρ + (1−ρ)s.
+* ``iwr_pareto(d, a, s)`` — heavy-tailed norms (issue 17 control, not in the spec): φ = r·u, u ~ Unif(S^{d−1}),
   r = min(1, s·V^{−1/a}), V ~ U(0, 1] (Pareto tail P(r > t) = (s/t)^a on [s, 1), atom P(r = 1) = s^a).
   E r^k = a s^a (1 − s^{k−a})/(k − a) + s^a (k ≠ a; a s^a log(1/s) + s^a at k = a); Σ = (E r²/d)·I.
 
-``theta_norm`` (``iw_twoscale``, ``iw_gauss``, ``iw_pareto``; default None = the spec's θ* ~ Unif(S^{d−1})): θ* =
+``theta_norm`` (``iwr_twoscale``, ``iwr_gauss``, ``iwr_pareto``; default None = the spec's θ* ~ Unif(S^{d−1})): θ* =
 theta_norm·u with u ~ Unif(S^{d−1}) — θ* strictly inside the unit ball, so a ball-constrained estimator with the
 public radius 1 is no longer handed ‖θ*‖ (issue 17). The rng stream is the same as without it.
 
@@ -38,8 +38,8 @@ from scipy.special import gammaln
 
 from dpbench.analysis.metrics import TrialCoordinates, register_metric
 from dpbench.data._base import Dataset, Population
-from dpbench.mechanisms.info_weighted.linalg import row_norms
-from dpbench.registry import register_dataset
+from dpbench.mechanisms.iwr.linalg import row_norms
+from dpbench.registry import register_alias, register_dataset
 
 GAUSS_QUANTILE_POINTS = 400
 
@@ -105,7 +105,7 @@ def twoscale_radial(rho: float, s: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 @register_dataset(
-    "iw_twoscale",
+    "iwr_twoscale",
     summary="G-TwoScale(d, ρ, s): φ = c·u, c = 1 w.p. ρ else s (spec 000 §7.1)",
     kind="synthetic",
     spec="000 §7.1",
@@ -120,7 +120,7 @@ def load_twoscale(
     s: float = 0.1,
     theta_norm: float | None = None,
 ) -> Dataset:
-    _check("iw_twoscale", n, d)
+    _check("iwr_twoscale", n, d)
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(d, rng, theta_norm)
     radius = np.where(rng.random(n) < rho, 1.0, s)
@@ -128,7 +128,7 @@ def load_twoscale(
     second = float(q @ r**2)
     extra = {"radial": (r, q), "l1_iso": float(q @ r) * c_d(d), "mean_norm": float(q @ r)}
     return _dataset(
-        "iw_twoscale", X, theta, rng, second / d * np.eye(d), extra, f"G-TwoScale(d={d}, ρ={rho:g}, s={s:g})"
+        "iwr_twoscale", X, theta, rng, second / d * np.eye(d), extra, f"G-TwoScale(d={d}, ρ={rho:g}, s={s:g})"
     )
 
 
@@ -152,7 +152,7 @@ def gauss_moment(d: int, s: float, power: int) -> float:
 
 
 @register_dataset(
-    "iw_gauss",
+    "iwr_gauss",
     summary="G-Gauss(d, s): φ = Proj_B(s·g/√d) (spec 000 §7.1)",
     kind="synthetic",
     spec="000 §7.1",
@@ -161,16 +161,16 @@ def gauss_moment(d: int, s: float, power: int) -> float:
 def load_gauss(
     rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4, theta_norm: float | None = None
 ) -> Dataset:
-    _check("iw_gauss", n, d)
+    _check("iwr_gauss", n, d)
     if s <= 0:
-        raise ValueError(f"iw_gauss: s must be > 0, got {s}")
+        raise ValueError(f"iwr_gauss: s must be > 0, got {s}")
     theta = draw_theta(d, rng, theta_norm)
     X = s * rng.standard_normal((n, d)) / math.sqrt(d)
     norms = row_norms(X)
     X /= np.maximum(norms, 1.0)[:, None]
     m1, m2 = gauss_moment(d, s, 1), gauss_moment(d, s, 2)
     extra = {"radial": gauss_radial(d, s), "l1_iso": m1 * c_d(d), "mean_norm": m1}
-    return _dataset("iw_gauss", X, theta, rng, m2 / d * np.eye(d), extra, f"G-Gauss(d={d}, s={s:g})")
+    return _dataset("iwr_gauss", X, theta, rng, m2 / d * np.eye(d), extra, f"G-Gauss(d={d}, s={s:g})")
 
 
 def pareto_moment(a: float, s: float, k: float) -> float:
@@ -187,7 +187,7 @@ def pareto_radial(a: float, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tu
     each with its exact mass (s/t₁)^a − (s/t₂)^a and represented by its exact conditional mean (so E r is exact and
     E r² is off by O(bin width²)), plus the exact atom at r = 1 (mass s^a)."""
     if not (a > 0 and 0 < s < 1):
-        raise ValueError(f"iw_pareto: need a > 0 and s ∈ (0, 1), got a={a}, s={s}")
+        raise ValueError(f"iwr_pareto: need a > 0 and s ∈ (0, 1), got a={a}, s={s}")
     edges = np.geomspace(s, 1.0, points + 1)
     t1, t2 = edges[:-1], edges[1:]
     mass = (s / t1) ** a - (s / t2) ** a
@@ -199,7 +199,7 @@ def pareto_radial(a: float, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tu
 
 
 @register_dataset(
-    "iw_pareto",
+    "iwr_pareto",
     summary="G-Pareto(d, a, s): φ = r·u, r = min(1, s·V^(−1/a)) — heavy-tailed norms (issue 17 control)",
     kind="synthetic",
     spec="000 §7.1 (added control)",
@@ -215,32 +215,32 @@ def load_pareto(
     theta_norm: float | None = None,
 ) -> Dataset:
     """Isotropic covariates with a Pareto(a) norm tail above s, capped at the bound B = 1 (module docstring)."""
-    _check("iw_pareto", n, d)
+    _check("iwr_pareto", n, d)
     radial = pareto_radial(a, s)
     theta = draw_theta(d, rng, theta_norm)
     radius = np.minimum(1.0, s * (1.0 - rng.random(n)) ** (-1.0 / a))
     X = sphere_directions(n, d, rng) * radius[:, None]
     m1, m2 = pareto_moment(a, s, 1.0), pareto_moment(a, s, 2.0)
     extra = {"radial": radial, "l1_iso": m1 * c_d(d), "mean_norm": m1}
-    return _dataset("iw_pareto", X, theta, rng, m2 / d * np.eye(d), extra, f"G-Pareto(d={d}, a={a:g}, s={s:g})")
+    return _dataset("iwr_pareto", X, theta, rng, m2 / d * np.eye(d), extra, f"G-Pareto(d={d}, a={a:g}, s={s:g})")
 
 
 def spike_probs(d: int, rho: list[float] | None) -> np.ndarray:
     p = 0.4 * 0.5 ** np.arange(d) if rho is None else np.asarray(rho, dtype=float)
     if p.shape != (d,) or np.any(p < 0) or p.sum() > 1:
-        raise ValueError(f"iw_spike: rho must be d={d} non-negative numbers with sum ≤ 1, got {rho}")
+        raise ValueError(f"iwr_spike: rho must be d={d} non-negative numbers with sum ≤ 1, got {rho}")
     return p
 
 
 @register_dataset(
-    "iw_spike",
+    "iwr_spike",
     summary="G-Spike(d, ρ): φ = e_J w.p. ρ_J, else 0 (spec 000 §7.1, Example 1)",
     kind="synthetic",
     spec="000 §7.1",
     shape=lambda n, d, **_: (n, d),
 )
 def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: list[float] | None = None) -> Dataset:
-    _check("iw_spike", n, d)
+    _check("iwr_spike", n, d)
     p = spike_probs(d, rho)
     theta = draw_theta(d, rng)
     J = rng.choice(d + 1, size=n, p=np.append(p, 1.0 - p.sum()))
@@ -248,24 +248,24 @@ def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: l
     hit = J < d
     X[np.nonzero(hit)[0], J[hit]] = 1.0
     extra = {"basis_probs": p, "l1_weights": p.copy(), "mean_norm": float(p.sum())}
-    return _dataset("iw_spike", X, theta, rng, np.diag(p), extra, f"G-Spike(d={d})")
+    return _dataset("iwr_spike", X, theta, rng, np.diag(p), extra, f"G-Spike(d={d})")
 
 
 @register_dataset(
-    "iw_twoscale_1d",
+    "iwr_twoscale_1d",
     summary="G-TwoScale-1D(ρ, s): φ = ±1 w.p. ρ, ±s otherwise (spec 000 §7.1)",
     kind="synthetic",
     spec="000 §7.1",
     shape=lambda n, **_: (n, 1),
 )
 def load_twoscale_1d(rng: np.random.Generator, *, n: int = 100_000, rho: float = 0.01, s: float = 0.1) -> Dataset:
-    _check("iw_twoscale_1d", n, 1)
+    _check("iwr_twoscale_1d", n, 1)
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(1, rng)
     X = (np.where(rng.random(n) < rho, 1.0, s) * rng.choice([-1.0, 1.0], size=n))[:, None]
     extra = {"radial": (r, q), "l1_iso": float(q @ r), "mean_norm": float(q @ r)}
     return _dataset(
-        "iw_twoscale_1d", X, theta, rng, np.array([[float(q @ r**2)]]), extra, f"G-TwoScale-1D(ρ={rho:g}, s={s:g})"
+        "iwr_twoscale_1d", X, theta, rng, np.array([[float(q @ r**2)]]), extra, f"G-TwoScale-1D(ρ={rho:g}, s={s:g})"
     )
 
 
@@ -305,3 +305,9 @@ def scaled_excess_risk(theta: np.ndarray, dataset: Dataset, stats, trial: TrialC
         return float("nan")
     diff = np.asarray(theta, dtype=float) - pop.theta
     return float(diff @ pop.cov @ diff) * dataset.n / dataset.d
+
+
+# the generators' names before the one `iwr` prefix (docs/architecture.md, "Names"): old configs still run, with
+# a DeprecationWarning, and draw exactly the data they drew (registry.stream_name)
+for _old in ("iw_gauss", "iw_spike", "iw_twoscale", "iw_twoscale_1d", "iw_pareto"):
+    register_alias(_old, "iwr" + _old[2:], what="dataset")

@@ -12,9 +12,9 @@ from dpbench import registry
 
 
 @registry.register_annotation(
-    "iw_zero_level", summary="spec 000: the θ̂ = 0 reference drawn above every curve and labelled with its value"
+    "iwr_zero_level", summary="spec 000: the θ̂ = 0 reference drawn above every curve and labelled with its value"
 )
-def iw_zero_level(ax, trials: pd.DataFrame, info: Mapping[str, Any], x: str, points: pd.DataFrame) -> None:
+def iwr_zero_level(ax, trials: pd.DataFrame, info: Mapping[str, Any], x: str, points: pd.DataFrame) -> None:
     """Redraw the θ̂ = 0 curve (mechanism ``zero``) on top of the others, thicker, and write "θ̂ = 0: value"
     under its left end (under: the line is often the top of the axes), so that mechanisms whose error equals
     θ̂ = 0's (they output ≈ 0) do not hide it."""
@@ -35,3 +35,6 @@ def iw_zero_level(ax, trials: pd.DataFrame, info: Mapping[str, Any], x: str, poi
         zorder=7,
         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8},
     )
+
+
+registry.register_alias("iw_zero_level", "iwr_zero_level", what="annotation")  # its name before the `iwr` prefix

@@ -22,8 +22,8 @@ import numpy as np
 from dpbench.contract import AuditSetup, Bounds, Hyper
 from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_user
-from dpbench.mechanisms.info_weighted._common import STYLES
-from dpbench.mechanisms.info_weighted.calibration import laplace_scale
+from dpbench.mechanisms.iwr._common import STYLES
+from dpbench.mechanisms.iwr.calibration import laplace_scale
 from dpbench.registry import register_mechanism
 
 

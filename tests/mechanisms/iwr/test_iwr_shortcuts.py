@@ -13,7 +13,7 @@ import pytest
 import scipy.stats as sps
 
 from dpbench import registry
-from dpbench.mechanisms.info_weighted.local_1d import laplace_mean, laplace_sum
+from dpbench.mechanisms.iwr.local_1d import laplace_mean, laplace_sum
 
 P_MIN = 1e-3
 NOISE_ERROR = 1.5
@@ -22,7 +22,7 @@ TRIALS = 500
 
 def one_d_estimates(name: str, simulation: str, seed: int, epsilon: float = 8.0, n: int = 400) -> np.ndarray:
     """θ̂ of TRIALS fits on one G-TwoScale-1D(0.3, 0.5) draw (θ* ≈ 0.44: the estimate is rarely clipped at ±1)."""
-    ds = registry.get_dataset("iw_twoscale_1d").load(np.random.default_rng(7), n=n, rho=0.3, s=0.5)
+    ds = registry.get_dataset("iwr_twoscale_1d").load(np.random.default_rng(7), n=n, rho=0.3, s=0.5)
     fit = registry.get_mechanism(name).fit
     return np.array(
         [

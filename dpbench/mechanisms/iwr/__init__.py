@@ -1,0 +1,1 @@
+"""Information-weighted regression mechanisms, central and local DP (spec 000)."""
