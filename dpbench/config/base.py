@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dpbench.config.fields import (
+    ConfigError,
     check_keys,
     parse_backend,
     parse_delta,
@@ -104,9 +105,13 @@ def parse_base(
     trials: int,
     trial_block: int,
     allow_inf: bool = False,
+    source: str = "<config>",
 ) -> dict[str, Any]:
-    """The :class:`BaseConfig` fields of ``raw`` (after checking its keys against the kind's ``keys``), with the
-    kind's defaults for ``delta``, ``trials`` and ``trial_block``, its δ rules, and ``allow_inf`` for ε = ∞."""
+    """The :class:`BaseConfig` fields of ``raw`` (after checking that it is a mapping — ``source`` names the file in
+    the error — and its keys against the kind's ``keys``), with the kind's defaults for ``delta``, ``trials`` and
+    ``trial_block``, its δ rules, and ``allow_inf`` for ε = ∞."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
     check_keys(raw, keys, "")
     return {
         "name": parse_name(raw.get("name")),

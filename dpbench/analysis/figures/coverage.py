@@ -31,13 +31,15 @@ def coverage_figure(
     caption: str = "",
     logx: bool = True,
     ncols: int = 3,
+    curves: list[str] | None = None,
 ) -> Any:
     """One panel per value of ``panel`` (in order of appearance), one curve per value of ``curve``: ``value`` vs
-    ``x`` with error bars [lo, hi]; a dashed line at ``nominal`` (coverage) or a log y axis (``nominal=None``)."""
+    ``x`` with error bars [lo, hi]; a dashed line at ``nominal`` (coverage) or a log y axis (``nominal=None``).
+    ``curves`` fixes the colour and marker order (the same curve looks the same in several figures)."""
     from matplotlib import colormaps
 
     panels = list(dict.fromkeys(table[panel]))
-    curves = list(dict.fromkeys(table[curve]))
+    curves = list(dict.fromkeys(table[curve])) if curves is None else list(curves)
     colours = colormaps["tab10"].colors
     ncols = max(1, min(ncols, len(panels)))
     nrows = math.ceil(len(panels) / ncols)
