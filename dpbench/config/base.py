@@ -34,8 +34,8 @@ COMMON_KEYS = {
     "trial_block": "trials per task/shard (resume granularity)",
     "epsilons": "list of ε > 0, or {logspace: [start, stop, num]}",
     "delta": "privacy δ in (0, 1) or a rule",
-    "plot": "the figure preset of `dpbench plot` (see dpbench.config.presets.PLOT_KEYS); with `plots:`, options "
-    "shared by every figure",
+    "plot": "the figure preset of `dpbench plot` (kind: and its options; `dpbench list figures`); with `plots:`, "
+    "options shared by every figure",
     "plots": "several named figure presets {name: {metric, x, hue, ...}} (each merged over `plot:`)",
     "analyses": "named analyses `dpbench report` runs: [name, {name: NAME, options: {key: value}}]",
     "notes": "free text kept with the run",
