@@ -112,6 +112,10 @@ class AnalysisInfo:
     summary: str
     run: Callable[..., Any]
     needs_runs: bool = True
+    #: the options declared once (:class:`~dpbench.contract.Hyper`, each with its default): ``-o key=value`` and a
+    #: config's ``options:`` are read as the declared type and checked (:func:`analysis_options`); ``dpbench list
+    #: analyses NAME`` shows them. None: the defaults passed to :func:`analysis_options` give the types
+    options: Mapping[str, Hyper] | None = None
 
 
 @dataclass(frozen=True)
@@ -375,14 +379,21 @@ def register_kind(
 
 
 def register_analysis(
-    name: str, *, summary: str, needs_runs: bool = True
+    name: str, *, summary: str, needs_runs: bool = True, options: Mapping[str, Hyper] | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated ``run(runs, options, echo)`` function as analysis ``name``."""
+    """Register the decorated ``run(runs, options, echo)`` function as analysis ``name``; ``options`` declares each
+    option once (``Hyper`` with its default, allowed by its declaration — checked here), as a mechanism's
+    hyperparameters."""
 
     def decorator(run: Callable[..., Any]) -> Callable[..., Any]:
         if name in ANALYSES and ANALYSES[name].run is not run:
             raise ValueError(f"analysis {name!r} is registered twice")
-        ANALYSES[name] = AnalysisInfo(name, summary, run, needs_runs)
+        for key, spec in (options or {}).items():
+            try:
+                spec.check(spec.default)
+            except ValueError as err:
+                raise TypeError(f"analysis {name!r}: default of {key} is not allowed: {err}") from None
+        ANALYSES[name] = AnalysisInfo(name, summary, run, needs_runs, None if options is None else dict(options))
         return run
 
     return decorator
@@ -553,10 +564,16 @@ def get_annotation(name: str) -> AnnotationInfo:
     return _lookup(ANNOTATIONS, "annotation", name)
 
 
-def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """An analysis's options: ``given`` (strings from ``-o key=value`` or a config) over ``defaults``, each converted
-    to its default's type (int, float, bool, str; a list default takes a comma-separated string); an unknown key
-    or a value that does not convert raises :class:`ValueError` naming it."""
+def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """An analysis's options: ``given`` (strings from ``-o key=value`` or a config) over the defaults. An analysis
+    that declares its options (``register_analysis(options=...)``) gets each read as its declared type and checked
+    against its declaration; otherwise each is converted to its ``defaults`` entry's type (int, float, bool, str; a
+    list default takes a comma-separated string). An unknown key or a refused value raises :class:`ValueError`
+    naming it."""
+    declared = ANALYSES[name].options if name in ANALYSES else None
+    if declared is not None:
+        return _declared_options(name, given, declared)
+    defaults = defaults or {}
     unknown = sorted(set(given) - set(defaults))
     if unknown:
         raise ValueError(f"analysis {name!r}: " + unknown_name("option", unknown[0], defaults, see="dpbench analyze"))
@@ -582,6 +599,33 @@ def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str,
             raise ValueError(
                 f"analysis {name!r}: option {key}={value!r} is not a valid {type(default).__name__}"
             ) from None
+    return out
+
+
+#: the spellings of true/false an analysis option accepts from ``-o key=value``
+BOOL_TEXT = ("true", "false", "1", "0", "yes", "no")
+
+
+def _declared_options(name: str, given: Mapping[str, Any], declared: Mapping[str, Hyper]) -> dict[str, Any]:
+    """``given`` over the declared defaults, each text read as its declared type, then checked."""
+    out = {key: spec.default for key, spec in declared.items()}
+    for key, value in given.items():
+        if key not in declared:
+            raise ValueError(
+                f"analysis {name!r}: " + unknown_name("option", key, declared, see="dpbench list analyses")
+            )
+        spec = declared[key]
+        text = str(value).strip() if isinstance(value, str) else value
+        try:
+            if isinstance(text, str) and spec.type is int and text.lstrip("-").isdigit():
+                text = int(text)
+            elif (
+                isinstance(text, str) and spec.type is bool and text.lower() in ("true", "false", "1", "0", "yes", "no")
+            ):
+                text = text.lower() in ("true", "1", "yes")
+            out[key] = spec.check(text)
+        except ValueError as err:
+            raise ValueError(f"analysis {name!r}: option {key}: {err}") from None
     return out
 
 

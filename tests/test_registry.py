@@ -96,3 +96,27 @@ def test_strict_privacy_profile_sets_and_certifies_the_theorem_accounting():
     for info in registry.MECHANISMS.values():
         merged = info.with_profile({}, "strict")
         assert info.certify is None or info.certify(info.resolve(merged)) is None
+
+
+def test_an_analysis_declares_its_options_once_with_hyper_and_they_are_read_and_checked():
+    """register_analysis(options={...Hyper...}): `-o key=value` text read as the declared type, checked against the
+    declaration, defaults filled; unknown keys and refused values name the option."""
+    from dpbench.contract import Hyper
+
+    declared = {"k": Hyper(int, default=3, ge=1), "fast": Hyper(bool, default=False)}
+
+    @registry.register_analysis("toy_declared", summary="toy", options=declared)
+    def toy(runs, options, echo):
+        return []
+
+    try:
+        assert registry.analysis_options("toy_declared", {}) == {"k": 3, "fast": False}
+        assert registry.analysis_options("toy_declared", {"k": "7", "fast": "yes"}) == {"k": 7, "fast": True}
+        with pytest.raises(ValueError, match="option k: must be an integer ≥ 1, got 0"):
+            registry.analysis_options("toy_declared", {"k": "0"})
+        with pytest.raises(ValueError, match="unknown option 'kk'.*did you mean 'k'"):
+            registry.analysis_options("toy_declared", {"kk": "1"})
+        with pytest.raises(TypeError, match="default of k is not allowed"):
+            registry.register_analysis("toy_bad", summary="", options={"k": Hyper(int, default=0, ge=1)})(toy)
+    finally:
+        registry.ANALYSES.pop("toy_declared", None)

@@ -54,7 +54,9 @@ def register(app: typer.Typer) -> None:
             _echo_parameters(registry.get_mechanism(name).specs(), f"{name}: hyperparameters (config: hyper:)")
         if what == "datasets" and name is not None:
             _echo_parameters(registry.get_dataset(name).options(), f"{name}: loader options (config: options:)")
-        if what == "analyses":
+        if what == "analyses" and name is not None:
+            _echo_parameters(dict(registry.get_analysis(name).options or {}), f"{name}: options (-o key=value)")
+        if what == "analyses" and name is None:
             for item in sorted(registry.ANALYSES.values(), key=lambda a: a.name):
                 typer.echo(f"  {item.name:<24} {item.summary}")
         if what == "figures":

@@ -46,14 +46,14 @@ def toy_kind():
     @register_figure_kind(
         "toy_means",
         summary="the mean of a column per label",
-        options={"column": Hyper(str, default="err", doc="the column"), "title": Hyper(str, default="", doc="")},
+        options={"metric": Hyper(str, default="err", doc="the column"), "title": Hyper(str, default="", doc="")},
     )
-    def toy_means(run, *, column, title):
-        means = run.trials.groupby("label")[column].mean()
+    def toy_means(run, *, metric, title):  # a metric option but no out: presets give it no curves-only option
+        means = run.trials.groupby("label")[metric].mean()
         fig = Figure(figsize=(3, 2))
         fig.add_subplot().bar(list(means.index), means.to_numpy())
         fig.suptitle(title)
-        return kinds.Drawing(fig, means.reset_index(), options={"column": column, "title": title})
+        return kinds.Drawing(fig, means.reset_index(), options={"metric": metric, "title": title})
 
     yield FIGURE_KINDS["toy_means"]
     del FIGURE_KINDS["toy_means"]
@@ -88,10 +88,10 @@ def test_a_kind_registered_elsewhere_is_drawn_from_a_plots_entry_with_its_defaul
     folder = write_run(tmp_path / "r", toy_trials(trials=3), plot={"metric": "err", "logy": True},
                        plots={"m": {"kind": "toy_means", "title": "means"}, "c": {}})  # fmt: skip
     got = dict(presets(load_run(folder)))
-    assert got["figure_m"] == {"kind": "toy_means", "title": "means"}  # curves' metric/logy are not inherited
+    assert got["figure_m"] == {"kind": "toy_means", "title": "means", "metric": "err"}  # plot:'s metric, no logy
     assert got["figure_c"]["logy"] is True
     drawings = plot_presets(folder)
-    toy = next(d for d in drawings if d.options.get("column") == "err")
+    toy = next(d for d in drawings if "title" in d.options and d.options["title"] == "means")
     assert toy.files[0].name == "figure_m.png" and toy.files[0].stat().st_size > 0
     assert toy.points.set_index("label")["err"].round(6).to_dict() == (
         toy_trials(trials=3).groupby("label")["err"].mean().round(6).to_dict()

@@ -64,7 +64,7 @@ def presets(
                 if name
                 else figure_stem(metric, options.get("x", "epsilon"))
             )
-            figures.append((stem, {**options, "metric": metric, "out": stem}))
+            figures.append((stem, {**options, "metric": metric, **({"out": stem} if "out" in declared else {})}))
     return figures
 
 

@@ -22,6 +22,7 @@ from dpbench.analysis.figures.kinds import draw
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import format_table
+from dpbench.contract import Hyper
 
 
 def crossing(ns: np.ndarray, means: np.ndarray, target: float) -> float:
@@ -91,13 +92,22 @@ def iso_error_table(
     return pd.DataFrame(rows), pd.DataFrame(fits)
 
 
+#: the options of the brown2024_iso_error analysis and figure kind (figures.py), declared once
+OPTIONS = {
+    "target": Hyper(float, default=0.5, gt=0, doc="the error E‖θ̃ − θ*‖₂ whose n is found"),
+    "resamples": Hyper(int, default=1000, ge=100, doc="bootstrap resamples of the trials within each n"),
+    "seed": Hyper(int, default=0, ge=0, doc="bootstrap seed"),
+}
+
+
 @registry.register_analysis(
     "brown2024_iso_error",
     summary="Brown et al. 2024: n*(p) at E‖θ̃ − θ*‖ = 0.5 per curve, interpolated over the n grid, with the fitted "
     "exponent b of n* ∝ p^b; -o target=0.5 resamples=1000 seed=0",
+    options=OPTIONS,
 )
 def brown2024_iso_error(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
-    o = registry.analysis_options("brown2024_iso_error", options, {"target": 0.5, "resamples": 1000, "seed": 0})
+    o = registry.analysis_options("brown2024_iso_error", options)
     loaded = [load_run(run_dir) for run_dir in runs]
     pooled = replace(loaded[0], trials=pd.concat([run.trials for run in loaded], ignore_index=True))
     drawing = draw("brown2024_iso_error", pooled, **o)  # figures.py

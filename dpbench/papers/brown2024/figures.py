@@ -15,8 +15,7 @@ from matplotlib.figure import Figure
 from dpbench.analysis.figures.kinds import Drawing, register_figure_kind
 from dpbench.analysis.runs import Run, require_columns
 from dpbench.analysis.stats import fmt_ci
-from dpbench.contract import Hyper
-from dpbench.papers.brown2024.analyses import METRIC, iso_error_table, with_n
+from dpbench.papers.brown2024.analyses import METRIC, OPTIONS, iso_error_table, with_n
 
 
 def iso_error_figure(table: pd.DataFrame, fits: pd.DataFrame, target: float) -> Figure:
@@ -45,11 +44,7 @@ def iso_error_figure(table: pd.DataFrame, fits: pd.DataFrame, target: float) -> 
 @register_figure_kind(
     "brown2024_iso_error",
     summary="Brown et al. 2024: n*(p) at E‖θ̃ − θ*‖ = target per curve with bootstrap 95% CIs and n* ∝ p^b fits",
-    options={
-        "target": Hyper(float, default=0.5, gt=0, doc="the error E‖θ̃ − θ*‖₂ whose n is found"),
-        "resamples": Hyper(int, default=1000, ge=100, doc="bootstrap resamples of the trials within each n"),
-        "seed": Hyper(int, default=0, ge=0, doc="bootstrap seed"),
-    },
+    options=OPTIONS,
 )
 def brown2024_iso_error(run: Run, *, target: float, resamples: int, seed: int) -> Drawing:
     """The crossings (``points``), the fits (``slopes``) and the figure of ``run``."""

@@ -23,6 +23,7 @@ from dpbench.analysis.figures.kinds import draw
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import fmt, fmt_ci, format_table, median_ci
+from dpbench.contract import Hyper
 
 TRIVIAL, NONPRIVATE = "trivial", "non-private"
 PRIVATE = ("SSP", "ObjPert", "OPS", "AdaOPS", "AdaSSP")
@@ -93,12 +94,20 @@ def report_text(table: pd.DataFrame, comparisons: pd.DataFrame) -> str:
     )
 
 
+#: the options of the wang2018_summary analysis and figure kind (figures.py), declared once
+OPTIONS = {
+    "seed": Hyper(int, default=2018, ge=0, doc="bootstrap seed (one stream per ε)"),
+    "resamples": Hyper(int, default=2000, ge=100, doc="bootstrap resamples over data sets"),
+}
+
+
 @registry.register_analysis(
     "wang2018_summary",
     summary="Wang 2018 UCI: CV test MSE per repetition, median normalised test excess per method and ε, the claims",
+    options=OPTIONS,
 )
 def wang2018_summary(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
-    o = registry.analysis_options("wang2018_summary", options, {"seed": 2018, "resamples": 2000})
+    o = registry.analysis_options("wang2018_summary", options)
     written = []
     for run_dir in runs:
         run = load_run(run_dir)

@@ -13,8 +13,7 @@ from matplotlib.figure import Figure
 
 from dpbench.analysis.figures.kinds import Drawing, register_figure_kind
 from dpbench.analysis.runs import Run, require_columns
-from dpbench.contract import Hyper
-from dpbench.papers.wang2018.analyses import PRIVATE, cv_errors, normalised_excess, summary
+from dpbench.papers.wang2018.analyses import OPTIONS, PRIVATE, cv_errors, normalised_excess, summary
 
 
 def summary_figure(table: pd.DataFrame) -> Figure:
@@ -42,10 +41,7 @@ def summary_figure(table: pd.DataFrame) -> Figure:
 @register_figure_kind(
     "wang2018_summary",
     summary="Wang 2018 UCI: median normalised test excess over data sets vs ε per private method, bootstrap 95% band",
-    options={
-        "seed": Hyper(int, default=2018, ge=0, doc="bootstrap seed (with ε: one stream per ε)"),
-        "resamples": Hyper(int, default=2000, ge=100, doc="bootstrap resamples over data sets"),
-    },
+    options=OPTIONS,
 )
 def wang2018_summary(run: Run, *, seed: int, resamples: int) -> Drawing:
     """The summary table of ``run`` (``points``) and its figure."""
