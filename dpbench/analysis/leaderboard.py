@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 
 from dpbench.analysis.figures.profiles import profiles_figure
 from dpbench.analysis.figures.save import save_figures
@@ -150,12 +151,13 @@ def cell_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def ranks(means: np.ndarray) -> np.ndarray:
-    """Rank of every column in every row (1 = smallest; ties share the average rank; NaN = did not run → last)."""
+    """Rank of every entry along the last axis (1 = smallest; ties share the average rank; NaN = did not run → last).
+
+    One vectorised ``scipy.stats.rankdata`` over all rows (and bootstrap replicates): a pandas rank per row cost
+    ≈ 3 ms, i.e. minutes for the report of a run with hundreds of datasets (wang2018: 280 fold datasets × 1,000
+    replicates × 10 ε)."""
     filled = np.where(np.isnan(means), np.inf, means)
-    out = np.empty_like(filled)
-    for i, row in enumerate(filled):
-        out[i] = pd.Series(row).rank(method="average").to_numpy()
-    return out
+    return rankdata(filled, method="average", axis=-1)
 
 
 def win_tie_loss(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -187,7 +189,7 @@ def bootstrap_ranks(
         means[:, d_index[dataset], l_index[label]] = bootstrap(values.to_numpy(), "mean", rng, replicates)
     pick = rng.integers(0, n_ds, size=(replicates, n_ds))
     resampled = np.take_along_axis(means, pick[:, :, None], axis=1)
-    mean_ranks = np.stack([ranks(resampled[b]).mean(axis=0) for b in range(replicates)])
+    mean_ranks = ranks(resampled).mean(axis=1)
     medians = np.nanmedian(np.where(np.isnan(resampled), np.inf, resampled), axis=1)
     return mean_ranks, medians
 

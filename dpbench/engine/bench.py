@@ -203,7 +203,8 @@ def paper_configs(selection: Iterable[str], root: Path = Path(".")) -> list[tupl
         elif item in sets:
             out += [(item, path) for path in sets[item]]
         elif (root / item).is_file():
-            out.append((Path(item).parent.name or "-", root / item))
+            owner = [paper for paper, paths in sets.items() if root / item in paths]
+            out.append((owner[0] if owner else Path(item).parent.name or "-", root / item))
         else:
             raise ValueError(f"papers: {item!r} is neither a paper ({', '.join(sets)}, all) nor a config file")
     return out

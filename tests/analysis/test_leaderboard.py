@@ -248,3 +248,18 @@ def test_not_private_datasets_are_flagged(tmp_path):
     assert board.not_private == ["b"]
     assert "datasets (‡ 1 not private)" in summary_markdown(board, 1.0).splitlines()[0]
     assert any(n.startswith("Not private: b (bounds: benchmark") for n in board.notes)
+
+
+def test_vectorised_ranks_equal_pandas_row_by_row():
+    """ranks() over a (replicates, datasets, labels) block equals pandas' average rank of every row, NaN last."""
+    rng = np.random.default_rng(4)
+    block = rng.integers(0, 4, size=(6, 5, 7)).astype(float)  # many ties
+    block[rng.random(block.shape) < 0.15] = np.nan
+    expected = np.array(
+        [
+            [pd.Series(np.where(np.isnan(row), np.inf, row)).rank(method="average").to_numpy() for row in rows]
+            for rows in block
+        ]
+    )
+    np.testing.assert_array_equal(ranks(block), expected)
+    np.testing.assert_array_equal(ranks(block[0]), expected[0])

@@ -68,6 +68,7 @@ def test_every_paper_has_configs_and_all_is_their_union():
     assert sorted(path for paths in sets.values() for path in paths) == everything  # each config in one paper
     assert ROOT / "configs" / "ihm_vs_adassp.yaml" in sets["ihm"]
     assert len(paper_configs(["all"], ROOT)) == len(everything)
+    assert paper_configs(["configs/ihm_vs_adassp.yaml"], ROOT) == [("ihm", ROOT / "configs" / "ihm_vs_adassp.yaml")]
     with pytest.raises(ValueError, match="neither a paper"):
         paper_configs(["no_such_paper"], ROOT)
 
@@ -208,3 +209,10 @@ def test_record_round_trip_and_format_errors(tmp_path):
 def test_mechanism_seconds_sum_the_trials():
     trials = pd.DataFrame({"mechanism": ["a", "a", "b"], "seconds": [0.25, 0.5, 2.0]})
     assert mechanism_seconds(trials) == {"a": {"fit_s": 0.75, "trials": 2}, "b": {"fit_s": 2.0, "trials": 1}}
+
+
+def test_committed_record_has_the_format():
+    """benchmarks/record.json (the reference ``make bench-all`` compares with) reads as a version-1 record."""
+    path = ROOT / "benchmarks" / "record.json"
+    record = read_record(path)
+    assert record["figures"] and record["commit"] and record["machine"]["cores"]

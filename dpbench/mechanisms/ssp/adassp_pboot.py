@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from dpbench.contract import AuditSetup, Bounds, Hyper
+from dpbench.contract import AuditSetup, Bounds, Hyper, Variant
 from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
 from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
 from dpbench.mechanisms._intervals import (
@@ -143,6 +143,7 @@ def naive_wald(theta: np.ndarray, xtx: np.ndarray, ridge: float, sigma2: float, 
     },
     bounds=Bounds(x="x_bound", y="y_bound", n_ge_d=True),
     audit=AuditSetup(hyper={"B": 50}),
+    variants={"literal": Variant({"bootstrap": "literal"}, literal=True, doc="bootstrap replicates one by one")},
     intervals=INTERVAL_METHODS,
 )
 def fit(
