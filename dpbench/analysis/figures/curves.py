@@ -351,8 +351,8 @@ def _curves(sel: _Selection) -> _Curves:
     label_rank = {v: i for i, v in enumerate(label_order)}
     frame = frame.assign(
         _r0=frame["_base"].astype(int),
-        _r1=frame["_hue"].map(lambda v: hue_rank.get(v, len(hue_rank))),
-        _r2=frame["label"].map(lambda v: label_rank.get(v, len(label_rank))) if "label" in frame else 0,
+        _r1=frame["_hue"].map(hue_rank).fillna(len(hue_rank)),  # a dict map: no call back into this module per row
+        _r2=frame["label"].map(label_rank).fillna(len(label_rank)) if "label" in frame else 0,
     ).sort_values(["_r0", "_r1", "_r2", *keys[2:]], kind="stable")
     models = set(trials.loc[trials["_value"].notna(), "privacy_model"]) if "privacy_model" in trials else set()
     tag = o["tag_models"] and len(models) > 1
