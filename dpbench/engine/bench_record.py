@@ -30,6 +30,8 @@ from typing import Any
 
 import pandas as pd
 
+from dpbench.io.atomic import write_atomic
+
 RECORD_VERSION = 1
 #: a ratio now / before beyond this factor (either way) is flagged in the comparison
 SLOWER = 1.2
@@ -42,7 +44,11 @@ def machine_info() -> dict[str, Any]:
     model = platform.processor() or "unknown"
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
-        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if "model name" in line]
+        names = [
+            line.split(":", 1)[1].strip()
+            for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines()
+            if "model name" in line
+        ]
         model = names[0] if names else model
     return {"cpu": model, "cores": os.cpu_count(), "os": platform.platform(), "python": platform.python_version()}
 
@@ -111,7 +117,7 @@ def read_record(path: Path) -> dict[str, Any]:
 
 def write_record(path: Path, record: dict[str, Any]) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(check_record(record, str(path)), indent=1, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(check_record(record, str(path)), indent=1, sort_keys=True) + "\n")
 
 
 def compare_records(before: dict[str, Any], now: dict[str, Any]) -> pd.DataFrame:
