@@ -84,7 +84,9 @@ class Hyper:
     ``gt``/``ge``/``lt``/``le`` bound numbers (open/closed), ``choices`` lists the allowed values, ``also`` extra
     literal values accepted besides the typed ones (e.g. ``"rule"`` for a step size set by a rule), ``none`` says
     what ``None`` means (``None`` is rejected unless it is set). Floats must be finite unless ``inf`` is set;
-    a float written as a numeric string (PyYAML reads ``1e-6`` as a string) is converted.
+    a float written as a numeric string (PyYAML reads ``1e-6`` as a string) is converted. ``parse(value, field)``
+    (type ``object`` only) validates a structured value — a list of mappings, a selection — and returns it clean or
+    raises a ValueError naming the sub-field (``plot.hlines[0].y``); ``shown`` is how :meth:`allowed` says it.
     """
 
     type: type
@@ -99,10 +101,14 @@ class Hyper:
     none: str | None = None
     inf: bool = False
     doc: str = ""
+    parse: Callable[[Any, str], Any] | None = None
+    shown: str = ""
 
     def __post_init__(self) -> None:
         if self.type not in (int, float, bool, str, object):
             raise TypeError(f"Hyper type must be int, float, bool, str or object, got {self.type!r}")
+        if self.parse is not None and self.type is not object:
+            raise TypeError("parse= applies to structured (type object) declarations only")
         if (self.gt is not None or self.ge is not None or self.lt is not None or self.le is not None) and (
             self.type not in (int, float)
         ):
@@ -114,6 +120,8 @@ class Hyper:
         """What the value may be, in words: ``a number > 0``, ``one of 'gram', 'explicit'``, ..."""
         if self.choices:
             text = "one of " + ", ".join(_fmt(c) for c in self.choices)
+        elif self.shown:
+            text = self.shown
         else:
             text = {int: "an integer", float: "a number", bool: "true or false", str: "a string", object: "any value"}[
                 self.type
@@ -139,12 +147,15 @@ class Hyper:
 
     # -- validation ----------------------------------------------------------------------------------------------
 
-    def check(self, value: Any) -> Any:
-        """The value (numeric strings converted to float) if it is allowed; ValueError saying what is allowed."""
+    def check(self, value: Any, where: str = "value") -> Any:
+        """The value (numeric strings converted to float) if it is allowed; ValueError saying what is allowed.
+        ``where`` names the field for a structured value's :attr:`parse` (its errors name the sub-field)."""
         if value is None:
             if self.none is not None:
                 return None
             raise ValueError(f"must be {self.allowed()}, got None")
+        if self.parse is not None:
+            return self.parse(value, where)
         if any(value == a and type(value) is type(a) for a in self.also):
             return value
         clean = self._typed(value)

@@ -148,7 +148,7 @@ class DPLinearRegression(RegressorMixin, BaseEstimator):
         own defaults, the papers' choices (LinMix's code variant under-counts one release, docs/privacy.md).
     intervals : False (default): θ̂ only; True: also confidence intervals by the mechanism's default interval method,
         or the name of one of its interval methods (``dpbench list mechanisms`` shows which mechanisms have them,
-        e.g. ``adassp_pboot``: ``pboot``, ``pboot_ssp``, ``wald_private``). The interval is post-processing of the
+        e.g. ``adassp_pboot``: ``pboot_ssp``, ``pboot``, ``wald_private``). The interval is post-processing of the
         same private releases — θ̂ and the intervals together are (ε, δ)-DP. Read it with :meth:`conf_int`.
         ``dpgd`` keeps the IHM comparison's T = 3, η = 0.25 (far from converged: set ``T`` and ``learning_rate``,
         e.g. ``T=200, learning_rate=1.0`` = 1/L for rows in the unit ball); ``dpgd_checkpoints``' defaults converge

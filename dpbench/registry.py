@@ -6,7 +6,8 @@ with its whole contract (:mod:`dpbench.contract`: hyperparameters, privacy rule,
 setup, variants), checked at import; everything else reads it from :class:`MechanismInfo`.
 
 Discovery imports every module (recursively) of :data:`DISCOVERED_PACKAGES` — the engine's built-in kind, the
-mechanism families, the generic loaders, the bandit kind and every paper plug-in under :mod:`dpbench.papers` —
+mechanism families, the generic loaders, the built-in figure kinds, the bandit kind and every paper plug-in under
+:mod:`dpbench.papers` —
 then the ``dpbench.mechanisms`` / ``dpbench.datasets`` entry points of installed packages. A mechanism can also be
 named directly in a config as ``"package.module:function"`` (see :func:`get_mechanism`). A module that fails to
 import is a loud warning for users and, under the test suite (``DPBENCH_STRICT_DISCOVERY=1``), an error.
@@ -76,10 +77,20 @@ class DatasetInfo:
     prefix: Callable[..., Any] | None = None
     nests: tuple[str, ...] = ()
     rows_free: Callable[..., bool] | None = None
+    #: the options declared once (``register_dataset(options={...Hyper...})``), or None: inferred from ``load``'s
+    #: keyword defaults (a quick plug-in), as for mechanisms
+    declared: Mapping[str, Hyper] | None = None
 
     def options(self) -> dict[str, Any]:
         params = inspect.signature(self.load).parameters.values()
         return {p.name: p.default for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def loader_specs(info: DatasetInfo) -> dict[str, Hyper]:
+    """Every option's declaration of a loader (inferred from its default when the loader declares none)."""
+    if info.declared is not None:
+        return dict(info.declared)
+    return {name: Hyper.infer(default) for name, default in info.options().items()}
 
 
 @dataclass(frozen=True)
@@ -111,6 +122,10 @@ class AnalysisInfo:
     summary: str
     run: Callable[..., Any]
     needs_runs: bool = True
+    #: the options declared once (:class:`~dpbench.contract.Hyper`, each with its default): ``-o key=value`` and a
+    #: config's ``options:`` are read as the declared type and checked (:func:`analysis_options`); ``dpbench list
+    #: analyses NAME`` shows them. None: the defaults passed to :func:`analysis_options` give the types
+    options: Mapping[str, Hyper] | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +155,14 @@ ALIASES: dict[str, str] = {}
 #: (:func:`register_alias` with ``what=``)
 RENAMED: dict[str, dict[str, str]] = {}
 #: packages whose modules (recursively) register components when imported
-DISCOVERED_PACKAGES = ("dpbench.engine", "dpbench.mechanisms", "dpbench.data", "dpbench.bandits", "dpbench.papers")
+DISCOVERED_PACKAGES = (
+    "dpbench.engine",
+    "dpbench.mechanisms",
+    "dpbench.data",
+    "dpbench.analysis.figures",
+    "dpbench.bandits",
+    "dpbench.papers",
+)
 
 
 def register_mechanism(
@@ -337,17 +359,49 @@ def register_dataset(
     prefix: Callable[..., Any] | None = None,
     nests: tuple[str, ...] = (),
     rows_free: Callable[..., bool] | None = None,
+    options: Mapping[str, Hyper] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated ``load(rng, **options)`` function as dataset ``name`` (``shape``, ``prefix``,
-    ``nests``, ``rows_free``: see DatasetInfo)."""
+    ``nests``, ``rows_free``: see DatasetInfo). ``options`` declares each option once (``Hyper`` with its default),
+    as a mechanism's hyperparameters: ``load`` then takes ``**options`` and is registered behind a check that fills
+    the defaults and names a refused value; its signature is derived from the table."""
 
     def decorator(load: Callable[..., Any]) -> Callable[..., Any]:
-        if name in DATASETS and DATASETS[name].load is not load:
+        if name in DATASETS and getattr(DATASETS[name].load, "__wrapped__", DATASETS[name].load) is not load:
             raise ValueError(f"dataset {name!r} is registered twice")
-        DATASETS[name] = DatasetInfo(name, load, summary, kind, spec, shape, prefix, tuple(nests), rows_free)
-        return load
+        checked = load if options is None else _declared_loader(name, load, options)
+        DATASETS[name] = DatasetInfo(name, checked, summary, kind, spec, shape, prefix, tuple(nests), rows_free,
+                                     None if options is None else dict(options))  # fmt: skip
+        return checked
 
     return decorator
+
+
+def _declared_loader(name: str, load: Callable[..., Any], specs: Mapping[str, Hyper]) -> Callable[..., Any]:
+    """``load(rng, **options)`` behind its declarations: unknown names and refused values raise
+    :class:`~dpbench.contract.HyperError` naming the option, defaults are filled (each checked here, at import)."""
+    for key, spec in specs.items():
+        try:
+            spec.check(spec.default)
+        except ValueError as err:
+            raise TypeError(f"dataset {name!r}: default of {key} is not allowed: {err}") from None
+    defaults = {key: spec.default for key, spec in specs.items()}
+
+    @functools.wraps(load)
+    def checked(rng: Any, **given: Any) -> Any:
+        values = {**defaults, **given}
+        for key, value in values.items():
+            if key not in specs:
+                raise HyperError(key, unknown_name("option", key, specs, of=f" of dataset {name!r}"))
+            try:
+                values[key] = specs[key].check(value)
+            except ValueError as err:
+                raise HyperError(key, f"{err} (dataset {name!r})") from None
+        return load(rng, **values)
+
+    checked.__signature__ = declared_signature(load, specs)  # type: ignore[attr-defined]
+    checked.__doc__ = declared_doc(load, specs)
+    return checked
 
 
 def register_kind(
@@ -367,14 +421,21 @@ def register_kind(
 
 
 def register_analysis(
-    name: str, *, summary: str, needs_runs: bool = True
+    name: str, *, summary: str, needs_runs: bool = True, options: Mapping[str, Hyper] | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated ``run(runs, options, echo)`` function as analysis ``name``."""
+    """Register the decorated ``run(runs, options, echo)`` function as analysis ``name``; ``options`` declares each
+    option once (``Hyper`` with its default, allowed by its declaration — checked here), as a mechanism's
+    hyperparameters."""
 
     def decorator(run: Callable[..., Any]) -> Callable[..., Any]:
         if name in ANALYSES and ANALYSES[name].run is not run:
             raise ValueError(f"analysis {name!r} is registered twice")
-        ANALYSES[name] = AnalysisInfo(name, summary, run, needs_runs)
+        for key, spec in (options or {}).items():
+            try:
+                spec.check(spec.default)
+            except ValueError as err:
+                raise TypeError(f"analysis {name!r}: default of {key} is not allowed: {err}") from None
+        ANALYSES[name] = AnalysisInfo(name, summary, run, needs_runs, None if options is None else dict(options))
         return run
 
     return decorator
@@ -545,10 +606,16 @@ def get_annotation(name: str) -> AnnotationInfo:
     return _lookup(ANNOTATIONS, "annotation", name)
 
 
-def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """An analysis's options: ``given`` (strings from ``-o key=value`` or a config) over ``defaults``, each converted
-    to its default's type (int, float, bool, str; a list default takes a comma-separated string); an unknown key
-    or a value that does not convert raises :class:`ValueError` naming it."""
+def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """An analysis's options: ``given`` (strings from ``-o key=value`` or a config) over the defaults. An analysis
+    that declares its options (``register_analysis(options=...)``) gets each read as its declared type and checked
+    against its declaration; otherwise each is converted to its ``defaults`` entry's type (int, float, bool, str; a
+    list default takes a comma-separated string). An unknown key or a refused value raises :class:`ValueError`
+    naming it."""
+    declared = ANALYSES[name].options if name in ANALYSES else None
+    if declared is not None:
+        return _declared_options(name, given, declared)
+    defaults = defaults or {}
     unknown = sorted(set(given) - set(defaults))
     if unknown:
         raise ValueError(f"analysis {name!r}: " + unknown_name("option", unknown[0], defaults, see="dpbench analyze"))
@@ -574,6 +641,33 @@ def analysis_options(name: str, given: Mapping[str, Any], defaults: Mapping[str,
             raise ValueError(
                 f"analysis {name!r}: option {key}={value!r} is not a valid {type(default).__name__}"
             ) from None
+    return out
+
+
+#: the spellings of true/false an analysis option accepts from ``-o key=value``
+BOOL_TEXT = ("true", "false", "1", "0", "yes", "no")
+
+
+def _declared_options(name: str, given: Mapping[str, Any], declared: Mapping[str, Hyper]) -> dict[str, Any]:
+    """``given`` over the declared defaults, each text read as its declared type, then checked."""
+    out = {key: spec.default for key, spec in declared.items()}
+    for key, value in given.items():
+        if key not in declared:
+            raise ValueError(
+                f"analysis {name!r}: " + unknown_name("option", key, declared, see="dpbench list analyses")
+            )
+        spec = declared[key]
+        text = str(value).strip() if isinstance(value, str) else value
+        try:
+            if isinstance(text, str) and spec.type is int and text.lstrip("-").isdigit():
+                text = int(text)
+            elif (
+                isinstance(text, str) and spec.type is bool and text.lower() in ("true", "false", "1", "0", "yes", "no")
+            ):
+                text = text.lower() in ("true", "1", "yes")
+            out[key] = spec.check(text)
+        except ValueError as err:
+            raise ValueError(f"analysis {name!r}: option {key}: {err}") from None
     return out
 
 

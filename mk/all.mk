@@ -2,7 +2,9 @@
 # other (each run on N_JOBS workers) and writes results/walltime/papers.csv (wall seconds per paper, measured here)
 # and results/walltime/figures.csv (wall seconds per figure, from each run's meta.json). Start from a clean
 # results/ (`make clean`): a finished run folder is resumed, not recomputed, and would time as ≈ 0 s.
-# `make bench-all` times the same configs without keeping their results (`dpbench bench --suite --papers all`).
+# `make bench-all` times the same configs without keeping their results (`dpbench bench --suite --papers all`): CPU
+# and wall seconds per figure, fit seconds per mechanism, written to results/bench_all/record.json and compared with
+# the committed record benchmarks/record.json (ratios printed; a report, never a test; docs/performance.md).
 # Within a paper, REPRODUCE_JOBS figure targets run at once (make -j; each run on N_JOBS workers): the single-process
 # phases of a figure (start-up, assembly, plot, report) then overlap with another figure's trials instead of leaving
 # a core idle. Results do not depend on it (every trial is seeded by its coordinates).
@@ -31,4 +33,4 @@ walltime-table:  ## per-figure wall time of every finished run in results/ → r
 
 bench-all:
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(DPBENCH) bench --suite --papers all \
-		--suite-jobs $(N_JOBS) --no-mechanism-table --suite-output results/bench_all
+		--suite-jobs $(N_JOBS) --no-mechanism-table --suite-output results/bench_all --record benchmarks/record.json

@@ -1,9 +1,10 @@
 # DP-FTRL (spec 002): proposed synthetic demonstrations E1–E4 and the exploratory real-data E5 (the paper has no
-# experiments). `make reproduce-ftrl` runs everything (measured 27 min on 2 cores before issue 16 part 3; measured 15.6 min
-# after it, in make reproduce-all with two E1 spectra at a time, 329–345 s each; see docs/ftrl.md,
-# Speed); `dpbench plot` draws each config's preset (E1: with its log–log slopes), `dpbench report` runs the analyses the config names
-# (ftrl_rates: slopes vs the §4.3 exponents; ftrl_diagnostics: mean ± CI with η, clip%, τ); figures are copied to
-# docs/figures/ftrl_*.png. Single-threaded BLAS per worker (oversubscription is much slower).
+# experiments). `make reproduce-ftrl` runs everything at the spec's grids — E1 at d = 2048, N = 2^8..2^15 (002 §5.3;
+# since issue 40, when its datasets.json stopped paying an O(Nd²) OLS fit per N) — see docs/ftrl.md, Speed, and
+# docs/performance.md; `dpbench plot` draws each config's preset (E1: with its log–log slopes), `dpbench report` runs the
+# analyses the config names (ftrl_rates: slopes vs the §4.3 exponents; ftrl_diagnostics: mean ± CI with η, clip%, τ);
+# figures are copied to docs/figures/ftrl_*.png. Single-threaded BLAS per worker (oversubscription is much slower).
+# E1 at d = 1024, N = 2^10..2^16 stays as the quick target `make reproduce-ftrl-e1` (≈ 1,800 CPU-s for 4 spectra).
 FTRL_E1 := r2 r3 r5 exp
 FTRL_E3 := e3_eps e3_eps_r2 e3_eps_r5
 FTRL_E4 := e4a_clipping e4b_calibration e4c_lam e4d_public_m e4e_clipC e4f_eta
@@ -12,8 +13,9 @@ FTRL_ENV := OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 .PHONY: reproduce-ftrl reproduce-ftrl-e1 reproduce-ftrl-e2 reproduce-ftrl-e3 reproduce-ftrl-e4 reproduce-ftrl-e5 \
 	test-ftrl $(addprefix ftrl-e1-,$(FTRL_E1)) $(addprefix ftrl-,$(FTRL_E3)) $(addprefix ftrl-,$(FTRL_E4))
 
-# longest first (E1 ≈ 5–6 min per spectrum): under make -j the short E2–E5 runs then fill the last E1's tail
-reproduce-ftrl: reproduce-ftrl-e1 reproduce-ftrl-e3 reproduce-ftrl-e2 reproduce-ftrl-e4 reproduce-ftrl-e5
+# longest first (E1 at d = 2048 ≈ 12 min per spectrum on 2 cores): under make -j the short E2–E5 runs then fill the
+# last E1's tail
+reproduce-ftrl: reproduce-ftrl-e1-d2048 reproduce-ftrl-e3 reproduce-ftrl-e2 reproduce-ftrl-e4 reproduce-ftrl-e5
 
 $(addprefix ftrl-e1-,$(FTRL_E1)): ftrl-e1-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e1_$*.yaml --n-jobs $(N_JOBS) --no-progress --plot
@@ -22,9 +24,9 @@ $(addprefix ftrl-e1-,$(FTRL_E1)): ftrl-e1-%:
 
 reproduce-ftrl-e1: $(addprefix ftrl-e1-,$(FTRL_E1))
 
-# E1 at the spec's grid (002 §5.3: d = 2048, N = 2^8..2^15, R = 20 draws), its own target: run in full 2026-11-27,
-# 807 / 801 / 794 / 772 CPU-s for i^-2 / i^-3 / i^-5 / e^-i (3,174 CPU-s, ≈ 28 min on 2 idle cores; the d = 1024 E1
-# 1,797 CPU-s, ≈ 15.5 min), which would take make reproduce-all to ≈ 69 min, over its 60-minute budget (docs/ftrl.md).
+# E1 at the spec's grid (002 §5.3: d = 2048, N = 2^8..2^15, R = 20 draws), part of reproduce-ftrl since issue 40:
+# run in full 2026-11-27, 807 / 801 / 794 / 772 CPU-s for i^-2 / i^-3 / i^-5 / e^-i (3,174 CPU-s), of which up
+# to ≈ 35 CPU-s per N went to datasets.json's OLS fit and spectrum (now dataset_statistics: basic; docs/performance.md).
 .PHONY: reproduce-ftrl-e1-d2048 $(addprefix ftrl-e1-d2048-,$(FTRL_E1))
 $(addprefix ftrl-e1-d2048-,$(FTRL_E1)): ftrl-e1-d2048-%:
 	$(FTRL_ENV) $(DPBENCH) run configs/ftrl/ftrl_e1_d2048_$*.yaml --n-jobs $(N_JOBS) --no-progress --plot

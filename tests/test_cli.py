@@ -96,7 +96,7 @@ def test_plot_flag_errors_name_the_flag(small_config, tmp_path):
     runner.invoke(app, ["run", write_config(tmp_path, small_config), "--no-progress", "-j", "1"])
     result = runner.invoke(app, ["plot", str(tmp_path / "results"), "--stat", "mode"])
     assert result.exit_code == 2
-    assert "--stat" in result.output and "config field" not in result.output and "mean, median" in result.output
+    assert "--stat" in result.output and "config field" not in result.output and "'mean', 'median'" in result.output
     result = runner.invoke(app, ["plot", str(tmp_path / "results"), "--interval", "boot"])
     assert result.exit_code == 2 and "--interval" in result.output and "config field" not in result.output
 

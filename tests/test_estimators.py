@@ -286,7 +286,7 @@ def test_list_mechanisms_names_the_interval_methods():
     assert "intervals" in lines[1]
     start = lines[1].index("intervals")
     column = {line.split()[0]: line[start:].split()[0] for line in lines[2:] if line.strip()}
-    assert column["adassp_pboot"] == "pboot,pboot_ssp,wald_private"
+    assert column["adassp_pboot"] == "pboot_ssp,pboot,wald_private"
     assert column["dpgd_checkpoints"] == "checkpoint_pop,checkpoint"
     assert column["adassp"] == "-"
 

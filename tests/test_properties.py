@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from dpbench import audit, registry
@@ -118,8 +118,12 @@ def test_config_nested_entry_fields_parse_or_raise_config_error(path, value):
 
 @PROPERTY
 @given(eps=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=4))
+@example(eps=[EPSILON_RANGE[0], EPSILON_RANGE[1]])  # the ends of the supported range are accepted
+@example(eps=[EPSILON_RANGE[0] / 2])
+@example(eps=[EPSILON_RANGE[1] * 2])
 def test_config_epsilons_rejected_iff_not_finite_positive(eps):
-    """Accepted iff every ε is finite, in the supported range [1e-10, 1e10], and no ε repeats."""
+    """Accepted iff every ε is finite, in the supported range [1e-10, 1e10], and no ε repeats (the one range check
+    of ε at config load; the calibrations' is check_epsilon, tested in tests/privacy/)."""
     raw = copy.deepcopy(BASE_CONFIG)
     raw["epsilons"] = eps
     low, high = EPSILON_RANGE

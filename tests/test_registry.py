@@ -96,3 +96,43 @@ def test_strict_privacy_profile_sets_and_certifies_the_theorem_accounting():
     for info in registry.MECHANISMS.values():
         merged = info.with_profile({}, "strict")
         assert info.certify is None or info.certify(info.resolve(merged)) is None
+
+
+def test_an_analysis_declares_its_options_once_with_hyper_and_they_are_read_and_checked():
+    """register_analysis(options={...Hyper...}): `-o key=value` text read as the declared type, checked against the
+    declaration, defaults filled; unknown keys and refused values name the option."""
+    from dpbench.contract import Hyper
+
+    declared = {"k": Hyper(int, default=3, ge=1), "fast": Hyper(bool, default=False)}
+
+    @registry.register_analysis("toy_declared", summary="toy", options=declared)
+    def toy(runs, options, echo):
+        return []
+
+    try:
+        assert registry.analysis_options("toy_declared", {}) == {"k": 3, "fast": False}
+        assert registry.analysis_options("toy_declared", {"k": "7", "fast": "yes"}) == {"k": 7, "fast": True}
+        with pytest.raises(ValueError, match="option k: must be an integer ≥ 1, got 0"):
+            registry.analysis_options("toy_declared", {"k": "0"})
+        with pytest.raises(ValueError, match="unknown option 'kk'.*did you mean 'k'"):
+            registry.analysis_options("toy_declared", {"kk": "1"})
+        with pytest.raises(TypeError, match="default of k is not allowed"):
+            registry.register_analysis("toy_bad", summary="", options={"k": Hyper(int, default=0, ge=1)})(toy)
+    finally:
+        registry.ANALYSES.pop("toy_declared", None)
+
+
+def test_a_dataset_loader_declares_its_options_once_with_hyper(small_config):
+    """register_dataset(options={...Hyper...}): the loader's signature is derived from the table, library calls
+    and configs are checked against it, naming the option (sphere_linear is the example)."""
+    import numpy as np
+
+    from dpbench.config import ConfigError, parse_config
+
+    info = registry.get_dataset("sphere_linear")
+    assert info.declared is not None and info.options()["n"] == 1000 and registry.loader_specs(info)["n"].ge == 1
+    with pytest.raises(ValueError, match=r"^n: must be an integer ≥ 1, got 0"):
+        info.load(np.random.default_rng(0), n=0)
+    raw = {**small_config, "datasets": [{"loader": "sphere_linear", "options": {"corrupt": 0.7}}]}
+    with pytest.raises(ConfigError, match=r"datasets\[0\]\.options\.corrupt.*< 0.5"):
+        parse_config(raw)

@@ -414,31 +414,10 @@ def format_table(results: list[AuditResult], markdown: bool = False) -> str:
     return "\n".join(lines)
 
 
-def plot_histograms(result: AuditResult, path: Any) -> None:
-    """Save overlaid histograms of the statistic on D and D' (the threshold achieving ε̂_lower is marked)."""
-    import matplotlib
+def plot_histograms(result: AuditResult, path: Any) -> Any:
+    """Save the ``audit_histogram`` figure of ``result`` (:mod:`dpbench.analysis.figures.audit`: the statistic on
+    D and D', the threshold achieving ε̂_lower) at ``path``, atomically, at the one DPI; returns the path."""
+    from dpbench.analysis.figures.kinds import draw
+    from dpbench.analysis.figures.save import save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    s1, s0 = result.s1[np.isfinite(result.s1)], result.s0[np.isfinite(result.s0)]
-    pooled = np.concatenate([s1, s0])
-    lo, hi = np.quantile(pooled, [0.0002, 0.9998]) if pooled.size else (0.0, 1.0)
-    bins = np.linspace(lo, hi, 80)
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.hist(s1, bins=bins, alpha=0.5, label="D (with canary)", density=True)
-    ax.hist(s0, bins=bins, alpha=0.5, label="D' (neighbour)", density=True)
-    if result.detail is not None:
-        ax.axvline(result.detail.threshold, color="k", linestyle="--", linewidth=1, label="best threshold")
-    ax.set_yscale("log")  # the tails carry ε
-    ax.set_xlabel("statistic ⟨w, θ̂⟩")
-    ax.set_ylabel("density (log scale)")
-    control = "" if result.broken == "none" else f", control {result.broken}"
-    ax.set_title(
-        f"{result.mechanism}{control}: ε = {result.epsilon:g}, ε̂_lower = {result.eps_lower:.2f} (N = {result.trials})",
-        fontsize=9,
-    )
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return save_figure(draw("audit_histogram", result).figure, path)

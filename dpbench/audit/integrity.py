@@ -51,12 +51,13 @@ from dpbench.audit.whitebox import (
     PairedRun,
     ReleasePair,
     _entries,
+    fresh_rng,
     noise_residuals,
+    output_vector,
     paired_run,
     posterior_shift,
 )
 from dpbench.audit.witness import witness_bound
-from dpbench.mechanisms._base import as_fit_result
 from dpbench.registry import MechanismInfo
 
 #: the lower-tail level of a run's noise norm below which it counts as "noise too small"
@@ -117,7 +118,7 @@ class IntegrityRun:
 
     pair: int
     run: PairedRun
-    theta_unrecorded: np.ndarray
+    output_unrecorded: np.ndarray  # the whole output (θ̂ and its intervals) of the same fit, not recorded
 
 
 def integrity_runs(
@@ -153,8 +154,7 @@ def integrity_runs(
         X, y, inputs = pairs[index].side(side)
         try:
             run = paired_run(info, pairs[index], side, epsilon, delta, s, hyper)
-            plain = np.asarray(as_fit_result(info.fit(X, y, epsilon, delta, np.random.default_rng(s), **inputs,
-                                                      **hyper)).theta, dtype=float)  # fmt: skip
+            plain = output_vector(info.fit(X, y, epsilon, delta, fresh_rng(s), **inputs, **hyper))
         except Exception as err:  # noqa: BLE001 - a pair the mechanism refuses is dropped, with its reason
             if index == 0 or (not pairs[index].unrelated and "sequence" in str(err)):
                 raise
@@ -189,28 +189,32 @@ def _same(a: np.ndarray, b: np.ndarray, rtol: float = 0.0) -> bool:
     return bool(np.all(gap <= rtol * max(size, 1e-300)))
 
 
-def _largest_difference(a: np.ndarray, b: np.ndarray) -> str:
+def _largest_difference(a: np.ndarray, b: np.ndarray, theta: bool = True) -> str:
     if a.shape != b.shape:
         return f"shape {a.shape} vs {b.shape}"
     with np.errstate(invalid="ignore"):
-        return f"max |Δθ̂| = {float(np.nanmax(np.abs(a - b))):.3g}"
+        return f"max |Δ{'θ̂' if theta else ' interval'}| = {float(np.nanmax(np.abs(a - b))):.3g}"
 
 
 def check_replay(runs: list[IntegrityRun], pairs: list[Pair]) -> list[Finding]:
-    """θ̂ of every replayed run equals θ̂ of its recorded run; θ̂ unrecorded equals θ̂ recorded."""
+    """The whole output (θ̂ and every interval) of every replayed run equals its recorded run's; unrecorded equals
+    recorded. The message names θ̂ when θ̂ itself moved, else the intervals."""
     out = []
     for check, other, rtol, what in (
-        ("replay", lambda r: r.run.theta_replayed, 0.0,
-         "θ̂ changed when the releases were held fixed: an undeclared data path"),
-        ("recording", lambda r: r.theta_unrecorded, RECORDING_RTOL,
-         "θ̂ differs with and without recording: the mechanism behaves differently while audited"),
+        ("replay", lambda r: r.run.output_replayed, 0.0, "changed when the releases were held fixed: an undeclared "
+         "data path"),
+        ("recording", lambda r: r.output_unrecorded, RECORDING_RTOL, "differs with and without recording: the "
+         "mechanism behaves differently while audited"),
     ):  # fmt: skip
-        bad = [r for r in runs if not _same(r.run.theta, other(r), rtol)]
+        bad = [r for r in runs if not _same(r.run.output, other(r), rtol)]
         if bad:
             first = bad[0]
-            out.append(Finding(check, f"{what} ({len(bad)} of {len(runs)} runs; first at pair "
+            size = first.run.theta.size
+            moved = not _same(first.run.output[:size], other(first)[:size], rtol)
+            subject = "θ̂" if moved else "an interval (θ̂ unchanged)"
+            out.append(Finding(check, f"{subject} {what} ({len(bad)} of {len(runs)} runs; first at pair "
                                       f"{first.pair + 1} [{pairs[first.pair].description}], "
-                                      f"{_largest_difference(first.run.theta, other(first))})",
+                                      f"{_largest_difference(first.run.output, other(first), moved)})",
                                len(bad), len(runs)))  # fmt: skip
     return out
 

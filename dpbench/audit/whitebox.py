@@ -107,10 +107,37 @@ class PairedRun:
     theta: np.ndarray
     theta_replayed: np.ndarray
     side: str
+    #: the whole output (θ̂ and every interval, :func:`output_vector`) of the recorded and of the replayed run
+    output: np.ndarray = field(default_factory=lambda: np.empty(0))
+    output_replayed: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
 def _theta(output: Any) -> np.ndarray:
     return np.asarray(as_fit_result(output).theta, dtype=float)
+
+
+def fresh_rng(seed: Any) -> np.random.Generator:
+    """A generator in the same state for every fit of a paired run: ``default_rng`` of a *copy* of a SeedSequence
+    (``Generator.spawn`` — e.g. an interval's bootstrap stream — advances the sequence it was built from, so two
+    fits sharing one SeedSequence object would draw different children)."""
+    if isinstance(seed, np.random.SeedSequence):
+        seed = np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key, pool_size=seed.pool_size,
+                                      n_children_spawned=seed.n_children_spawned)  # fmt: skip
+    return np.random.default_rng(seed)
+
+
+def output_vector(output: Any) -> np.ndarray:
+    """A fit's whole output flattened: θ̂, then each interval it returns (by method name: centre, scale, draws, df).
+    What the replay and recording checks compare — an interval is part of what leaves the curator (issue 37)."""
+    result = as_fit_result(output)
+    parts = [np.ravel(np.asarray(result.theta, dtype=float))]
+    for name in sorted(result.intervals):
+        interval = result.intervals[name]
+        for key in ("center", "scale", "draws", "df"):
+            value = getattr(interval, key, None)
+            if value is not None:
+                parts.append(np.ravel(np.asarray(value, dtype=float)))
+    return np.concatenate(parts)
 
 
 def paired_run(
@@ -130,13 +157,13 @@ def paired_run(
     other = "D'" if side == "D" else "D"
     X, y, inputs = pair.side(side)
     with record_releases(noise_factor) as observed:
-        theta = _theta(info.fit(X, y, epsilon, delta, np.random.default_rng(seed), **inputs, **hyper))
+        fitted = info.fit(X, y, epsilon, delta, fresh_rng(seed), **inputs, **hyper)
     if not observed.releases:
         raise ValueError(f"{info.name!r} declares no releases (wrap its privatised quantities in `released`)")
     Xo, yo, inputs_o = pair.side(other)
     replay = [_copy(r) for r in observed.releases]
     with record_releases(noise_factor, replay=replay) as replayed:
-        theta_replayed = _theta(info.fit(Xo, yo, epsilon, delta, np.random.default_rng(seed), **inputs_o, **hyper))
+        refitted = info.fit(Xo, yo, epsilon, delta, fresh_rng(seed), **inputs_o, **hyper)
     if len(replayed.releases) != len(observed.releases):
         raise RuntimeError(
             f"{info.name!r} made {len(observed.releases)} releases on {side} but {len(replayed.releases)} on {other} "
@@ -146,7 +173,7 @@ def paired_run(
     for mine, theirs in zip(observed.releases, replayed.releases, strict=True):
         c_d, c_dp = (mine.centre, theirs.centre) if side == "D" else (theirs.centre, mine.centre)
         out.append(ReleasePair(mine, np.asarray(c_d, dtype=float), np.asarray(c_dp, dtype=float), side, theirs))
-    return PairedRun(out, theta, theta_replayed, side)
+    return PairedRun(out, _theta(fitted), _theta(refitted), side, output_vector(fitted), output_vector(refitted))
 
 
 def pair_run(*args: Any, **kwargs: Any) -> list[ReleasePair]:

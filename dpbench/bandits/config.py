@@ -32,7 +32,6 @@ from dpbench.bandits.envs import get_env
 from dpbench.bandits.simulator import get_algorithm
 from dpbench.config.base import COMMON_KEYS, BaseConfig, parse_base
 from dpbench.config.fields import (
-    ConfigError,
     entry_key,
     fail,
     parse_component,
@@ -155,11 +154,10 @@ def parse_algorithm(raw: Any, index: int) -> list[Entry]:
 
 def parse_bandit_config(raw: dict[str, Any], *, source: str = "<config>") -> BanditConfig:
     """Validate a ``kind: bandit`` config mapping into a :class:`BanditConfig`."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
     base = parse_base(
         raw,
         TOP_LEVEL_KEYS,
+        source=source,
         kind="bandit",
         delta_rule=DELTA_RULE,
         delta_rules="'1/T', '1/T^2'",

@@ -37,7 +37,16 @@ def block_rounds(n_arms: int, d: int) -> int:
 
 
 def sigmoid(t: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-t))
+    """1/(1 + e^{−t}), elementwise, in one output buffer: the same four operations in the same order as
+    ``1.0 / (1.0 + np.exp(-t))`` (bit-identical) without its three temporaries (issue 40: 1.4–2.5× faster on the
+    10⁵–10⁶-value blocks of the GLM bandit, where it was ≈ 27% of a T = 2²¹ run's CPU)."""
+    t = np.asarray(t)
+    if t.ndim == 0 or t.dtype != np.float64:  # a scalar or another dtype: the expression itself (its result type)
+        return 1.0 / (1.0 + np.exp(-t))
+    out = np.negative(t)
+    np.exp(out, out=out)
+    out += 1.0
+    return np.divide(1.0, out, out=out)
 
 
 def link_constants(link: str) -> tuple[float, float]:

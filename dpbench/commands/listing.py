@@ -12,7 +12,7 @@ from dpbench import registry
 from dpbench.commands._common import default_configs_folder, user_errors
 from dpbench.contract import Hyper
 
-LIST_TOPICS = ("mechanisms", "datasets", "algorithms", "analyses", "configs", "keys")
+LIST_TOPICS = ("mechanisms", "datasets", "algorithms", "analyses", "figures", "configs", "keys")
 
 
 def register(app: typer.Typer) -> None:
@@ -53,21 +53,41 @@ def register(app: typer.Typer) -> None:
         if what == "mechanisms" and name is not None:
             _echo_parameters(registry.get_mechanism(name).specs(), f"{name}: hyperparameters (config: hyper:)")
         if what == "datasets" and name is not None:
-            _echo_parameters(registry.get_dataset(name).options(), f"{name}: loader options (config: options:)")
-        if what == "analyses":
+            _echo_parameters(
+                registry.loader_specs(registry.get_dataset(name)), f"{name}: loader options (config: options:)"
+            )
+        if what == "analyses" and name is not None:
+            _echo_parameters(dict(registry.get_analysis(name).options or {}), f"{name}: options (-o key=value)")
+        if what == "analyses" and name is None:
             for item in sorted(registry.ANALYSES.values(), key=lambda a: a.name):
                 typer.echo(f"  {item.name:<24} {item.summary}")
+        if what == "figures":
+            _list_figure_kinds(name)
         if what == "keys":
-            from dpbench.config.presets import PLOT_KEYS
+            from dpbench.analysis.figures.kinds import DEFAULT_KIND, get_figure_kind
+            from dpbench.config.presets import PRESET_KEYS
             from dpbench.engine.schema import TOP_LEVEL_KEYS
 
-            sections = (("config keys", TOP_LEVEL_KEYS), ("figure options (plot:, plots:, dpbench plot)", PLOT_KEYS))
-            for title, keys in sections:
-                typer.echo(title)
-                for key, text in keys.items():
-                    typer.echo(f"  {key:<22} {text}")
+            typer.echo("config keys")
+            for key, text in TOP_LEVEL_KEYS.items():
+                typer.echo(f"  {key:<22} {text}")
+            _echo_parameters({**PRESET_KEYS, **get_figure_kind(DEFAULT_KIND).options},
+                             f"figure options (plot:, plots:, dpbench plot; kind {DEFAULT_KIND})")  # fmt: skip
         if what == "configs":
             _list_configs(Path(name) if name else default_configs_folder())
+
+
+def _list_figure_kinds(name: str | None) -> None:
+    """Every figure kind (what it reads, its summary), or one kind's options with their declarations."""
+    from dpbench.analysis.figures.kinds import FIGURE_KINDS, get_figure_kind
+
+    if name is not None:
+        kind = get_figure_kind(name)
+        _echo_parameters(dict(kind.options), f"{name} (reads {kind.reads}): options (config: plot: {{kind: {name}}})")
+        return
+    typer.echo(f"  {'name':<24} {'reads':<22} summary")
+    for kind in sorted(FIGURE_KINDS.values(), key=lambda k: k.name):
+        typer.echo(f"  {kind.name:<24} {kind.reads:<22} {kind.summary}")
 
 
 def _list_algorithms(name: str | None) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dpbench.config.fields import (
+    ConfigError,
     check_keys,
     parse_backend,
     parse_delta,
@@ -33,8 +34,8 @@ COMMON_KEYS = {
     "trial_block": "trials per task/shard (resume granularity)",
     "epsilons": "list of ε > 0, or {logspace: [start, stop, num]}",
     "delta": "privacy δ in (0, 1) or a rule",
-    "plot": "the figure preset of `dpbench plot` (see dpbench.config.presets.PLOT_KEYS); with `plots:`, options "
-    "shared by every figure",
+    "plot": "the figure preset of `dpbench plot` (kind: and its options; `dpbench list figures`); with `plots:`, "
+    "options shared by every figure",
     "plots": "several named figure presets {name: {metric, x, hue, ...}} (each merged over `plot:`)",
     "analyses": "named analyses `dpbench report` runs: [name, {name: NAME, options: {key: value}}]",
     "notes": "free text kept with the run",
@@ -104,9 +105,13 @@ def parse_base(
     trials: int,
     trial_block: int,
     allow_inf: bool = False,
+    source: str = "<config>",
 ) -> dict[str, Any]:
-    """The :class:`BaseConfig` fields of ``raw`` (after checking its keys against the kind's ``keys``), with the
-    kind's defaults for ``delta``, ``trials`` and ``trial_block``, its δ rules, and ``allow_inf`` for ε = ∞."""
+    """The :class:`BaseConfig` fields of ``raw`` (after checking that it is a mapping — ``source`` names the file in
+    the error — and its keys against the kind's ``keys``), with the kind's defaults for ``delta``, ``trials`` and
+    ``trial_block``, its δ rules, and ``allow_inf`` for ε = ∞."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
     check_keys(raw, keys, "")
     return {
         "name": parse_name(raw.get("name")),

@@ -133,19 +133,15 @@ def parse_epsilons(value: Any, *, allow_inf: bool = False) -> tuple[float, ...]:
     else:
         raise fail("epsilons", f"must be a non-empty list of numbers > 0 or {{logspace: [a, b, n]}}, got {value!r}")
     clean: list[float] = []
+    low, high = EPSILON_RANGE  # the one range check of ε at config load (the calibrations': check_epsilon)
     for i, eps in enumerate(values):
         if allow_inf and isinstance(eps, str) and eps.strip().lower() in INFINITY_TEXT:
             eps = math.inf
         if allow_inf and isinstance(eps, float) and eps == math.inf:
             pass
-        elif isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) or eps <= 0:
-            allowed = "a finite number > 0" + (" or .inf (non-private)" if allow_inf else "")
+        elif isinstance(eps, bool) or not isinstance(eps, (int, float)) or not low <= eps <= high:  # NaN fails too
+            allowed = f"a number in the supported range [{low:g}, {high:g}]" + (" or .inf (non-private)" * allow_inf)
             raise fail(f"epsilons[{i}]", f"ε must be {allowed}, got {eps!r}{number_hint(eps)}")
-        elif not EPSILON_RANGE[0] <= eps <= EPSILON_RANGE[1]:
-            raise fail(
-                f"epsilons[{i}]",
-                f"ε = {eps:g} is outside the supported range [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}]",
-            )
         if float(eps) in clean:
             raise fail(f"epsilons[{i}]", f"ε = {float(eps):g} repeats epsilons[{clean.index(float(eps))}]")
         clean.append(float(eps))

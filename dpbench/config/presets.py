@@ -1,68 +1,21 @@
 """The figure-preset schema (``plot:``, ``plots:``, the flags of ``dpbench plot``) and named analyses
-(``analyses:``): the presentation fields every experiment kind shares. Validated here, drawn by
-:mod:`dpbench.analysis.figures`."""
+(``analyses:``): the presentation fields every experiment kind shares. A preset names its figure kind (``kind:``,
+default curves) and that kind's options, declared once in the kind's module (:mod:`dpbench.analysis.figures.kinds`);
+the parsers of structured option values (reference lines, selections) are here."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from dpbench import registry
-from dpbench.config.fields import NAME, check_keys, fail, key_error_text, number, positive_int
+from dpbench.analysis.figures.kinds import DEFAULT_KIND, RUN, FigureKind, get_figure_kind, validate
+from dpbench.config.fields import NAME, check_keys, fail, key_error_text, number
+from dpbench.contract import HyperError
 
-#: options of one figure preset (``plot:``, each entry of ``plots:``, and the flags of ``dpbench plot``)
-#: every option of a figure preset, declared once: name → (default, meaning). ``dpbench plot`` fills the
-#: defaults (:data:`DEFAULTS`), the schema checks the values (:func:`parse_plot_options`), ``dpbench list keys``
-#: and docs show the meanings (:data:`PLOT_KEYS`). ``metrics`` (several figures) has no default of its own.
-PRESET_OPTIONS: dict[str, tuple[Any, str]] = {
-    "metric": ("train_mse", "metric column drawn on y (or 'excess' = train MSE − OLS train MSE)"),
-    "metrics": (None, "several metrics: one figure each"),
-    "x": ("epsilon", "numeric CSV column on the x axis (default epsilon)"),
-    "hue": ("label", "column keying the curves' colours (default label)"),
-    "panel": ("dataset", "column keying the panels (default dataset)"),
-    "row": (None, "column keying the rows of a panel grid (panels then go in columns)"),
-    "style": (None, "column keying line style and marker (default: each mechanism's registered style)"),
-    "stat": ("mean", "mean | median: the point drawn"),
-    "interval": (
-        "normal",
-        "normal | bootstrap | none: the 95% band (normal: stat ± 1.96·se; bootstrap: seeded percentile)",
-    ),
-    "resamples": (1000, "bootstrap resamples (default 1000)"),
-    "seed": (0, "bootstrap seed (default 0): the same run always gives the same bands"),
-    "logx": (None, "log x axis (default: when x is ε or spans ≥ 50×)"),
-    "logy": (False, "log y axis"),
-    "zero_below": (
-        1e-10,
-        "log y: centres ≤ zero_below × the panel's largest are dropped as numerical zeros (default 1e-10)",
-    ),
-    "refs": (True, "draw the dataset's OLS and θ = 0 lines (train MSE / excess)"),
-    "hlines": ((), "horizontal reference lines: [y, {y: 1.0, label: text}]"),
-    "ref_slopes": (
-        (),
-        "reference power laws (grey dotted): [{slope: -0.5, label: text, through: curve label}], one through the "
-        "first point of each curve of that label (of every non-baseline curve without through)",
-    ),
-    "where": (None, "keep only rows with {column: value | [values]}"),
-    "pool": ((), "columns pooled into one point instead of splitting curves (e.g. [data_draw])"),
-    "baseline": (None, "rows {column: value} drawn as grey dashed reference curves in every panel they share"),
-    "tag_models": (False, "append [central]/[local]/[non-private] to legend entries when privacy models mix"),
-    "fit": (False, "fit log(stat) = a + b·log(x) per curve; print the slopes b with a 95% CI (and write slopes_*.csv)"),
-    "fit_min": (None, "fit on x ≥ fit_min only"),
-    "fit_max": (None, "fit on x ≤ fit_max only"),
-    "fit_draw": (False, "also draw the fitted lines and their slopes in the panels"),
-    "title": (None, "figure title (default: the config's; '' hides it)"),
-    "caption": (None, "figure caption (default: the config's; '' hides it)"),
-    "ncols": (None, "panels per row"),
-    "annotate": (None, "a registered point annotation (dpbench.registry.register_annotation)"),
-    "out": (None, "file stem of the figure (default figure_<preset name>, or figure_<metric>[_vs_<x>])"),
-}
-#: option → meaning
-PLOT_KEYS = {name: meaning for name, (_default, meaning) in PRESET_OPTIONS.items()}
-#: option → default (of one figure: ``metrics`` excluded)
-DEFAULTS: dict[str, Any] = {name: default for name, (default, _meaning) in PRESET_OPTIONS.items() if name != "metrics"}
-PLOT_STATS = ("mean", "median")
-PLOT_INTERVALS = ("normal", "bootstrap", "none")
-PLOT_STRINGS = ("metric", "x", "hue", "panel", "row", "style", "title", "caption", "annotate", "out")
-PLOT_BOOLS = ("logy", "refs", "tag_models", "fit", "fit_draw")
+#: preset-level keys of every ``plot:`` entry besides its kind's options: the figure kind (default
+#: :data:`~dpbench.analysis.figures.kinds.DEFAULT_KIND`) and, for a kind with a ``metric`` option, several metrics
+PRESET_KEYS = {"kind": "the figure kind (default curves; `dpbench list figures` shows every kind and its options)",
+               "metrics": "several metrics: one figure each (kinds with a metric option)"}  # fmt: skip
 #: Config fields that only change how results are shown (never part of a run's fingerprint)
 PRESENTATION_KEYS = ("plot", "plots", "analyses")
 
@@ -112,57 +65,58 @@ def parse_ref_slopes(value: Any, field_name: str) -> list[dict[str, Any]]:
     return lines
 
 
+def text(value: Any, field_name: str) -> str:
+    """A string option (a number is taken as its text, e.g. ``title: 2018``)."""
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise fail(field_name, f"must be a string, got {value!r}")
+    return str(value)
+
+
+def parse_columns(value: Any, field_name: str) -> list[str]:
+    """A column name or a list of them."""
+    value = [value] if isinstance(value, str) else value
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        raise fail(field_name, f"must be a list of column names, got {value!r}")
+    return value
+
+
+def preset_kind(options: dict[str, Any], where: str) -> FigureKind:
+    """The figure kind a ``plot:`` entry names (``kind:``, default curves): one drawn from a run."""
+    name = options.get("kind", DEFAULT_KIND)
+    if not isinstance(name, str):
+        raise fail(f"{where}.kind", f"must be a figure kind name, got {name!r}")
+    try:
+        kind = get_figure_kind(name)
+    except KeyError as err:
+        raise fail(f"{where}.kind", key_error_text(err)) from None
+    if kind.reads != RUN:
+        raise fail(f"{where}.kind", f"figure kind {name!r} draws {kind.reads}, not a run: it cannot be a plot: entry")
+    return kind
+
+
 def parse_plot_options(options: Any, where: str = "plot") -> dict[str, Any]:
-    """Validate one figure preset (see :data:`PLOT_KEYS`); returns a clean copy. ``None`` values mean "default"."""
+    """Validate one figure preset: its ``kind`` and that kind's options (declared with Hyper in the kind's module;
+    ``dpbench list figures KIND``); returns a clean copy. ``None`` values mean "default"."""
     if not isinstance(options, dict):
         raise fail(where, f"must be a mapping, got {options!r}")
-    check_keys(options, PLOT_KEYS, where)
-    clean: dict[str, Any] = {}
-    for key, value in options.items():
-        field_name = f"{where}.{key}"
-        if value is None:
-            continue
-        if key in PLOT_STRINGS:
-            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-                raise fail(field_name, f"must be a string, got {value!r}")
-            value = str(value)
-        elif key in PLOT_BOOLS or key == "logx":
-            if not isinstance(value, bool):
-                raise fail(field_name, f"must be true or false, got {value!r}")
-        elif key == "metrics":
-            value = [value] if isinstance(value, str) else value
-            if not isinstance(value, list) or not value or not all(isinstance(m, str) for m in value):
-                raise fail(field_name, f"must be a non-empty list of metric names, got {value!r}")
-        elif key == "stat" and value not in PLOT_STATS:
-            raise fail(field_name, f"must be one of {', '.join(PLOT_STATS)}, got {value!r}")
-        elif key == "interval" and value not in PLOT_INTERVALS:
-            raise fail(field_name, f"must be one of {', '.join(PLOT_INTERVALS)}, got {value!r}")
-        elif key == "resamples":
-            value = positive_int(value, field_name, minimum=100)
-        elif key in ("seed", "ncols"):
-            value = positive_int(value, field_name, minimum=0 if key == "seed" else 1)
-        elif key == "zero_below":
-            value = number(value, field_name)
-            if not 0.0 <= value < 1.0:
-                raise fail(field_name, f"must be in [0, 1), got {value!r}")
-        elif key in ("fit_min", "fit_max"):
-            value = number(value, field_name)
-            if value <= 0:
-                raise fail(field_name, f"must be > 0 (the fit is on log x), got {value!r}")
-        elif key == "hlines":
-            value = parse_hlines(value, field_name)
-        elif key == "ref_slopes":
-            value = parse_ref_slopes(value, field_name)
-        elif key in ("where", "baseline"):
-            value = parse_selection(value, field_name)
-        elif key == "pool":
-            value = [value] if isinstance(value, str) else value
-            if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
-                raise fail(field_name, f"must be a list of column names, got {value!r}")
-        clean[key] = value
-    if "fit_min" in clean and "fit_max" in clean and clean["fit_min"] >= clean["fit_max"]:
-        raise fail(f"{where}.fit_min", f"must be < fit_max ({clean['fit_max']:g}), got {clean['fit_min']:g}")
-    return clean
+    kind = preset_kind(options, where)
+    keys = set(kind.options) | {"kind"} | ({"metrics"} if "metric" in kind.options else set())
+    check_keys(options, keys, where)
+    clean: dict[str, Any] = {"kind": kind.name} if "kind" in options else {}
+    if options.get("metrics") is not None:
+        value = options["metrics"]
+        value = [value] if isinstance(value, str) else value
+        if not isinstance(value, list) or not value or not all(isinstance(m, str) for m in value):
+            raise fail(f"{where}.metrics", f"must be a non-empty list of metric names, got {value!r}")
+        clean["metrics"] = value
+    rest = {k: v for k, v in options.items() if k not in ("kind", "metrics")}
+    try:
+        given = validate(kind, rest, where)
+        if kind.check is not None:
+            kind.check({**{k: None for k in kind.options}, **given})
+    except HyperError as err:
+        raise fail(err.name if err.name.startswith(f"{where}.") else f"{where}.{err.name}", err.reason) from None
+    return {**clean, **given}
 
 
 def parse_plots(value: Any) -> dict[str, dict[str, Any]]:

@@ -12,8 +12,11 @@ still within the bound — while the test rows and the population (θ*, Σ) stay
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from dpbench.contract import Hyper
 from dpbench.data._base import Dataset, Population
 from dpbench.registry import register_dataset
 
@@ -42,27 +45,25 @@ def corrupt_labels(
     summary="Synthetic: x uniform on the unit sphere, y = xᵀθ* + uniform noise (exact Σ = I/d, θ*)",
     kind="synthetic",
     shape=lambda n, d, **_: (n, d),
+    options={
+        "n": Hyper(int, default=1000, ge=1, doc="training rows"),
+        "d": Hyper(int, default=5, ge=1, doc="dimension"),
+        "theta_norm": Hyper(float, default=0.5, ge=0, le=1, doc="‖θ*‖ (theta_norm + noise ≤ 1: |y| ≤ 1)"),
+        "noise": Hyper(float, default=0.5, ge=0, le=1, doc="half-width of the uniform label noise"),
+        "n_test": Hyper(int, default=1000, ge=0, doc="test rows"),
+        "corrupt": Hyper(float, default=0.0, ge=0, lt=0.5, doc="fraction of training labels flipped to the bound"),
+    },
 )
-def load(
-    rng: np.random.Generator,
-    *,
-    n: int = 1000,
-    d: int = 5,
-    theta_norm: float = 0.5,
-    noise: float = 0.5,
-    n_test: int = 1000,
-    corrupt: float = 0.0,
-) -> Dataset:
-    if n < 1 or d < 1 or n_test < 0:
-        raise ValueError(f"sphere_linear: need n ≥ 1, d ≥ 1, n_test ≥ 0, got n={n}, d={d}, n_test={n_test}")
-    if theta_norm < 0 or noise < 0 or theta_norm + noise > 1:
-        raise ValueError(f"sphere_linear: need theta_norm, noise ≥ 0 with sum ≤ 1, got {theta_norm}, {noise}")
+def load(rng: np.random.Generator, **options: Any) -> Dataset:
+    """x uniform on the unit sphere, θ* uniform of norm theta_norm, y = xᵀθ* + U(−noise, noise)."""
+    n, d, n_test, corrupt = options["n"], options["d"], options["n_test"], options["corrupt"]
+    theta_norm, noise = options["theta_norm"], options["noise"]
+    if theta_norm + noise > 1:
+        raise ValueError(f"sphere_linear: need theta_norm + noise ≤ 1, got {theta_norm} + {noise}")
     direction = rng.standard_normal(d)
     theta = theta_norm * direction / np.linalg.norm(direction)
     X = sphere_rows(n + n_test, d, rng)
     y = X @ theta + rng.uniform(-noise, noise, size=n + n_test)
-    if not 0 <= corrupt < 0.5:
-        raise ValueError(f"sphere_linear: corrupt (fraction of corrupted labels) must lie in [0, 0.5), got {corrupt}")
     y[:n] = corrupt_labels(X[:n], y[:n], theta, corrupt, theta_norm + noise, rng)
     population = Population(cov=np.eye(d) / d, theta=theta, noise_var=noise**2 / 3.0)
     return Dataset(

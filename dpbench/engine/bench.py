@@ -10,6 +10,9 @@ wall times come from real ``dpbench run`` invocations. Timings are measurements,
 
 from __future__ import annotations
 
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -200,7 +203,8 @@ def paper_configs(selection: Iterable[str], root: Path = Path(".")) -> list[tupl
         elif item in sets:
             out += [(item, path) for path in sets[item]]
         elif (root / item).is_file():
-            out.append((Path(item).parent.name or "-", root / item))
+            owner = [paper for paper, paths in sets.items() if root / item in paths]
+            out.append((owner[0] if owner else Path(item).parent.name or "-", root / item))
         else:
             raise ValueError(f"papers: {item!r} is neither a paper ({', '.join(sets)}, all) nor a config file")
     return out
@@ -227,26 +231,36 @@ def per_trial_costs(table: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def run_config_process(path: Path, n_jobs: int, output_dir: Path, trials: int | None = None) -> tuple[float, float]:
+    """Run ``dpbench run path`` fresh in a child process (as ``make`` does): (wall seconds, CPU seconds). CPU = user +
+    system time of the child and the workers it waited for (``RUSAGE_CHILDREN``, what ``/usr/bin/time`` reports)."""
+    command = [sys.executable, "-m", "dpbench", "run", str(path), "--n-jobs", str(n_jobs), "--no-progress"]
+    command += ["--fresh", "--output-dir", str(output_dir), *(["--trials", str(trials)] if trials else [])]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"dpbench run {path} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def time_figures(
     configs: Iterable[tuple[str, Path]], n_jobs: int, trials: int | None = None, log: Callable[[str], None] = print
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run every config fresh (temporary folder) and time it.
+    """Run every config fresh (temporary folder, one child process each: :func:`run_config_process`) and time it.
 
-    Returns (figures, trials): one row per config (paper, figure, wall seconds, trials, summed trial seconds) and
-    one row per trial (paper, figure, mechanism, family, n, seconds) from the runs' ``seconds`` column.
+    Returns (figures, trials): one row per config (paper, figure, wall and CPU seconds, trials, summed trial seconds)
+    and one row per trial (paper, figure, mechanism, family, n, seconds) from the runs' ``seconds`` column.
     """
     from dpbench.config import load_config
-    from dpbench.engine import run
 
     figures, trial_rows = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for paper, path in configs:
-            overrides = {"output_dir": tmp, **({"trials": trials} if trials else {})}
-            start = time.perf_counter()
-            run_dir = run(
-                load_config(path, **overrides), n_jobs=n_jobs, fresh=True, progress=False, log=lambda _m: None
-            )
-            wall = time.perf_counter() - start
+            wall, cpu = run_config_process(Path(path), n_jobs, Path(tmp), trials)
+            run_dir = Path(tmp) / load_config(path).name
             costs = per_trial_costs(pd.read_csv(run_dir / "trials.csv")).assign(paper=paper, figure=path.stem)
             trial_rows.append(costs)
             figures.append(
@@ -255,18 +269,21 @@ def time_figures(
                     "figure": path.stem,
                     "n_jobs": n_jobs,
                     "wall_s": wall,
+                    "cpu_s": cpu,
                     "trials": len(costs),
                     "trial_s": float(costs["seconds"].sum()),
                 }
             )
-            log(f"  {paper:<14} {path.stem:<28} {wall:8.1f} s wall  {len(costs):6d} trials")
+            log(f"  {paper:<14} {path.stem:<28} {wall:8.1f} s wall {cpu:8.1f} CPU-s  {len(costs):6d} trials")
     return pd.DataFrame(figures), pd.concat(trial_rows, ignore_index=True) if trial_rows else pd.DataFrame()
 
 
 def paper_totals(figures: pd.DataFrame) -> pd.DataFrame:
-    """Wall seconds and figure count per paper, and the total."""
-    per_paper = figures.groupby("paper", sort=False).agg(figures=("figure", "size"), wall_s=("wall_s", "sum"))
-    per_paper.loc["total"] = [per_paper["figures"].sum(), per_paper["wall_s"].sum()]
+    """Wall and CPU seconds and figure count per paper, and the total."""
+    per_paper = figures.groupby("paper", sort=False).agg(
+        figures=("figure", "size"), wall_s=("wall_s", "sum"), cpu_s=("cpu_s", "sum")
+    )
+    per_paper.loc["total"] = per_paper.sum()
     return per_paper.reset_index()
 
 

@@ -304,7 +304,10 @@ def description(task: Task, config: Config, dataset: Dataset, stats: GramStats, 
     ‖Y‖²/n), so no draw pays for a Gram that its trials did not need (module docstring, "Lazy statistics"). When
     draw 0's trials are split over several tasks, only the first (trial 0) computes them: the worker frees a draw
     after each chunk, so every later task of draw 0 would recompute the Gram, spectrum and θ_OLS (issue 16: ≈ 13
-    CPU-s per DP-FTRL E3 config); the entries are merged in plan order, the first task's first.
+    CPU-s per DP-FTRL E3 config); the entries are merged in plan order, the first task's first. With
+    ``dataset_statistics: basic`` (a config whose metrics read the population, e.g. DP-FTRL E1) every draw gets only
+    the O(n) ones: at d = 2048 the full set costs up to ≈ 45 CPU-s per N (an SVD ``lstsq`` on the N × d rows for the
+    ill-conditioned spectra) that no figure of such a config reads (issue 40).
     """
     delta = config.delta_for(stats.n)
     meta = {k: v for k, v in dataset.meta.items() if isinstance(v, (int, float, str, bool))}
@@ -315,14 +318,16 @@ def description(task: Task, config: Config, dataset: Dataset, stats: GramStats, 
         "delta": delta,
         "trials": task.n_trials,
     }
+    basic = {"n": stats.n, "d": stats.d, "zero_train_mse": stats.yty / stats.n}
+    full = config.dataset_statistics == "full"
     if task.draw is None:
-        return {**head, **characteristics(stats), "meta": meta}
+        return {**head, **(characteristics(stats) if full else basic), "meta": meta}
     head["data_draws"] = config.draws_for(stats.n, stats.d)
     if task.draw == 0 and task.trial_start == 0:
-        chars = characteristics(stats)
+        chars = characteristics(stats) if full else basic
         head.update({**chars, "meta": meta})
     else:
-        chars = {"n": stats.n, "d": stats.d, "zero_train_mse": stats.yty / stats.n}
+        chars = basic
     return {**head, "draws": {str(task.draw): {**chars, "delta": delta}}}
 
 

@@ -50,11 +50,15 @@ TOP_LEVEL_KEYS = {
     "delta": "'1/n^2', '1/n', '1/n^p' or a number in (0, 1)",
     "metrics": "metrics recorded per trial",
     "common_random_numbers": "same noise stream for every mechanism of a trial",
+    "dataset_statistics": "datasets.json statistics of each dataset: full (default: OLS floor, spectrum, ‖θ_OLS‖², "
+    "O(nd² + d³) once per dataset) or basic (n, d, ‖Y‖²/n: for configs whose metrics read the population, not X)",
     "datasets": "list of loader names or {loader, label, options, grid}",
     "mechanisms": "list of mechanism names or {mechanism, label, hyper, grid}",
     "privacy": "privacy profile: paper (default; each mechanism's defaults, the papers' choices) or strict (every "
     "mechanism at the accounting its theorem proves, e.g. LinMix strict: true; the leaderboard's)",
 }
+#: what ``datasets.json`` describes per dataset (:func:`dpbench.engine.regression.description`)
+DATASET_STATISTICS = ("full", "basic")
 DATASET_KEYS = {"loader", "label", "options", "grid", "nested"}
 MECHANISM_KEYS = {"mechanism", "label", "hyper", "grid"}
 DELTA_RULE = re.compile(r"^\s*1\s*/\s*n\s*(?:\^\s*([0-9]*\.?[0-9]+))?\s*$")
@@ -107,6 +111,7 @@ class Config(BaseConfig):
     large_data_draws: int | None = None
     metrics: tuple[str, ...] = DEFAULT_METRICS
     common_random_numbers: bool = False
+    dataset_statistics: str = "full"
     kind: str = "regression"
     privacy: str = "paper"
 
@@ -177,6 +182,14 @@ def parse_dataset(raw: Any, index: int) -> list[DatasetEntry]:
         "option",
     )
     label = str(raw.get("label") or "")  # empty: the runner uses the loader's title
+    for combo in combos:  # a loader's declared options are checked as a mechanism's hyperparameters are
+        for key, value in {**options, **combo}.items():
+            if info.declared is not None and key in info.declared:
+                try:
+                    info.declared[key].check(value)
+                except ValueError as err:
+                    part = "grid" if key in combo else "options"
+                    raise fail(f"datasets[{index}].{part}.{key}", str(err)) from None
     swept = tuple(combos[0])
     nested = _nested_option(raw.get("nested"), info, combos, f"datasets[{index}].nested")
     entries = []
@@ -325,12 +338,11 @@ def _reject_replicate(datasets: Any) -> None:
 
 def parse_regression_config(raw: dict[str, Any], *, source: str = "<config>") -> Config:
     """Validate a ``kind: regression`` config mapping (as loaded from YAML) into a :class:`Config`."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: the config must be a YAML mapping, got {type(raw).__name__}")
     base = parse_base(
         raw,
         TOP_LEVEL_KEYS,
-        kind=str(raw.get("kind", "regression")),
+        source=source,
+        kind="regression",
         delta_rule=DELTA_RULE,
         delta_rules="'1/n^2', '1/n', '1/n^p'",
         delta="1/n^2",
@@ -355,6 +367,9 @@ def parse_regression_config(raw: dict[str, Any], *, source: str = "<config>") ->
     crn = raw.get("common_random_numbers", False)
     if not isinstance(crn, bool):
         raise fail("common_random_numbers", f"must be true or false, got {crn!r}")
+    statistics = raw.get("dataset_statistics", "full")
+    if statistics not in DATASET_STATISTICS:
+        raise fail("dataset_statistics", f"must be one of {', '.join(DATASET_STATISTICS)}, got {statistics!r}")
     privacy = parse_privacy(raw.get("privacy", "paper"))
     datasets = parse_entries(raw, "datasets", parse_dataset, lambda entry: entry.key)
     mechanisms = parse_entries(
@@ -375,4 +390,5 @@ def parse_regression_config(raw: dict[str, Any], *, source: str = "<config>") ->
         large_data_draws=large_draws,
         metrics=parse_metrics(raw.get("metrics")),
         common_random_numbers=crn,
+        dataset_statistics=statistics,
     )

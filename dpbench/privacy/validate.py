@@ -15,34 +15,29 @@ def _as_float(value: object, name: str) -> float:
     return number
 
 
-def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
-    """ε must be finite and > 0."""
-    value = _as_float(epsilon, name)
-    if not (0.0 < value < math.inf):
-        raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}")
-    return value
-
-
 #: the privacy parameters every mechanism supports at its boundary (config and ``fit``): outside, the calibrations
 #: leave float range (1/δ overflows below ~1e-308; noise scales ~1/ε), so the answer is a named error, never garbage
 EPSILON_RANGE = (1e-10, 1e10)
 DELTA_MIN = 1e-300
 
 
-def check_supported(epsilon: float, delta: float | None = None) -> None:
-    """ε ∈ [1e-10, 1e10] and δ ≥ 1e-300 (after :func:`check_epsilon` / :func:`check_delta`)."""
+def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
+    """The one range check of ε in a calibration: finite, > 0 and in the supported range :data:`EPSILON_RANGE`
+    (the config's ε grid is checked once, against the same range, by :func:`dpbench.config.fields.parse_epsilons`)."""
+    value = _as_float(epsilon, name)
     low, high = EPSILON_RANGE
-    if not low <= epsilon <= high:
-        raise ValueError(f"epsilon = {epsilon:g} is outside the supported range [{low:g}, {high:g}]")
-    if delta is not None and delta < DELTA_MIN:
-        raise ValueError(f"delta = {delta:g} is below the supported minimum {DELTA_MIN:g} (1/δ would overflow)")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be finite and > 0, in the supported range [{low:g}, {high:g}]; got {epsilon!r}")
+    return value
 
 
 def check_delta(delta: object, name: str = "delta") -> float:
-    """δ must lie in the open interval (0, 1)."""
+    """δ must lie in the open interval (0, 1), and not below the supported :data:`DELTA_MIN` (1/δ would overflow)."""
     value = _as_float(delta, name)
     if not (0.0 < value < 1.0):
         raise ValueError(f"{name} must lie in (0, 1), got {delta!r}")
+    if value < DELTA_MIN:
+        raise ValueError(f"{name} = {value:g} is below the supported minimum {DELTA_MIN:g} (1/δ would overflow)")
     return value
 
 

@@ -365,6 +365,21 @@ def one_sided_label_clip(X, y, epsilon, delta, rng):
     return _solve(*_releases(Xc, yc, epsilon, delta, rng, s), s)
 
 
+def interval_from_raw_residuals(X, y, epsilon, delta, rng):
+    """θ̂ honest SSP; its Wald interval uses the exact residual variance of the raw data (issue 37: an interval is
+    output too — θ̂ alone would pass the replay check)."""
+    from dpbench.mechanisms._base import FitResult
+    from dpbench.mechanisms._intervals import wald
+
+    s = _scales(epsilon, delta)
+    lam_r, xtx_r, xty_r = _releases(X, y, epsilon, delta, rng, s)
+    theta = _solve(lam_r, xtx_r, xty_r, s)
+    n, d = X.shape
+    sigma2 = float(np.sum((y - X @ theta) ** 2)) / max(1, n - d)
+    variance = sigma2 * np.diag(np.linalg.pinv(xtx_r + np.eye(d)))
+    return FitResult(theta, {}, {"wald": wald("wald", "population", theta, variance)})
+
+
 def rare_branch_outputs_record(X, y, epsilon, delta, rng):
     """With probability 10⁻² (≫ δ) θ̂ is the row with the largest label, x·y, instead of the estimate."""
     s = _scales(epsilon, delta)
@@ -465,6 +480,7 @@ ZOO36 = (
     Broken("labels clipped on one side by a clipping mechanism", one_sided_label_clip, ("sensitivity",),
            clips=True),
     Broken("rare branch (10⁻²) outputs a record", rare_branch_outputs_record, ("replay",)),
+    Broken("interval from the raw residual variance", interval_from_raw_residuals, ("replay",)),
     Broken("LDP users with y < 0 under-noised (×0.5)", ldp_negative_labels_under_noised, ("users",), "local",
            "replace_one"),
 )  # fmt: skip

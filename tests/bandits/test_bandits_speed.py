@@ -248,3 +248,19 @@ def test_lockstep_groups_respect_the_memory_budget():
     assert kind.cell_bytes(1 << 20, 1000) > kind.LOCKSTEP_BYTES  # float64 rows would need one cell per task
     keys = [key for task in tasks for key in task.planned_keys()]
     assert len(keys) == len(set(keys)) == 3 * 6 * 2 * len(tasks[0].checkpoints)
+
+
+def test_sigmoid_in_one_buffer_is_the_expression_bit_for_bit():
+    """envs.sigmoid (in place, issue 40) equals 1/(1 + exp(−t)) bit for bit, overflow included; scalars and other
+    dtypes keep the expression's result type."""
+    from dpbench.bandits.envs import sigmoid
+
+    t = np.concatenate([np.random.default_rng(4).standard_normal((1000, 10)).ravel() * 30, [-800.0, 800.0, 0.0]])
+    with np.errstate(over="ignore"):
+        expected = 1.0 / (1.0 + np.exp(-t))
+        got = sigmoid(t)
+    assert got.dtype == np.float64 and np.array_equal(got, expected)
+    assert np.array_equal(sigmoid(t[:10000].reshape(-1, 4)[::3]), expected[:10000].reshape(-1, 4)[::3])  # strided
+    assert sigmoid(0.5) == 1.0 / (1.0 + np.exp(-0.5)) and np.ndim(sigmoid(0.5)) == 0
+    assert sigmoid(np.float32([1.0])).dtype == np.float32
+    assert t[0] == np.random.default_rng(4).standard_normal(1)[0] * 30  # the input is not modified

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 from functools import cache
 
 import numpy as np
@@ -109,31 +110,11 @@ def test_rows_free_fit_records_the_clipping_tv_bound_and_refuses_a_large_one() -
     )
     # B_y = 1 is 10 sd of y, r ≈ 2.7 is 34 sd of a coordinate: n·P ≈ 2000·1.5e-23
     assert 0.0 < result.info["clip_tv_bound"] < 1e-18
+    on_sums = functools.partial(fit, None, None, 10.0, 1e-4, public_X=public_X, stats=stats, family="linear")
     with pytest.raises(ValueError, match="P\\(row clipped\\)"):
-        fit(
-            None,
-            None,
-            10.0,
-            1e-4,
-            np.random.default_rng(2),
-            public_X=public_X,
-            stats=stats,
-            family="linear",
-            clip_y=True,
-            y_bound=0.3,
-        )
+        on_sums(np.random.default_rng(2), clip_y=True, y_bound=0.3)
     with pytest.raises(ValueError, match="per_user"):
-        fit(
-            None,
-            None,
-            10.0,
-            1e-4,
-            np.random.default_rng(2),
-            public_X=public_X,
-            stats=stats,
-            family="linear",
-            simulation="per_user",
-        )
+        on_sums(np.random.default_rng(2), simulation="per_user")
 
 
 def test_engine_refuses_a_rows_only_mechanism_on_rows_free_data() -> None:

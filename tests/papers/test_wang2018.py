@@ -8,7 +8,7 @@ import pytest
 
 from dpbench import registry
 from dpbench.data.cv import kfold_assignment, kfold_split
-from dpbench.papers.wang2018 import analyses
+from dpbench.papers.wang2018 import analyses, figures
 from dpbench.papers.wang2018.generators import wang_preprocess
 
 registry.discover()
@@ -84,7 +84,7 @@ def test_claims_count_wins_and_ratios():
 def test_summary_figure_draws_every_method_and_the_trivial_line():
     table = pd.DataFrame([{"label": m, "epsilon": e, "median": 0.5 / e, "lo": 0.4 / e, "hi": 0.6 / e, "datasets": 2}
                           for m in analyses.PRIVATE for e in (0.1, 1.0, 10.0)])  # fmt: skip
-    fig = analyses.summary_figure(table)
+    fig = figures.summary_figure(table)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [*analyses.PRIVATE, "trivial (θ̂ = 0)"]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"

@@ -174,3 +174,13 @@ def test_zcdp_round_trip() -> None:
 def test_bad_arguments_name_the_field(call, field: str) -> None:
     with pytest.raises(ValueError, match=field):
         call()
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf"), 5e-11, 2e10, "one"])
+def test_the_one_range_check_of_epsilon_in_the_calibrations_names_it(bad):
+    """check_epsilon is the calibrations' one ε check: finite, > 0, in the supported range (ends included)."""
+    from dpbench.privacy.validate import EPSILON_RANGE, check_epsilon
+
+    assert [check_epsilon(e) for e in EPSILON_RANGE] == list(EPSILON_RANGE)
+    with pytest.raises(ValueError, match=r"^epsilon/2 must be"):
+        check_epsilon(bad, "epsilon/2")

@@ -13,7 +13,9 @@ from typing import Any
 
 import pandas as pd
 
+from dpbench.analysis.figures.kinds import register_figure_kind
 from dpbench.analysis.figures.panels import finish_grid, panel_grid
+from dpbench.contract import Hyper
 
 #: marker per curve, cycled (colours from matplotlib's default cycle)
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -31,13 +33,15 @@ def coverage_figure(
     caption: str = "",
     logx: bool = True,
     ncols: int = 3,
+    curves: list[str] | None = None,
 ) -> Any:
     """One panel per value of ``panel`` (in order of appearance), one curve per value of ``curve``: ``value`` vs
-    ``x`` with error bars [lo, hi]; a dashed line at ``nominal`` (coverage) or a log y axis (``nominal=None``)."""
+    ``x`` with error bars [lo, hi]; a dashed line at ``nominal`` (coverage) or a log y axis (``nominal=None``).
+    ``curves`` fixes the colour and marker order (the same curve looks the same in several figures)."""
     from matplotlib import colormaps
 
     panels = list(dict.fromkeys(table[panel]))
-    curves = list(dict.fromkeys(table[curve]))
+    curves = list(dict.fromkeys(table[curve])) if curves is None else list(curves)
     colours = colormaps["tab10"].colors
     ncols = max(1, min(ncols, len(panels)))
     nrows = math.ceil(len(panels) / ncols)
@@ -69,3 +73,30 @@ def coverage_figure(
     for ax in list(grid.axes.flat)[len(panels) :]:
         ax.set_visible(False)
     return finish_grid(grid, title=title, legend=handles, legend_inches=1.8)
+
+
+#: the coverage kind's options: ``coverage_figure``'s keyword parameters, declared (defaults equal, tested)
+register_figure_kind(
+    "coverage",
+    summary="interval coverage (or a positive ratio) per panel and curve with Clopper–Pearson bands",
+    reads="a coverage table (panel, curve, x, value, lo, hi; the coverage analysis)",
+    options={
+        "x": Hyper(str, default="epsilon", doc="the column on x"),
+        "panel": Hyper(str, default="panel", doc="the column keying the panels"),
+        "curve": Hyper(str, default="curve", doc="the column keying the curves"),
+        "nominal": Hyper(
+            float, default=0.95, gt=0, lt=1, none="a positive quantity on a log y axis", doc="the nominal level, dashed"
+        ),  # fmt: skip
+        "ylabel": Hyper(str, default="coverage", doc="y axis label"),
+        "title": Hyper(str, default="", doc="figure title"),
+        "caption": Hyper(str, default="", doc="figure caption"),
+        "logx": Hyper(bool, default=True, doc="log x axis"),
+        "ncols": Hyper(int, default=3, ge=1, doc="panels per row"),
+        "curves": Hyper(
+            object,
+            default=None,
+            none="their order of appearance",
+            doc="the curves' colour and marker order (a curve looks the same in several figures)",
+        ),
+    },
+)(coverage_figure)

@@ -1,6 +1,6 @@
 """The curves figure — one figure kind that draws every paper's per-trial figures (``dpbench plot``).
 
-A figure is described by a *preset* (the options of :data:`dpbench.config.presets.PLOT_KEYS`): any numeric CSV
+A figure is described by a *preset* (the options of :data:`OPTIONS`, the ``curves`` figure kind): any numeric CSV
 coordinate on ``x``; curves keyed by ``hue`` (colour) and ``style`` (line style/marker); panels keyed by ``panel`` (and
 ``row`` for a grid); the point drawn is the ``stat`` (mean | median) of the trials at that coordinate and the band
 its 95% ``interval`` (normal | seeded bootstrap | none, see :func:`dpbench.analysis.stats.summarise`); log axes; the
@@ -28,7 +28,7 @@ import re
 import textwrap
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from dpbench.analysis.figures.kinds import FIGURE_KINDS, Drawing, register_figure_kind, resolve
 from dpbench.analysis.figures.refs import REF_STYLE, REFS_NOTE, draw_reference_lines, few_decade_ticks, refs_note
 from dpbench.analysis.figures.save import DPI
 from dpbench.analysis.figures.slopes import draw_ref_slope, fit_curve
@@ -45,11 +46,86 @@ from dpbench.analysis.figures.text import axis_name, coordinate_text, metric_axi
 from dpbench.analysis.notes import dataset_notes
 from dpbench.analysis.runs import EXCESS_NAMES, Run, load_run, metric_values
 from dpbench.analysis.stats import summarise
-from dpbench.config.presets import DEFAULTS, parse_plot_options
+from dpbench.config.fields import number, positive_int
+from dpbench.config.presets import parse_columns, parse_hlines, parse_ref_slopes, parse_selection, text
+from dpbench.contract import Choice, Hyper, HyperError
 from dpbench.registry import unknown_name
 
-#: options of one figure (the config's ``plot:`` may also hold ``metrics``: one figure each)
-PLOT_OPTIONS = tuple(DEFAULTS)
+
+def _text(default: str | None, doc: str, none: str | None = None) -> Hyper:
+    return Hyper(object, default=default, parse=text, shown="a string", none=none, doc=doc)
+
+
+def _count(minimum: int) -> Any:
+    return lambda value, where: positive_int(value, where, minimum=minimum)
+
+
+def _positive(value: Any, where: str) -> float:
+    value = number(value, where)
+    if value <= 0:
+        raise ValueError(f"must be > 0 (the fit is on log x), got {value!r}")
+    return value
+
+
+#: every option of a curves figure, declared once (name, default, validation, meaning); a config's ``plot:`` may
+#: also hold ``metrics`` (one figure each) and ``kind: curves``
+OPTIONS: dict[str, Hyper] = {
+    "metric": _text("train_mse", "metric column drawn on y (or 'excess' = train MSE − OLS train MSE)"),
+    "x": _text("epsilon", "numeric CSV column on the x axis"),
+    "hue": _text("label", "column keying the curves' colours"),
+    "panel": _text("dataset", "column keying the panels"),
+    "row": _text(None, "column keying the rows of a panel grid (panels then go in columns)", "no rows"),
+    "style": _text(None, "column keying line style and marker", "each mechanism's registered style"),
+    "stat": Choice("mean", "median", default="mean", doc="the point drawn"),
+    "interval": Choice("normal", "bootstrap", "none", default="normal",
+                       doc="the 95% band (normal: stat ± 1.96·se; bootstrap: seeded percentile)"),
+    "resamples": Hyper(object, default=1000, parse=_count(100), shown="an integer ≥ 100", doc="bootstrap resamples"),
+    "seed": Hyper(object, default=0, parse=_count(0), shown="an integer ≥ 0",
+                  doc="bootstrap seed: the same run always gives the same bands"),
+    "logx": Hyper(bool, default=None, none="log when x is ε or spans ≥ 50×", doc="log x axis"),
+    "logy": Hyper(bool, default=False, doc="log y axis"),
+    "zero_below": Hyper(float, default=1e-10, ge=0.0, lt=1.0,
+                        doc="log y: centres ≤ zero_below × the panel's largest are dropped as numerical zeros"),
+    "refs": Hyper(bool, default=True, doc="draw the dataset's OLS and θ = 0 lines (train MSE / excess)"),
+    "hlines": Hyper(object, default=(), parse=parse_hlines, shown="a list of y or {y, label}",
+                    doc="horizontal reference lines: [y, {y: 1.0, label: text}]"),
+    "ref_slopes": Hyper(object, default=(), parse=parse_ref_slopes, shown="a list of {slope, label, through}",
+                        doc="reference power laws (grey dotted) through the first point of each curve of label "
+                        "`through` (of every non-baseline curve without through)"),
+    "where": Hyper(object, default=None, parse=parse_selection, shown="{column: value | [values]}", none="all rows",
+                   doc="keep only these rows"),
+    "pool": Hyper(object, default=(), parse=parse_columns, shown="a list of column names",
+                  doc="columns pooled into one point instead of splitting curves (e.g. [data_draw])"),
+    "baseline": Hyper(object, default=None, parse=parse_selection, shown="{column: value | [values]}", none="none",
+                      doc="rows drawn as grey dashed reference curves in every panel they share"),
+    "tag_models": Hyper(bool, default=False,
+                        doc="append [central]/[local]/[non-private] to legend entries when privacy models mix"),
+    "fit": Hyper(bool, default=False,
+                 doc="fit log(stat) = a + b·log(x) per curve; print the slopes b with a 95% CI (<figure>_slopes.csv)"),
+    "fit_min": Hyper(object, default=None, parse=_positive, shown="a number > 0", none="no bound",
+                     doc="fit on x ≥ fit_min only"),
+    "fit_max": Hyper(object, default=None, parse=_positive, shown="a number > 0", none="no bound",
+                     doc="fit on x ≤ fit_max only"),
+    "fit_draw": Hyper(bool, default=False, doc="also draw the fitted lines and their slopes in the panels"),
+    "title": _text(None, "figure title ('' hides it)", "the config's"),
+    "caption": _text(None, "figure caption ('' hides it)", "the config's"),
+    "ncols": Hyper(object, default=None, parse=_count(1), shown="an integer ≥ 1", none="up to 4",
+                   doc="panels per row"),
+    "annotate": _text(None, "a registered point annotation (dpbench.registry.register_annotation)", "none"),
+    "out": _text(None, "file stem of the figure", "figure_<preset name>, or figure_<metric>[_vs_<x>]"),
+}  # fmt: skip
+#: option → default
+DEFAULTS: dict[str, Any] = {name: spec.default for name, spec in OPTIONS.items()}
+PLOT_OPTIONS = tuple(OPTIONS)
+
+
+def check_fit_range(options: Mapping[str, Any]) -> None:
+    """``fit_min < fit_max`` when both are given."""
+    lo, hi = options.get("fit_min"), options.get("fit_max")
+    if lo is not None and hi is not None and lo >= hi:
+        raise HyperError("fit_min", f"must be < fit_max ({hi:g}), got {lo:g}")
+
+
 PANEL_SIZE = (4.4, 3.3)  # inches per panel
 MAX_MARKERS = 12  # markers per curve at most (a curve of 70 checkpoints gets one every ~6 points)
 MODEL_TAG = {"central": "central", "local": "local", "label": "label-DP", "joint": "JDP", "none": "non-private"}
@@ -103,28 +179,9 @@ def _matches(frame: pd.DataFrame, selection: Mapping[str, Sequence[Any]] | None,
 # the figure
 
 
-@dataclass
-class Drawing:
-    """A drawn figure with the numbers behind it: ``points`` (one row per drawn point: panel keys, the curve's
-    legend text ``curve``, x, ``centre``, ``lo``, ``hi``, ``se``, ``count``, and ``private``: the curve is a
-    private mechanism, not a baseline) and ``slopes`` (one row per fitted curve; empty without ``fit``)."""
-
-    figure: Figure
-    points: pd.DataFrame
-    slopes: pd.DataFrame
-    options: dict[str, Any] = field(default_factory=dict)
-    panel: str = "dataset"  # the column keying the panels (``dataset`` resolved to ``dataset_id`` when one each)
-    row: str | None = None
-    files: list[Path] = field(default_factory=list)
-
-
 def resolve_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """Validate ``options`` (unknown names and bad values raise :class:`ValueError`) and fill in the defaults."""
-    unknown = set(options) - set(PLOT_OPTIONS)
-    if unknown:
-        raise ValueError(f"unknown plot option(s) {', '.join(sorted(unknown))}; known: {', '.join(PLOT_OPTIONS)}")
-    clean = parse_plot_options({k: v for k, v in options.items() if v is not None}, "plot")
-    return {**DEFAULTS, **clean}
+    return resolve(FIGURE_KINDS["curves"], {k: v for k, v in options.items() if k != "kind"}, "plot")
 
 
 def _panel_column(trials: pd.DataFrame, o: Mapping[str, Any]) -> str:
@@ -294,8 +351,8 @@ def _curves(sel: _Selection) -> _Curves:
     label_rank = {v: i for i, v in enumerate(label_order)}
     frame = frame.assign(
         _r0=frame["_base"].astype(int),
-        _r1=frame["_hue"].map(lambda v: hue_rank.get(v, len(hue_rank))),
-        _r2=frame["label"].map(lambda v: label_rank.get(v, len(label_rank))) if "label" in frame else 0,
+        _r1=frame["_hue"].map(hue_rank).fillna(len(hue_rank)),  # a dict map: no call back into this module per row
+        _r2=frame["label"].map(label_rank).fillna(len(label_rank)) if "label" in frame else 0,
     ).sort_values(["_r0", "_r1", "_r2", *keys[2:]], kind="stable")
     models = set(trials.loc[trials["_value"].notna(), "privacy_model"]) if "privacy_model" in trials else set()
     tag = o["tag_models"] and len(models) > 1
@@ -600,9 +657,21 @@ def _tables(sel: _Selection, curves: _Curves, fits: list[dict[str, Any]]) -> tup
 
 
 def render(run: Run | str | Path, **options: Any) -> Drawing:
-    """Draw one preset (see :data:`dpbench.config.presets.PLOT_KEYS`) of ``run``; nothing is written."""
-    run = run if isinstance(run, Run) else load_run(run)
-    o = resolve_options(options)
+    """Draw one preset (the options of :data:`OPTIONS`, validated and filled here) of ``run``; nothing is
+    written."""
+    return draw_curves(run if isinstance(run, Run) else load_run(run), **resolve_options(options))
+
+
+@register_figure_kind(
+    "curves",
+    summary="a run's metric against any coordinate: curves by hue/style, panels, stat ± 95% band, baselines, "
+    "reference lines, log–log slope fits (the default kind of plot:)",
+    options=OPTIONS,
+    check=check_fit_range,
+)
+def draw_curves(run: Run, **o: Any) -> Drawing:
+    """The curves figure of ``run`` with the resolved options ``o`` (every option of :data:`OPTIONS`)."""
+    o = dict(o)
     annotation = None
     if o["annotate"] is not None:
         from dpbench import registry
@@ -673,6 +742,7 @@ def build_figure(run: Run | str | Path, **options: Any) -> Figure:
 
 __all__ = [
     "render",
+    "draw_curves",
     "build_figure",
     "Drawing",
     "cell_mask",

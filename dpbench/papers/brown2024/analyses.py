@@ -11,15 +11,18 @@ interval of b over the same bootstrap replicates (independent across p). DP-GD l
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from dpbench import registry
+from dpbench.analysis.figures.kinds import draw
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
-from dpbench.analysis.stats import fmt_ci, format_table
+from dpbench.analysis.stats import format_table
+from dpbench.contract import Hyper
 
 
 def crossing(ns: np.ndarray, means: np.ndarray, target: float) -> float:
@@ -54,6 +57,15 @@ def slope_fit(ps: np.ndarray, crossings: np.ndarray) -> tuple[float, float]:
     return float(a), float(b)
 
 
+#: the per-trial error the iso-error analysis interpolates (:mod:`dpbench.papers.brown2024.metrics`)
+METRIC = "brown_l2_error"
+
+
+def with_n(trials: pd.DataFrame) -> pd.DataFrame:
+    """``trials`` with ``data.n`` = n_per_p · p (the grid's n)."""
+    return trials.assign(**{"data.n": trials["data.n_per_p"] * trials["data.p"]})
+
+
 def iso_error_table(
     trials: pd.DataFrame, metric: str, target: float, resamples: int, seed: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -80,50 +92,30 @@ def iso_error_table(
     return pd.DataFrame(rows), pd.DataFrame(fits)
 
 
-def iso_error_figure(table: pd.DataFrame, fits: pd.DataFrame, target: float):
-    """n*(p) with 95% intervals and the fitted power laws, log–log."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 4.6))
-    ax = fig.add_subplot()
-    colours = ("black", "tab:blue", "tab:red", "tab:green")
-    for index, (label, curve) in enumerate(table.groupby("label")):
-        colour = colours[index % len(colours)]
-        fit = fits.set_index("label").loc[label]
-        err = np.vstack([curve["n_star"] - curve["n_lo"], curve["n_hi"] - curve["n_star"]])
-        ax.errorbar(curve["p"], curve["n_star"], yerr=np.clip(err, 0, None), fmt="o", color=colour, capsize=2,
-                    label=f"{label}: b = {fmt_ci(fit['b'], fit['b_lo'], fit['b_hi'], digits=3)}")  # fmt: skip
-        ps = np.linspace(curve["p"].min(), curve["p"].max(), 50)
-        ax.plot(ps, np.exp(fit["a"]) * ps ** fit["b"], color=colour, lw=1)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("dimension p")
-    ax.set_ylabel(f"n with E‖θ̃ − θ*‖₂ = {target:g}")
-    ax.set_title("Brown et al. 2024 iso-error: fitted n*(p) ∝ p^b (95% bootstrap CIs)", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
-    return fig
+#: the options of the brown2024_iso_error analysis and figure kind (figures.py), declared once
+OPTIONS = {
+    "target": Hyper(float, default=0.5, gt=0, doc="the error E‖θ̃ − θ*‖₂ whose n is found"),
+    "resamples": Hyper(int, default=1000, ge=100, doc="bootstrap resamples of the trials within each n"),
+    "seed": Hyper(int, default=0, ge=0, doc="bootstrap seed"),
+}
 
 
 @registry.register_analysis(
     "brown2024_iso_error",
     summary="Brown et al. 2024: n*(p) at E‖θ̃ − θ*‖ = 0.5 per curve, interpolated over the n grid, with the fitted "
     "exponent b of n* ∝ p^b; -o target=0.5 resamples=1000 seed=0",
+    options=OPTIONS,
 )
 def brown2024_iso_error(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
-    o = registry.analysis_options("brown2024_iso_error", options, {"target": 0.5, "resamples": 1000, "seed": 0})
-    frames = []
-    for run_dir in runs:
-        trials = load_run(run_dir).trials
-        for column in ("brown_l2_error", "data.p", "data.n_per_p", "label"):
-            if column not in trials:
-                raise ValueError(f"brown2024_iso_error: {run_dir}/trials.csv has no column {column!r}")
-        frames.append(trials.assign(**{"data.n": trials["data.n_per_p"] * trials["data.p"]}))
-    table, fits = iso_error_table(pd.concat(frames), "brown_l2_error", o["target"], o["resamples"], o["seed"])
+    o = registry.analysis_options("brown2024_iso_error", options)
+    loaded = [load_run(run_dir) for run_dir in runs]
+    pooled = replace(loaded[0], trials=pd.concat([run.trials for run in loaded], ignore_index=True))
+    drawing = draw("brown2024_iso_error", pooled, **o)  # figures.py
+    table, fits = drawing.points, drawing.slopes
     out = Path(runs[0]).parent if len(runs) > 1 else Path(runs[0])
     written = [out / "iso_error_crossings.csv", out / "iso_error_fits.csv"]
     table.to_csv(written[0], index=False)
     fits.to_csv(written[1], index=False)
     echo(format_table(fits))
-    save_figures(iso_error_figure(table, fits, o["target"]), out / "iso_error")
+    save_figures(drawing.figure, out / "iso_error")
     return [*written, out / "iso_error.png"]

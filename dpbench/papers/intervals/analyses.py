@@ -106,16 +106,18 @@ def write_coverage(run_dir: Path, table: pd.DataFrame, targets: Sequence[str], e
     written = [write_text(run_dir / "coverage.csv", table.to_csv(index=False))]
     shown = table[[c for c in SHOWN if c in table]].round(3)
     echo(format_table(shown))
+    curves = list(dict.fromkeys(table["curve"])) if not table.empty else []  # one colour per method in every figure
     for target in targets:
         cover, width = figure_tables(table, target)
         if cover.empty:
             continue
         what = "population θ*" if target == "pop" else "the data set's θ̂_OLS"
         fig = coverage_figure(cover, ylabel="coverage (coefficient 0)", title=f"95% intervals: coverage of {what}",
-                              caption="Clopper–Pearson 95% bands over the trials; dashed: nominal 0.95.")  # fmt: skip
+                              caption="Clopper–Pearson 95% bands over the trials; dashed: nominal 0.95.",
+                              curves=curves)  # fmt: skip
         written += save_figures(fig, run_dir / f"coverage_{target}")
     if not width.empty:
-        fig = coverage_figure(width, nominal=None, ylabel="width / non-private width (median)",
+        fig = coverage_figure(width, nominal=None, ylabel="width / non-private", curves=curves,
                               title="95% intervals: width relative to the non-private Wald interval",
                               caption="Median over trials of the per-trial width ratio (coefficient 0).")  # fmt: skip
         written += save_figures(fig, run_dir / "coverage_width")

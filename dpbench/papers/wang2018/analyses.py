@@ -17,12 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.figure import Figure
 
 from dpbench import registry
+from dpbench.analysis.figures.kinds import draw
 from dpbench.analysis.figures.save import save_figures
-from dpbench.analysis.runs import load_run, require_columns
+from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import fmt, fmt_ci, format_table, median_ci
+from dpbench.contract import Hyper
 
 TRIVIAL, NONPRIVATE = "trivial", "non-private"
 PRIVATE = ("SSP", "ObjPert", "OPS", "AdaOPS", "AdaSSP")
@@ -67,28 +68,6 @@ def compare(cv: pd.DataFrame, a: str, b: str, seed: int = 2018, resamples: int =
     return pd.DataFrame(rows)
 
 
-def summary_figure(table: pd.DataFrame) -> Figure:
-    """Median normalised test excess vs ε per private method (log–log), with the bootstrap 95% band."""
-    fig = Figure(figsize=(6.4, 4.4))
-    ax = fig.add_subplot()
-    for label in PRIVATE:
-        part = table[table["label"] == label].sort_values("epsilon")
-        if part.empty:
-            continue
-        (line,) = ax.plot(part["epsilon"], part["median"], marker="o", label=label)
-        ax.fill_between(part["epsilon"], part["lo"], part["hi"], color=line.get_color(), alpha=0.2)
-    ax.axhline(1.0, color="black", linestyle=":", label="trivial (θ̂ = 0)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("ε (δ = 1e-6)")
-    ax.set_ylabel("median normalised test excess over data sets")
-    ax.set_title("Wang (2018) UCI: (MSE − non-private)/(trivial − non-private)")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
 def ci_cells(frame: pd.DataFrame, value: str) -> list[str]:
     """ "value [lo, hi]" per row of ``frame``."""
     return [fmt_ci(row[value], row["lo"], row["hi"]) for _, row in frame.iterrows()]
@@ -115,24 +94,31 @@ def report_text(table: pd.DataFrame, comparisons: pd.DataFrame) -> str:
     )
 
 
+#: the options of the wang2018_summary analysis and figure kind (figures.py), declared once
+OPTIONS = {
+    "seed": Hyper(int, default=2018, ge=0, doc="bootstrap seed (one stream per ε)"),
+    "resamples": Hyper(int, default=2000, ge=100, doc="bootstrap resamples over data sets"),
+}
+
+
 @registry.register_analysis(
     "wang2018_summary",
     summary="Wang 2018 UCI: CV test MSE per repetition, median normalised test excess per method and ε, the claims",
+    options=OPTIONS,
 )
 def wang2018_summary(runs: list[Path], options: dict[str, str], echo: Callable[[str], None]) -> list[Path]:
-    o = registry.analysis_options("wang2018_summary", options, {"seed": 2018, "resamples": 2000})
+    o = registry.analysis_options("wang2018_summary", options)
     written = []
     for run_dir in runs:
         run = load_run(run_dir)
-        require_columns(run, ("test_mse", "data_draw"), "wang2018_summary", "a wang2018 run has them")
-        cv = cv_errors(run.trials)
-        table = summary(normalised_excess(cv), o["seed"], o["resamples"])
+        drawing = draw("wang2018_summary", run, seed=o["seed"], resamples=o["resamples"])  # figures.py
+        cv, table = cv_errors(run.trials), drawing.points
         comparisons = pd.concat([compare(cv, a, b, o["seed"], o["resamples"]) for a, b in CLAIMS], ignore_index=True)
         table.to_csv(run.path / "wang2018_summary.csv", index=False)
         comparisons.to_csv(run.path / "wang2018_claims.csv", index=False)
         text = report_text(table, comparisons)
         (run.path / "wang2018_summary.md").write_text(text + "\n", encoding="utf-8")
         echo(text)
-        written += save_figures(summary_figure(table), run.path / "wang2018_summary")
+        written += save_figures(drawing.figure, run.path / "wang2018_summary")
         written += [run.path / "wang2018_summary.md"]
     return written

@@ -80,6 +80,11 @@ VECTORS_N2 = {
 METHODS = (("paper", "replace_one"), ("rdp", "replace_one"), ("agm", "replace_one"), ("agm", "zero_out"))
 
 
+def fit_on(fit, ds, epsilon, seed, delta=1e-6, **hyper):
+    """``fit`` on the training rows of ``ds`` at (ε, δ) with the rng of ``seed`` (every call of this file)."""
+    return fit(ds.X_train, ds.y_train, epsilon, delta, np.random.default_rng(seed), **hyper)
+
+
 def _taus(eps: float, delta: float, n: int) -> list[float]:
     return [tau_tree(eps, delta, n, neighbour, method) for method, neighbour in METHODS]
 
@@ -423,53 +428,17 @@ def _design(ds):
 def test_mechanisms_beat_zero_and_record_info(small_problem):
     ds = small_problem
     zero = ds.population.extra["zero_excess"]
-    out_i = fit_identity(
-        ds.X_train, ds.y_train, 2.0, 1e-6, np.random.default_rng(1), neighbour="replace_one", **_design(ds)
-    )
-    out_p = fit_sigma_public(
-        ds.X_train,
-        ds.y_train,
-        2.0,
-        1e-6,
-        np.random.default_rng(1),
-        public_X=ds.X_public,
-        public_C_rows=200,
-        **_design(ds),
-    )
-    out_o = fit_sigma_oracle(
-        ds.X_train,
-        ds.y_train,
-        2.0,
-        1e-6,
-        np.random.default_rng(1),
-        population=ds.population,
-        calibration="paper",
-        neighbour="replace_one",
-    )
-    out_s = fit_sgd_avg(
-        ds.X_train,
-        ds.y_train,
-        None,
-        None,
-        np.random.default_rng(1),
-        **{k: v for k, v in _design(ds).items() if k != "l0"},
-    )
+    out_i = fit_on(fit_identity, ds, 2.0, 1, neighbour="replace_one", **_design(ds))
+    out_p = fit_on(fit_sigma_public, ds, 2.0, 1, public_X=ds.X_public, public_C_rows=200, **_design(ds))
+    out_o = fit_on(fit_sigma_oracle, ds, 2.0, 1, population=ds.population, calibration="paper", neighbour="replace_one")
+    out_s = fit_on(fit_sgd_avg, ds, None, 1, delta=None, **{k: v for k, v in _design(ds).items() if k != "l0"})
     for out in (out_i, out_o, out_s):
         assert excess_pop_paper(out.theta, ds) < 0.5 * zero
     # one draw of the public design's noise exceeds zero/2 with probability ≈ 0.1 (eigen and Cholesky factor alike,
     # tests/mechanisms/gradient/test_dp_ftrl_speed.py): the median of five trials does not
     public_excess = [
         excess_pop_paper(
-            fit_sigma_public(
-                ds.X_train,
-                ds.y_train,
-                2.0,
-                1e-6,
-                np.random.default_rng(seed),
-                public_X=ds.X_public,
-                public_C_rows=200,
-                **_design(ds),
-            ).theta,
+            fit_on(fit_sigma_public, ds, 2.0, seed, public_X=ds.X_public, public_C_rows=200, **_design(ds)).theta,
             ds,
         )
         for seed in range(1, 6)
@@ -486,53 +455,29 @@ def test_mechanisms_beat_zero_and_record_info(small_problem):
 def test_epsilon_to_infinity_recovers_nonprivate_t9(small_problem):
     ds = small_problem
     design = _design(ds)
-    sgd = fit_sgd_avg(
-        ds.X_train,
-        ds.y_train,
-        None,
-        None,
-        np.random.default_rng(2),
-        eta=0.05,
-        **{k: v for k, v in design.items() if k != "l0"},
-    )
-    priv = fit_identity(ds.X_train, ds.y_train, 1e4, 1e-6, np.random.default_rng(2), eta=0.05, **design)
+    sgd = fit_on(fit_sgd_avg, ds, None, 2, delta=None, eta=0.05, **{k: v for k, v in design.items() if k != "l0"})
+    priv = fit_on(fit_identity, ds, 1e4, 2, eta=0.05, **design)
     assert excess_pop_paper(priv.theta, ds) == pytest.approx(excess_pop_paper(sgd.theta, ds), rel=0.05)
 
 
 def test_mechanism_input_errors(small_problem):
     ds = small_problem
     with pytest.raises(ValueError, match="public_X"):
-        fit_sigma_public(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(0), **_design(ds))
+        fit_on(fit_sigma_public, ds, 1.0, 0, **_design(ds))
     with pytest.raises(ValueError, match="population"):
-        fit_sigma_oracle(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(0))
+        fit_on(fit_sigma_oracle, ds, 1.0, 0)
     with pytest.raises(ValueError, match="l0"):
-        fit_identity(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(0), trH=1.0)
+        fit_on(fit_identity, ds, 1.0, 0, trH=1.0)
     with pytest.raises(ValueError, match="neighbour"):
-        fit_identity(ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(0), neighbour="bad", **_design(ds))
+        fit_on(fit_identity, ds, 1.0, 0, neighbour="bad", **_design(ds))
     with pytest.raises(ValueError, match="residual_est_infeasible"):
-        fit_sigma_oracle(
-            ds.X_train,
-            ds.y_train,
-            1.0,
-            1e-6,
-            np.random.default_rng(0),
-            population=ds.population,
-            psi_mode="private_split",
-        )
+        fit_on(fit_sigma_oracle, ds, 1.0, 0, population=ds.population, psi_mode="private_split")
 
 
 def test_adaptive_clipping_option1_runs_and_is_capped(small_problem):
     ds = small_problem
-    capped = fit_sigma_oracle(
-        ds.X_train,
-        ds.y_train,
-        4.0,
-        1e-6,
-        np.random.default_rng(3),
-        population=ds.population,
-        psi_mode="public_labeled",
-        estimating_m=64,
-        psi_cap=1.0,
+    capped = fit_on(
+        fit_sigma_oracle, ds, 4.0, 3, population=ds.population, psi_mode="public_labeled", estimating_m=64, psi_cap=1.0
     )
     assert capped.info["psi"] <= 1.0 + 1e-12
     assert np.isfinite(excess_pop_paper(capped.theta, ds))
@@ -559,9 +504,7 @@ def test_nonprivate_rate_t5_small():
         for seed in range(4):
             ds = load(np.random.default_rng(seed), n=n, d=512, r=2.0, public_M=0, public_MC=0)
             ex = ds.population.extra
-            out = fit_sgd_avg(
-                ds.X_train, ds.y_train, None, None, np.random.default_rng(seed), spectrum="poly", r=2.0, trH=ex["trH"]
-            )
+            out = fit_on(fit_sgd_avg, ds, None, seed, delta=None, spectrum="poly", r=2.0, trH=ex["trH"])
             vals.append(excess_pop_paper(out.theta, ds))
         means.append(np.mean(vals))
     slope = np.polyfit(np.log(ns), np.log(means), 1)[0]
@@ -571,17 +514,11 @@ def test_nonprivate_rate_t5_small():
 def test_public_design_cache_is_keyed_on_the_data(small_problem):
     ds = small_problem
     kwargs = dict(public_C_rows=200, **_design(ds))
-    first = fit_sigma_public(
-        ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=ds.X_public, **kwargs
-    )
-    again = fit_sigma_public(
-        ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=ds.X_public, **kwargs
-    )
+    first = fit_on(fit_sigma_public, ds, 1.0, 4, public_X=ds.X_public, **kwargs)
+    again = fit_on(fit_sigma_public, ds, 1.0, 4, public_X=ds.X_public, **kwargs)
     np.testing.assert_array_equal(first.theta, again.theta)
     other_public = ds.X_public[::-1].copy()  # same rows, different Σ/C split
-    other = fit_sigma_public(
-        ds.X_train, ds.y_train, 1.0, 1e-6, np.random.default_rng(4), public_X=other_public, **kwargs
-    )
+    other = fit_on(fit_sigma_public, ds, 1.0, 4, public_X=other_public, **kwargs)
     assert not np.array_equal(first.theta, other.theta)
 
 
@@ -600,16 +537,7 @@ def test_public_split_loader():
 def test_uncapped_option1_divergence_is_reported_as_nan(small_problem):
     """Spec 002 §3.5 pilot: un-capped RESIDUALEST Option 1 feeds noise back into ψ and diverges at small ε."""
     ds = small_problem
-    out = fit_sigma_oracle(
-        ds.X_train,
-        ds.y_train,
-        0.5,
-        1e-6,
-        np.random.default_rng(3),
-        population=ds.population,
-        psi_mode="public_labeled",
-        estimating_m=64,
-    )
+    out = fit_on(fit_sigma_oracle, ds, 0.5, 3, population=ds.population, psi_mode="public_labeled", estimating_m=64)
     assert out.info["diverged"] is True and out.info["psi"] > 1e10
     assert np.all(np.isnan(out.theta))
 

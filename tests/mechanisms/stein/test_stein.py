@@ -5,6 +5,7 @@ loaders and metrics."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -381,15 +382,10 @@ def test_two_round_baseline_runs_and_projects():
     lo, hi = projection_interval(FAMILIES["logistic_link"], 1.0)
     assert hi == pytest.approx(math.log(1 + math.e) + 0.05)
     ds = load_synth(np.random.default_rng(16), n=5000, p=3)
-    f = two_round_fit(
-        ds.X_train,
-        ds.y_train,
-        10.0,
-        1e-4,
+    logistic = functools.partial(two_round_fit, ds.X_train, ds.y_train, 10.0, 1e-4, family="logistic", r=None)
+    f = logistic(
         np.random.default_rng(0),
-        family="logistic",
         covariates="gaussian",
-        r=None,
         sigma_op_norm=ds.population.extra["sigma_op_norm"],
         calibration="classical",
     )
@@ -397,17 +393,7 @@ def test_two_round_baseline_runs_and_projects():
     assert f.info["s_y"] == pytest.approx(math.sqrt(8 * log_term(1e-4)) / 10.0)
     assert f.info["delta_spent"] == pytest.approx(1.5e-4)
     with pytest.raises(ValueError, match="sigma_op_norm"):
-        two_round_fit(
-            ds.X_train,
-            ds.y_train,
-            10.0,
-            1e-4,
-            np.random.default_rng(0),
-            family="logistic",
-            covariates="gaussian",
-            r=None,
-            sigma_op_norm=None,
-        )
+        logistic(np.random.default_rng(0), covariates="gaussian", sigma_op_norm=None)
 
 
 # ---------------------------------------------------------------------------------------------------------------
