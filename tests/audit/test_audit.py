@@ -136,8 +136,10 @@ def test_broken_copy_is_restored(name):
             patched = [attr for attr, _ in A.noise_patches(info)]
             assert all(getattr(module, attr) is not before[attr] for attr in patched)
             raise RuntimeError
+    checks = [attr for attr in A.blackbox.BOUND_CHECKS if attr in before]
+    assert checks, f"{name}: no input check for the no_bound control to switch off"
     with A.broken_copy(info, "no_bound"):
-        assert module.check_inputs is not before["check_inputs"]
+        assert all(getattr(module, attr) is not before[attr] for attr in checks)
     assert all(vars(module)[key] is value for key, value in before.items())
 
 
