@@ -216,15 +216,6 @@ def test_the_registry_holds_tables_and_discovery_only():
     assert "MechanismInfo" not in methods and all(len(m) <= 1 for m in methods.values()), methods
 
 
-#: modules that still draw a paper's figure outside a figures module (to be moved into figure kinds): the bandit
-#: kind's figures (its package is being rebuilt on the engine's pieces) and two IWR builders
-MATPLOTLIB_NOT_YET_IN_A_KIND = {
-    "dpbench.bandits.analyses",
-    "dpbench.papers.iwr.analyses",
-    "dpbench.papers.iwr.e1",
-}
-
-
 def matplotlib_importers() -> set[tuple[str, str]]:
     """(module, imported matplotlib module) for every import of matplotlib in the package, lazy ones included."""
     importers = set()
@@ -245,11 +236,11 @@ def matplotlib_importers() -> set[tuple[str, str]]:
 
 def test_figures_are_drawn_without_pyplot_and_matplotlib_stays_with_the_figures():
     """'matplotlib imported only where figures are drawn; a figure is created without pyplot': matplotlib is
-    imported by the figure kinds of dpbench/analysis/figures/ and the papers' figures.py modules only (the audit's
-    figure included), and nothing imports pyplot."""
+    imported by the figure kinds of dpbench/analysis/figures/ and the papers' (and the bandit kind's) figures.py
+    modules only (the audit's figure included), with no exception, and nothing imports pyplot."""
     importers = matplotlib_importers()
     drawing = {m for m, _ in importers if m.startswith("dpbench.analysis.figures") or m.endswith(".figures")}
-    assert {m for m, _ in importers} - drawing <= MATPLOTLIB_NOT_YET_IN_A_KIND
+    assert {m for m, _ in importers} - drawing == set()
     assert not {m for m, name in importers if "pyplot" in name}
 
 
@@ -258,6 +249,6 @@ def test_the_figure_kinds_table_is_found_by_discovery_not_imported():
     draw it (they register themselves; the kinds' table is read by name), and the table module imports no
     matplotlib (a config's plot: is checked without drawing)."""
     graph = import_graph()
-    paper_figures = {m for m in graph if m.startswith("dpbench.papers") and m.endswith(".figures")}
+    paper_figures = {m for m in graph if m.startswith(("dpbench.papers", "dpbench.bandits")) and m.endswith(".figures")}
     assert paper_figures and not {m for m, targets in graph.items() for t in targets if t in paper_figures}
     assert not reachable(graph, "dpbench.analysis.figures.kinds") & {m for m, _ in matplotlib_importers()}

@@ -418,7 +418,7 @@ def test_bandit_run_and_resume(tmp_path):
     assert gaps["gap"].iloc[0] == pytest.approx((at[0.5] - at[math.inf]).mean())
 
 
-def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_path, monkeypatch):
+def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_path):
     """The regret grid (rows = environments, panels = algorithms, one curve per ε, LinUCB as a grey baseline in
     every panel), its slope fit, and `dpbench report` running the bandit_gap analysis the config names."""
     from typer.testing import CliRunner
@@ -454,15 +454,20 @@ def test_bandit_figures_and_report_come_from_the_generic_plot_and_analyses(tmp_p
     assert "## Figure regret_grid: regret" in markdown and "## Analysis: bandit_gap" in markdown
     assert (run_dir / "figure_regret_grid.png").exists() and (run_dir / "figure_privacy_gap.png").exists()
     assert "figure_privacy_gap.png" in markdown
-    # the gap figure can carry its own caption (the run's describes the regret curves)
+    # the gap figure is the bandit_privacy_gap kind; it can carry its own caption (the run's describes the regret)
+    from dpbench.analysis.figures.kinds import draw
+    from dpbench.analysis.runs import load_run
+
+    drawing = draw("bandit_privacy_gap", load_run(run_dir), caption="gap only", at=[300])
+    caption = drawing.figure.texts[-1].get_text().replace("\n", " ")
+    assert caption.endswith("mean ± 1.96·sd/√R. gap only") and set(drawing.points["T"]) == {300}
+    assert drawing.figure.axes[0].get_xlabel() == "1/ε" and set(drawing.slopes["T"]) == {300}
+    with pytest.raises(ValueError, match=r"at\[0\]"):
+        draw("bandit_privacy_gap", load_run(run_dir), at=[0])
     from dpbench.bandits import analyses
 
-    captions, original = [], analyses.gap_figure
-    monkeypatch.setattr(
-        analyses, "gap_figure", lambda gaps, title, caption: captions.append(caption) or original(gaps, title, caption)
-    )
-    analyses.bandit_gap([run_dir], {"caption": "gap only"}, echo=lambda _m: None)
-    assert len(captions) == 1 and captions[0].endswith("mean ± 1.96·sd/√R. gap only")
+    with pytest.raises(ValueError, match="option at"):
+        analyses.bandit_gap([run_dir], {"at": "300,x"}, echo=lambda _m: None)
 
 
 @pytest.mark.slow

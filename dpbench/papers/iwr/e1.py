@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpbench.analysis.figures.save import save_figure
+from dpbench.analysis.figures.kinds import draw
+from dpbench.analysis.figures.save import save_figures
 from dpbench.io.atomic import write_atomic
 from dpbench.mechanisms.iwr.matrix import W_gamma0, population_info_matrix
 
@@ -106,50 +107,8 @@ def compare_with_spec() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def e1_figure(table: pd.DataFrame, path: Path) -> Path:
-    """Two rows × one panel per generator: (a) PoP_IW (solid) and PoP_SSP (dashed) vs T; (b) the two distances."""
-    from matplotlib.figure import Figure
-
-    gens = list(dict.fromkeys(table["generator"]))
-    fig = Figure(figsize=(4.2 * len(gens), 7.4))
-    axes = fig.subplots(2, len(gens), squeeze=False)
-    colors = {0.01: "tab:red", 0.1: "tab:blue", 1.0: "tab:green"}
-    for j, g in enumerate(gens):
-        sub = table[table["generator"] == g]
-        ax, bx = axes[0, j], axes[1, j]
-        for a, part in sub.groupby("alpha"):
-            c = colors.get(a, None)
-            ax.loglog(part["T"], part["pop_iw"], "-", color=c, label=f"PoP_IW, α={a:g}")
-            ax.loglog(part["T"], part["pop_ssp"], "--", color=c, label=f"PoP_SSP, α={a:g}")
-            bx.loglog(part["T"], part["rel_W_W0"], "-", color=c, label=f"‖W−W_{{0,λ}}‖/‖W‖, α={a:g}")
-            bx.loglog(part["T"], part["rel_W_gammaU"], ":", color=c, label=f"‖W−γU_γλ‖/‖W‖, α={a:g}")
-        ax.axhline(1.0, color="gray", lw=0.8)
-        ax.set_title(g)
-        ax.set_xlabel("T")
-        bx.set_xlabel("T")
-        ax.grid(True, which="major", alpha=0.3)
-        bx.grid(True, which="major", alpha=0.3)
-        if j == 0:
-            ax.set_ylabel("price of privacy")
-            bx.set_ylabel("relative distance (op norm)")
-    h1, l1 = axes[0, 0].get_legend_handles_labels()
-    h2, l2 = axes[1, 0].get_legend_handles_labels()
-    fig.legend(h1, l1, loc="upper center", ncol=6, fontsize=8, bbox_to_anchor=(0.5, 0.995))
-    fig.legend(h2, l2, loc="lower center", ncol=6, fontsize=8, bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle(
-        "E1: population information matrices, γ = 1/(α√T), λ = 1/√T — synthetic demonstration of "
-        "Lemma 5.7 / Eq. 23 (proposed in spec 000 §7.3), not a reproduction",
-        y=0.935,
-        fontsize=9,
-    )
-    fig.subplots_adjust(top=0.86, bottom=0.16, left=0.06, right=0.98, hspace=0.3, wspace=0.25)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path)
-    return path
-
-
 def run_e1(out_dir: Path) -> dict[str, Path]:
-    """Write table.csv, spec_comparison.csv/.md and figure_e1.png to ``out_dir``."""
+    """Write table.csv, spec_comparison.csv/.md and figure_e1.png/.pdf (the figure kind ``iwr_e1``) to ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     table = e1_table()
     write_atomic(out_dir / "table.csv", table.to_csv(index=False))
@@ -161,6 +120,6 @@ def run_e1(out_dir: Path) -> dict[str, Path]:
             f"| {r.generator} | {r.alpha:g} | {r.T:.0e} | {r.pop_iw:.3g} | {r.spec_pop_iw:g} | "
             f"{r.pop_ssp:.3g} | {r.spec_pop_ssp:g} |"
         )
-    (out_dir / "spec_comparison.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    fig = e1_figure(table, out_dir / "figure_e1.png")
-    return {"table": out_dir / "table.csv", "comparison": out_dir / "spec_comparison.md", "figure": fig}
+    write_atomic(out_dir / "spec_comparison.md", "\n".join(lines) + "\n")
+    png, _pdf = save_figures(draw("iwr_e1", table).figure, out_dir / "figure_e1")  # figures.py
+    return {"table": out_dir / "table.csv", "comparison": out_dir / "spec_comparison.md", "figure": png}

@@ -572,7 +572,9 @@ def _e5_trials(seed: int = 0):
 
 
 def test_e5_ratio_cis_are_paired_seeded_and_drawn(tmp_path):
-    from dpbench.papers.iwr.analyses import _dodge, e5_ratio_figure, e5_tables
+    from dpbench.analysis.figures.save import save_figures
+    from dpbench.papers.iwr.analyses import e5_tables
+    from dpbench.papers.iwr.figures import dodge, e5_ratio_figure
 
     trials = _e5_trials()
     table, wide = e5_tables(trials, resamples=200)
@@ -588,12 +590,42 @@ def test_e5_ratio_cis_are_paired_seeded_and_drawn(tmp_path):
     assert a[["ratio_lo", "ratio_hi"]].equals(b[["ratio_lo", "ratio_hi"]])
     assert (a["ratio_lo"] <= a["ratio_ssp_over_alg1"]).all() and (a["ratio_ssp_over_alg1"] <= a["ratio_hi"]).all()
     # points of one E|φ|/Eφ² are spread around it (distinct, geometric mean kept)
-    pos = _dodge(wide)
+    pos = dodge(wide)
     for value in wide["E_abs_phi_over_E_phi2"].unique():
         group = pos[wide["E_abs_phi_over_E_phi2"].to_numpy() == value]
         assert len(set(group)) == len(group) and np.exp(np.log(group).mean()) == pytest.approx(value)
-    path = e5_ratio_figure(wide, tmp_path / "ratio.png", fits="12 fits per mechanism")
-    assert path.exists() and path.stat().st_size > 10_000
+    fig = e5_ratio_figure(wide, fits="12 fits per mechanism", resamples=200, seed=3)
+    (ax,) = fig.axes
+    assert ax.get_xscale() == ax.get_yscale() == "log" and "Laplace SSP / Alg 1" in ax.get_ylabel()
+    assert "200 resamples, seed 3" in fig.texts[0].get_text().replace("\n", " ")
+    png, pdf = save_figures(fig, tmp_path / "ratio")
+    assert png.stat().st_size > 10_000 and pdf.exists()
+
+
+def test_e5_ratio_kind_draws_a_run_and_the_analysis_writes_its_table(tmp_path):
+    """The iwr_e5 analysis draws the iwr_e5_ratio kind (the kinds' table) with its declared options and writes the
+    long table with the same ratios, PNG and PDF; a refused option names the field."""
+    import pandas as pd
+
+    from dpbench.analysis.figures.kinds import draw
+    from dpbench.analysis.runs import load_run
+    from dpbench.papers.iwr.analyses import e5_tables
+
+    trials = _e5_trials().assign(label="x", dataset="d", dataset_id="d")
+    folder = tmp_path / "e5"
+    folder.mkdir()
+    trials.to_csv(folder / "trials.csv", index=False)
+    (folder / "config.yaml").write_text("name: e5\n")
+    run = registry.get_analysis("iwr_e5").run
+    written = run([folder], {"resamples": "200"}, echo=lambda _m: None)
+    assert [p.name for p in written] == ["iw_e5_table.csv", "iw_e5_ratio.png", "iw_e5_ratio.pdf"]
+    table, wide = e5_tables(trials, resamples=200)
+    pd.testing.assert_frame_equal(pd.read_csv(written[0]), table.reset_index(drop=True), check_dtype=False)
+    assert set(wide["ratio_lo"]) <= set(table["ratio_lo"])  # the figure's points are the table's ratios
+    with pytest.raises(ValueError, match="resamples"):
+        draw("iwr_e5_ratio", load_run(folder), resamples=5)
+    with pytest.raises(ValueError, match="saturation"):
+        run([folder], {"saturation": "-1"}, echo=lambda _m: None)
 
 
 def test_iw_zero_level_annotation_draws_theta_zero_on_top(tmp_path):
