@@ -33,6 +33,7 @@ kind. Checked against a Monte-Carlo histogram at d = 1 and 2 (``tests/audit/test
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from dataclasses import dataclass, field
 
@@ -228,6 +229,26 @@ class BallObjective:
         out[outside] = -np.inf
         return out
 
+    def unit_noise(self, theta: np.ndarray, rng: np.random.Generator, grid: int = 4_001) -> np.ndarray:
+        """A draw of b/σ given the output θ (one row): b = c − Aθ inside; on the sphere b = c − (A + ν̃I)θ with ν̃
+        drawn from ν's conditional law given θ, ∝ e^{−(ν − μ)²/(2s²)} J(ν) on ν ≥ 0 (inverse CDF on a grid). Then
+        (θ, ν̃) has the joint law of (θ̂, ν̂), so the result is exactly N(0, I_d) when θ follows the declared law —
+        the residual the noise, centre and correlation checks test (on the sphere b is not a function of θ̂)."""
+        theta = np.ravel(np.asarray(theta, dtype=float))
+        resid = np.asarray(self.c, dtype=float) - np.asarray(self.a, dtype=float) @ theta
+        if not self.on_sphere(theta[None, :])[0]:
+            return resid / self.sigma
+        r2, s = self.radius**2, self.sigma / self.radius
+        mu = float(resid @ theta) / r2
+        width = s if mu >= 0 else min(s, (self.d + 40.0) * s * s / abs(mu))
+        nu = np.linspace(0.0, max(mu, 0.0) + 12.0 * width, grid)
+        q = ((theta @ self.v) ** 2 @ self.coeffs) / self.radius
+        log_f = -0.5 * ((nu - mu) / s) ** 2 + np.log(np.polynomial.polynomial.polyval(nu, q) + 1e-300)
+        f = np.exp(log_f - np.max(log_f))
+        cdf = np.concatenate([[0.0], np.cumsum((f[1:] + f[:-1]) / 2.0)])
+        nu_draw = float(np.interp(rng.uniform() * cdf[-1], cdf, nu))
+        return (resid - nu_draw * theta) / self.sigma
+
 
 @dataclass(frozen=True)
 class ObjectiveLaw:
@@ -278,6 +299,14 @@ def objective_law(a_d: np.ndarray, c_d: np.ndarray, a_dp: np.ndarray, c_dp: np.n
     return ObjectiveLaw(
         BallObjective(a_d, np.ravel(c_d), sigma_d, radius), BallObjective(a_dp, np.ravel(c_dp), sigma_dp, radius)
     )
+
+
+def objective_unit_noise(a: np.ndarray, c: np.ndarray, sigma: float, radius: float, theta: np.ndarray) -> np.ndarray:
+    """:meth:`BallObjective.unit_noise` of an observed release, with a generator seeded by θ̂'s bytes (the same
+    output gives the same residual in every check)."""
+    theta = np.ravel(np.asarray(theta, dtype=float))
+    seed = int.from_bytes(hashlib.sha256(theta.tobytes()).digest()[:8], "little")
+    return BallObjective(a, np.ravel(c), sigma, radius).unit_noise(theta, np.random.default_rng(seed))
 
 
 def gradient_shift(a_d: np.ndarray, c_d: np.ndarray, a_dp: np.ndarray, c_dp: np.ndarray, theta: np.ndarray) -> float:

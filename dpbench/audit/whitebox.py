@@ -40,7 +40,7 @@ import numpy as np
 from scipy.linalg import eigh
 from scipy.stats import ks_2samp
 
-from dpbench.audit.objective_density import ObjectiveLaw, objective_law
+from dpbench.audit.objective_density import ObjectiveLaw, objective_law, objective_unit_noise
 from dpbench.audit.stats import LossEpsilon, loss_epsilon
 from dpbench.mechanisms._base import Release, as_fit_result, record_releases
 from dpbench.mechanisms.iwr.noise import l2ball_sample
@@ -412,6 +412,8 @@ def noise_residuals(rp: ReleasePair) -> tuple[str, np.ndarray]:
         return "normal", resid / _aggregate_scale(r)
     if r.kind == "posterior":
         return "normal", whitened_posterior(r, own)
+    if r.kind == "objective":
+        return "normal", objective_noise(r, own)
     how = r.params.get("aggregate", "mean") if r.users else "none"
     resid = np.ravel(np.asarray(r.value, dtype=float) - _aggregate(own, r)) if r.kind == "laplace" else None
     if r.kind == "laplace" and how == "none":  # one report per user (or a central release): Lap(b) entries
@@ -420,6 +422,12 @@ def noise_residuals(rp: ReleasePair) -> tuple[str, np.ndarray]:
         users = np.asarray(r.centre).shape[0]
         return "normal", resid / (r.scale * math.sqrt(2 * users if how == "sum" else 2 / users))
     return "none", np.zeros(0)
+
+
+def objective_noise(r: Release, centre: np.ndarray) -> np.ndarray:
+    """The noise b/σ of an ``objective`` release that maps to its value, ν drawn from its conditional law on the
+    sphere (:func:`~dpbench.audit.objective_density.objective_unit_noise`): N(0, I) under the declared law."""
+    return objective_unit_noise(r.params["A"], centre, r.scale, float(r.params["radius"]), r.value)
 
 
 def whitened_posterior(r: Release, centre: np.ndarray) -> np.ndarray:

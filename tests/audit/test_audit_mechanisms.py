@@ -163,6 +163,7 @@ def test_honest_mechanisms_are_never_flagged(name):
 #: cheap built-ins whose integrity checks run in the default suite (every one runs in the slow test above)
 INTEGRITY_QUICK = [
     "adassp",
+    "objpert",
     "dpgd",
     "ihm",
     "linmix",

@@ -118,6 +118,21 @@ def test_identical_laws_have_zero_epsilon_and_the_sampled_epsilon_is_finite():
     assert same.eps == pytest.approx(0.0, abs=1e-9)
 
 
+def test_reconstructed_noise_is_standard_normal_under_the_declared_law():
+    """b̃/σ with ν̃ from its conditional law on the sphere: N(0, I) for outputs of the declared law (a mixed case
+    and the audit pair's regime, 99% on the sphere). A σ/1.3 copy shows (variance ≈ 0.8) only where the interior
+    carries mass: on the sphere ν̃ absorbs it (variance 0.99 in the second case; docs/privacy.md)."""
+    rng = np.random.default_rng(9)
+    for law in (BallObjective(A2, C2, 1.3, 0.9), BallObjective(np.diag([5.0, 4.3]), np.array([1.0, 0.0]), 30.0, 1.0)):
+        theta, sphere = law.sample(4_000, rng)
+        z = np.array([law.unit_noise(t, rng) for t in theta])
+        assert sphere.mean() > 0.5 and np.all(np.abs(z.mean(axis=0)) < 5 / math.sqrt(4_000))
+        assert np.all(np.abs(z.var(axis=0) - 1) < 5 * math.sqrt(2 / 4_000))
+    law = BallObjective(A2, C2, 1.3, 0.9)
+    theta, _ = BallObjective(A2, C2, 1.3 / 1.3, 0.9).sample(4_000, rng)
+    assert np.mean([law.unit_noise(t, rng) ** 2 for t in theta]) < 0.9  # 1 ± 0.02 when honest
+
+
 def test_vectorised_sampler_solves_the_mechanisms_ball_problem():
     """BallObjective.solve (Newton on 1/‖θ(ν)‖) and the mechanism's solver (secular equation, brentq) agree."""
     rng = np.random.default_rng(6)
