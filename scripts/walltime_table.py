@@ -1,5 +1,7 @@
-"""Per-figure wall time of the finished runs under a results folder (from each run's meta.json) → CSV, and the
-per-trial cost of each mechanism family over those runs (their trials.csv ``seconds``) → families.csv beside it.
+"""Per-figure wall time of the finished runs under a results folder (from each run's meta.json) → CSV, the
+per-trial cost of each mechanism family over those runs (their trials.csv ``seconds``) → families.csv beside it, and,
+when `make reproduce-all` left its per-command record runs.csv beside it, per paper the CPU seconds and the wall span
+(first start to last end) → papers.csv, with a row ``all`` for the whole run.
 
 Usage: python scripts/walltime_table.py RESULTS_DIR OUT.csv
 """
@@ -51,12 +53,35 @@ def trial_costs(results: Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def paper_spans(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per paper from the per-command record (scripts/timed_run.py rows): CPU seconds summed, the wall span from its
+    first command's start to its last command's end, and the number of commands; then the row ``all``."""
+
+    def summary(frame: pd.DataFrame) -> dict[str, float]:
+        return {
+            "cpu_s": round(float(frame["cpu_s"].sum()), 1),
+            "wall_span_s": round(float(frame["end"].max() - frame["start"].min()), 1),
+            "start_s": round(float(frame["start"].min() - runs["start"].min()), 1),
+            "end_s": round(float(frame["end"].max() - runs["start"].min()), 1),
+            "commands": len(frame),
+        }
+
+    rows = [{"paper": paper, **summary(frame)} for paper, frame in runs.groupby("paper", sort=False)]
+    rows.append({"paper": "all", **summary(runs)})
+    return pd.DataFrame(rows)
+
+
 def main(results: str, out: str) -> None:
     frame = table(Path(results))
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out, index=False)
     print(frame.to_string(index=False) if len(frame) else "no finished runs")
     print(frame.groupby("paper")["wall_s"].sum().to_string())
+    runs_csv = Path(out).parent / "runs.csv"
+    if runs_csv.is_file():
+        papers = paper_spans(pd.read_csv(runs_csv))
+        papers.to_csv(Path(out).parent / "papers.csv", index=False)
+        print(papers.to_string(index=False))
     costs = trial_costs(Path(results))
     if len(costs):
         families = family_costs(costs)

@@ -123,6 +123,7 @@ def test_report_html_in_a_real_browser(browser, runs):
     assert_page_is_sound(seen, min_images=3, min_tables=3)  # two figures and the performance profile
 
 
+@pytest.mark.slow  # 6 s; the report page test keeps a real browser in the default suite
 def test_leaderboard_html_in_a_real_browser(browser, runs, tmp_path):
     first, second = runs
     out = tmp_path / "board"

@@ -68,6 +68,7 @@ def shim(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # 34 s: the whole tutorial; CI's `make reproduce-figure1` and the newcomer tests cover the fast path
 def test_tutorial_runs_end_to_end(tmp_path, shim):
     work = tmp_path / "work"
     work.mkdir()

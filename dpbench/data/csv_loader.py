@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpbench.contract import Choice, Hyper
 from dpbench.data._base import Dataset, normalize_rows, note_read, scale_labels, standardize_features
 from dpbench.registry import register_dataset
 
@@ -406,33 +407,73 @@ def split_from_column(labels: pd.Series, where: str, header: bool) -> tuple[np.n
     return np.flatnonzero((text == "train").to_numpy()), np.flatnonzero((text == "test").to_numpy())
 
 
+#: the options every file loader shares (``csv``, ``openml``): how rows are brought into the bounds, declared once
+PREPROCESSING: dict[str, Hyper] = {
+    "bounds": Choice(
+        *BOUNDS_MODES,
+        default=None,
+        none="required: declared or benchmark",
+        doc="declared: you state the bounds (private); benchmark: the papers' data-dependent "
+        "normalisation (not private)",
+    ),
+    "x_bound": Hyper(float, default=None, gt=0, none="not declared", doc="row norm bound (bounds: declared)"),
+    "y_bound": Hyper(float, default=None, gt=0, none="not declared", doc="label bound (bounds: declared)"),
+    "feature_ranges": Hyper(
+        object, default=None, none="not declared", doc="{column: [low, high]} per feature (bounds: declared)"
+    ),
+    "target_range": Hyper(object, default=None, none="not declared", doc="[low, high] of the target"),
+    "standardize": Hyper(bool, default=False, doc="z-score the features (bounds: benchmark only)"),
+    "clip": Choice(*CLIP_MODES, default="clip", doc="rows beyond declared bounds: clipped and counted, or refused"),
+    "missing": Choice(*MISSING_MODES, default="error", doc="a missing cell: refuse the file, or drop the row"),
+    "test_fraction": Hyper(float, default=0.2, ge=0, lt=1, doc="share of rows in the random test split"),
+    "split_seed": Hyper(int, default=None, ge=0, none="the trial's rng", doc="seed of a fixed random split"),
+}
+#: the options of ``loader: csv``, declared once
+CSV_OPTIONS: dict[str, Hyper] = {
+    "path": Hyper(str, default=None, none="required", doc="the CSV file, relative to the config or absolute"),
+    "target": Hyper(object, default=None, none="the last column", doc="the target column (name or index)"),
+    "features": Hyper(object, default=None, none="every other column", doc="list of feature column names"),
+    "delimiter": Hyper(str, default=",", doc="column separator"),
+    "header": Hyper(bool, default=True, doc="the first line names the columns"),
+    "split_column": Hyper(str, default=None, none="a random split", doc="column marking rows train / test"),
+    **PREPROCESSING,
+    "title": Hyper(str, default=None, none="the file's stem", doc="the panels' title"),
+}
+
+
 @register_dataset(
     "csv",
     summary="Your own CSV: path, target, features, split, bounds: declared (private) | benchmark (not private)",
     spec="issue 18",
+    options=CSV_OPTIONS,
 )
-def load_csv(
+def load_csv(rng: np.random.Generator, **options: Any) -> Dataset:
+    """Load a numeric CSV (module docstring); ``title`` names the panels (default: the file's stem)."""
+    return read_csv_dataset(rng, **options)
+
+
+def read_csv_dataset(
     rng: np.random.Generator,
     *,
-    path: str | None = None,
-    target: str | int | None = None,
-    features: list[str] | None = None,
-    delimiter: str = ",",
-    header: bool = True,
-    missing: str = "error",
-    test_fraction: float = 0.2,
-    split_seed: int | None = None,
-    split_column: str | None = None,
-    bounds: str | None = None,
-    x_bound: float | None = None,
-    y_bound: float | None = None,
-    feature_ranges: dict[str, list[float]] | None = None,
-    target_range: list[float] | None = None,
-    standardize: bool = False,
-    clip: str = "clip",
-    title: str | None = None,
+    path: str | None,
+    target: str | int | None,
+    features: list[str] | None,
+    delimiter: str,
+    header: bool,
+    missing: str,
+    test_fraction: float,
+    split_seed: int | None,
+    split_column: str | None,
+    bounds: str | None,
+    x_bound: float | None,
+    y_bound: float | None,
+    feature_ranges: dict[str, list[float]] | None,
+    target_range: list[float] | None,
+    standardize: bool,
+    clip: str,
+    title: str | None,
 ) -> Dataset:
-    """Load a numeric CSV (module docstring); ``title`` names the panels (default: the file's stem)."""
+    """The ``csv`` loader's body, every option given (:data:`CSV_OPTIONS`)."""
     if not path:
         raise ValueError("csv loader: option path is required (the CSV file, relative to the config or absolute)")
     file = Path(path).expanduser()

@@ -14,13 +14,15 @@ Cache directory: ``cache_dir`` if given, else ``$DPBENCH_DATA_DIR/openml`` when 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dpbench.contract import Hyper
 from dpbench.data._base import Dataset, DataUnavailableError, note_read
-from dpbench.data.csv_loader import assemble, check_preprocessing, handle_missing, split_indices
+from dpbench.data.csv_loader import PREPROCESSING, assemble, check_preprocessing, handle_missing, split_indices
 from dpbench.data.recipes import SPEC
 from dpbench.registry import register_dataset
 
@@ -64,34 +66,53 @@ def _is_cached(dataset_dir: Path) -> bool:
     return any((dataset_dir / name).is_file() for name in data_files) or any(dataset_dir.glob("*.pq"))
 
 
+#: the options of ``loader: openml``, declared once: which dataset, then the file loaders' preprocessing
+#: (:data:`~dpbench.data.csv_loader.PREPROCESSING`) with the R recipe's defaults (incomplete rows dropped, benchmark)
+OPENML_OPTIONS: dict[str, Hyper] = {
+    "data_id": Hyper(int, default=505, ge=1, doc="the OpenML dataset id (505 = Tecator)"),
+    "target": Hyper(str, default=None, none="the dataset's default target", doc="the target column"),
+    "allow_download": Hyper(bool, default=False, doc="fill the local cache from the network when missing"),
+    "cache_dir": Hyper(str, default=None, none="$DPBENCH_DATA_DIR's openml cache", doc="the openml cache folder"),
+    **PREPROCESSING,
+    "missing": replace(PREPROCESSING["missing"], default="drop"),
+    "bounds": replace(PREPROCESSING["bounds"], default="benchmark"),
+}
+
+
 @register_dataset(
     "openml",
     summary="Any numeric OpenML regression dataset (local cache only unless allow_download); bounds: benchmark "
     "(R recipe, default) | declared, as for csv",
     spec="004 §8 / " + SPEC,
+    options=OPENML_OPTIONS,
 )
-def load_openml(
-    rng: np.random.Generator,
-    *,
-    data_id: int = 505,
-    target: str | None = None,
-    standardize: bool = False,
-    allow_download: bool = False,
-    cache_dir: str | None = None,
-    missing: str = "drop",
-    test_fraction: float = 0.2,
-    split_seed: int | None = None,
-    bounds: str = "benchmark",
-    x_bound: float | None = None,
-    y_bound: float | None = None,
-    feature_ranges: dict[str, list[float]] | None = None,
-    target_range: list[float] | None = None,
-    clip: str = "clip",
-) -> Dataset:
+def load_openml(rng: np.random.Generator, **options: Any) -> Dataset:
     """OpenML dataset ``data_id`` (default 505 = Tecator): X = all non-target columns, y = ``target`` (default: the
     dataset's default target). The split and preprocessing options are those of ``loader: csv``
     (:mod:`dpbench.data.csv_loader`); the defaults (incomplete rows dropped, random 80/20 split, ``bounds:
     benchmark``) are the R recipe of spec 004 §5.3."""
+    return read_openml_dataset(rng, **options)
+
+
+def read_openml_dataset(
+    rng: np.random.Generator,
+    *,
+    data_id: int,
+    target: str | None,
+    standardize: bool,
+    allow_download: bool,
+    cache_dir: str | None,
+    missing: str,
+    test_fraction: float,
+    split_seed: int | None,
+    bounds: str,
+    x_bound: float | None,
+    y_bound: float | None,
+    feature_ranges: dict[str, list[float]] | None,
+    target_range: list[float] | None,
+    clip: str,
+) -> Dataset:
+    """The ``openml`` loader's body, every option given (:data:`OPENML_OPTIONS`)."""
     where = f"OpenML dataset {data_id}"
     prep = check_preprocessing(
         where,

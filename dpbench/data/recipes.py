@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpbench.contract import Choice, Hyper
 from dpbench.data._base import Dataset, finalize, require_file
 from dpbench.registry import register_dataset
 
@@ -144,16 +145,24 @@ def load_r_dataset(key: str, rng: np.random.Generator, standardize: bool = False
     return split_r(key, table[:, :-1], table[:, -1], rng, standardize=standardize, meta=meta)
 
 
+#: the option of the R-recipe datasets and wine, declared once
+STANDARDIZE = {
+    "standardize": Hyper(bool, default=False, doc="z-score the features with the training mean/std (004 §5.3 M step)")
+}
+#: a loader without options: a config giving one is refused, naming it
+NO_OPTIONS: dict[str, Hyper] = {}
+
+
 def _make_r_loader(key: str) -> None:
     title, relative, *_ = R_DATASETS[key]
 
-    def load(rng: np.random.Generator, *, standardize: bool = False) -> Dataset:
-        return load_r_dataset(key, rng, standardize)
+    def load(rng: np.random.Generator, **options: Any) -> Dataset:
+        return load_r_dataset(key, rng, options["standardize"])
 
     load.__name__ = load.__qualname__ = f"load_{key}"
     load.__doc__ = f"{title} ({relative}): R recipe of spec 004 §5.3."
     summary = f"{title}: {relative}, random 80/20 split, raw features (R)"
-    register_dataset(key, summary=summary, spec=SPEC)(load)
+    register_dataset(key, summary=summary, spec=SPEC, options=STANDARDIZE)(load)
 
 
 for _key in R_DATASETS:
@@ -171,17 +180,18 @@ ENERGY_FILE = "raw/energy.txt"
     "energy",
     summary="Energy efficiency: raw/energy.txt, 8 features, y = heating load (004 §7 #15), R recipe",
     spec=SPEC,
+    options={
+        "target": Choice("heating", "cooling", default="heating", doc="the load taken as y"),
+        "features": Choice(8, 9, default=8, doc="8: X1..X8; 9: the other load appended"),
+    },
 )
-def load_energy(rng: np.random.Generator, *, target: str = "heating", features: int = 8) -> Dataset:
+def load_energy(rng: np.random.Generator, **options: Any) -> Dataset:
     """Energy efficiency (ENB2012): columns X1..X8, Y1 heating load, Y2 cooling load.
 
     Default (spec recommendation, matches Table 2): X = X1..X8, y = heating load (d = 8). ``features=9``
     appends the other load as a 9th feature; ``target="cooling", features=9`` is the reference code's variant.
     """
-    if target not in ("heating", "cooling"):
-        raise ValueError(f"energy: target must be 'heating' or 'cooling', got {target!r}")
-    if features not in (8, 9):
-        raise ValueError(f"energy: features must be 8 or 9, got {features!r}")
+    target, features = options["target"], options["features"]
     table = read_numeric(ENERGY_FILE, ncols=10, sep=r"\s+")
     y_col, other = (8, 9) if target == "heating" else (9, 8)
     columns = list(range(8)) + ([other] if features == 9 else [])
@@ -200,6 +210,7 @@ BREASTCANCER_FILE = "raw/breastcancer.txt"
     "breastcancer",
     summary="Breast cancer (wpbc): X = cols 0,1,3..33, y = col 2 (time), R recipe",
     spec=SPEC,
+    options=NO_OPTIONS,
 )
 def load_breastcancer(rng: np.random.Generator) -> Dataset:
     """wpbc minus '?' rows: X = cols [0, 1] + [3..33] (ID, outcome kept; last col dropped), y = time."""
@@ -230,10 +241,12 @@ def _wine_table(key: tuple[str, int, int]) -> np.ndarray:
     "wine",
     summary="Wine quality (red): drop duplicate rows (1359 left), y = quality, R recipe",
     spec=SPEC,
+    options=STANDARDIZE,
 )
-def load_wine(rng: np.random.Generator, *, standardize: bool = False) -> Dataset:
+def load_wine(rng: np.random.Generator, **options: Any) -> Dataset:
     """winequality-red.csv (comma, header) → drop exact duplicate rows → X = 11 columns, y = quality (z-scored
     features with ``standardize``, as :func:`load_r_dataset`)."""
+    standardize = options["standardize"]
     table = _wine_table(file_key(WINE_FILE))
     meta = {"title": "Wine", "recipe": "special", "file": WINE_FILE, **({"standardize": True} if standardize else {})}
     return split_r("wine", table[:, :-1], table[:, -1], rng, standardize=standardize, meta=meta)
@@ -274,6 +287,7 @@ def _headerless(
     "gas",
     summary="Gas sensor (GasDataset.csv): first row lost as header, drop_duplicates, R recipe",
     spec=SPEC,
+    options=NO_OPTIONS,
 )
 def load_gas(rng: np.random.Generator) -> Dataset:
     """GasDataset.csv has no header; like the reference ``pd.read_csv`` we lose row 1 (→ 2,564 rows)."""
@@ -284,6 +298,7 @@ def load_gas(rng: np.random.Generator) -> Dataset:
     "tamielectric",
     summary="Tamielectric: first row lost as header, random 80/20 split, z-scored features",
     spec=SPEC,
+    options=NO_OPTIONS,
 )
 def load_tamielectric(rng: np.random.Generator) -> Dataset:
     """tamielectric.csv has no header; first row dropped (reference quirk) → 45,780 rows; z-scored (train)."""
@@ -344,6 +359,7 @@ def _bike_table(key: tuple[str, int, int]) -> tuple[np.ndarray, np.ndarray]:
     "bike",
     summary="Bike sharing (Kaggle train.csv): 18 engineered features, y = count, R recipe",
     spec=SPEC,
+    options=NO_OPTIONS,
 )
 def load_bike(rng: np.random.Generator) -> Dataset:
     """Kaggle bike-sharing-demand train.csv → [holiday, workingday, temp, atemp, humidity, windspeed,
@@ -410,14 +426,18 @@ def _crime_table(
     "crime",
     summary="Communities & Crime: rows with raw racepctblack ≥ 0.1, z-scored over all rows, 80/20 split",
     spec=SPEC,
+    options={
+        "min_racepctblack": Hyper(float, default=0.1, ge=0, le=1, doc="rows kept: raw racepctblack ≥ this (004 §5.3)")
+    },
 )
-def load_crime(rng: np.random.Generator, *, min_racepctblack: float = 0.1) -> Dataset:
+def load_crime(rng: np.random.Generator, **options: Any) -> Dataset:
     """UCI Communities and Crime as the reference code's ``read_crimes(label='ViolentCrimesPerPop',
     sensitive_attribute='racepctblack', env_partition=0.1)``: d = 99, 822 rows, n_train = 657.
 
     The reference shuffles before filtering and permutes again before splitting; a single permutation of the
     filtered rows has the same distribution.
     """
+    min_racepctblack = options["min_racepctblack"]
     X, y = _crime_table(file_key(CRIME_DATA), file_key(CRIME_NAMES), float(min_racepctblack))
     meta = {
         "title": "Communities & Crime",

@@ -12,9 +12,11 @@ features z-scored with train mean/std (ddof = 0, std 0 → 1); rows divided by t
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
+from dpbench.contract import Hyper
 from dpbench.data._base import Dataset, finalize
 from dpbench.data.recipes import SPEC, file_key, frozen, read_numeric, read_numeric_cached
 from dpbench.registry import register_dataset
@@ -81,9 +83,8 @@ def load_mask_dataset(key: str, rng: np.random.Generator, *, split: int | None =
         raise ValueError(f"{path}: {mask.shape[0]} rows, but {data_rel} has {table.shape[0]}")
     if split is None:
         split = int(rng.integers(N_SPLITS))
-    elif isinstance(split, bool) or not isinstance(split, (int, np.integer)) or not 0 <= split < N_SPLITS:
-        raise ValueError(f"{key}: split must be an integer in 0..{N_SPLITS - 1} or None, got {split!r}")
-    split = int(split)
+    else:
+        split = int(OPTIONS["split"].check(split, "split"))
     test = mask[:, split]
     train = ~test
     meta = {
@@ -100,11 +101,24 @@ def load_mask_dataset(key: str, rng: np.random.Generator, *, split: int | None =
     return finalize(key, X[train], y[train], X[test], y[test], standardize=True, meta=meta)
 
 
+#: the options of every mask dataset, declared once
+OPTIONS = {
+    "split": Hyper(
+        int,
+        default=None,
+        ge=0,
+        lt=N_SPLITS,
+        none="drawn from the trial's rng",
+        doc=f"the mask column (0..{N_SPLITS - 1}) holding the test rows",
+    ),  # fmt: skip
+}
+
+
 def _make_loader(key: str) -> None:
     title, d = MASK_DATASETS[key]
 
-    def load(rng: np.random.Generator, *, split: int | None = None) -> Dataset:
-        return load_mask_dataset(key, rng, split=split)
+    def load(rng: np.random.Generator, **options: Any) -> Dataset:
+        return load_mask_dataset(key, rng, split=options["split"])
 
     load.__name__ = load.__qualname__ = f"load_{key}"
     load.__doc__ = (
@@ -112,7 +126,10 @@ def _make_loader(key: str) -> None:
         "index from rng."
     )
     register_dataset(
-        key, summary=f"{title}: uci_datasets {key}, fixed 90/10 mask split, z-scored features (M)", spec=SPEC
+        key,
+        summary=f"{title}: uci_datasets {key}, fixed 90/10 mask split, z-scored features (M)",
+        spec=SPEC,
+        options=OPTIONS,
     )(load)
 
 

@@ -309,6 +309,7 @@ def test_write_doc_replaces_only_the_generated_block(tmp_path):
     assert text.count(A_DOC_BEGIN) == 1
 
 
+@pytest.mark.slow  # 33 s (two full audits); test_write_doc_replaces_only_the_generated_block covers the doc block
 def test_named_doc_blocks_and_several_mechanisms(tmp_path):
     doc = tmp_path / "privacy.md"
     doc.write_text("# Privacy\n")

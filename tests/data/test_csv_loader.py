@@ -113,12 +113,9 @@ def test_features_delimiter_and_no_header(tmp_path):
         ("a,b,y\n1,2,3\n", {"features": ["a", "zz"]}, r"feature column 'zz' not found"),
         ("", {}, r"the file is empty"),
         ("a,b,y\n1,2,3\n2,2,1\n3,1,2\n4,2,1\n", {"split_column": "b"}, r"split column 'b' must hold 'train' or 'test'"),
-        ("a,b,y\n1,2,3\n2,2,1\n3,1,2\n4,2,1\n", {"missing": "ignore"}, r"missing must be 'error' or 'drop'"),
-        ("a,b,y\n1,2,3\n2,2,1\n3,1,2\n4,2,1\n", {"test_fraction": 1.5}, r"test_fraction must be a number in \[0, 1\)"),
         # issue 39 item 9: a duplicate column name (pandas would rename it a.1), a file of another separator
         ("a,b,a,y\n1,2,3,4\n", {}, r"duplicate column name 'a' \(columns 1 and 3 of the header\); rename one"),
         ("a;b;y\n1;2;3\n2;2;1\n", {}, r"the header has no ',' but 2 ';': set the loader option delimiter: \";\""),
-        ("a,b,y\n1,2,3\n2,2,1\n3,1,2\n4,2,1\n", {"clip": "no"}, r"option clip must be 'clip'"),
     ],
 )
 def test_bad_files_name_file_row_and_column(tmp_path, text, options, match):
@@ -131,10 +128,32 @@ def test_bad_files_name_file_row_and_column(tmp_path, text, options, match):
 @pytest.mark.parametrize(
     "options, match",
     [
+        ({"missing": "ignore"}, r"^missing: must be one of 'error', 'drop', got 'ignore' \(dataset 'csv'\)"),
+        ({"test_fraction": 1.5}, r"^test_fraction: must be a number ≥ 0 and < 1, got 1.5"),
+        ({"clip": "no"}, r"^clip: must be one of 'clip', 'error'"),
+        ({"x_bound": -1.0}, r"^x_bound: must be a number > 0"),
+        ({"split_seed": -2}, r"^split_seed: must be an integer ≥ 0"),
+        ({"dlimiter": ";"}, r"^dlimiter: .*delimiter"),
+    ],
+)
+def test_a_refused_option_value_names_the_option_before_the_file_is_read(tmp_path, options, match):
+    """The loader's options are declared once (CSV_OPTIONS): a value outside its declaration is refused by the
+    table, naming the option, for library callers and (as datasets[i].options.<name>) for configs."""
+    with pytest.raises(ValueError, match=match):
+        LOAD(np.random.default_rng(0), path=str(tmp_path / "not_read.csv"), **{**DECLARED, **options})
+    raw = {"name": "own", "trials": 1, "epsilons": [1.0], "mechanisms": ["adassp"],
+           "datasets": [{"loader": "csv", "options": {"path": "x.csv", **DECLARED, **options}}]}  # fmt: skip
+    (tmp_path / "own.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(ValueError, match=rf"datasets\[0\]\.options\.{next(iter(options))}"):
+        load_config(tmp_path / "own.yaml")
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
         ({}, r"option bounds must be 'declared'.*or 'benchmark'"),
         ({"bounds": "declared", "y_bound": 1.0}, r"exactly one of x_bound .* or feature_ranges"),
         ({"bounds": "declared", "x_bound": 1.0}, r"exactly one of y_bound or target_range"),
-        ({"bounds": "declared", "x_bound": -1.0, "y_bound": 1.0}, r"x_bound must be a finite number > 0"),
         ({"bounds": "benchmark", "x_bound": 1.0}, r"bounds: benchmark normalises by the data"),
         ({"bounds": "declared", "x_bound": 1.0, "y_bound": 1.0, "standardize": True}, r"standardize reads the data"),
         ({"bounds": "declared", "feature_ranges": {"a": [0, 1]}, "y_bound": 1.0}, r"missing \['b'\]"),

@@ -126,6 +126,7 @@ def test_time_figures_tables(tiny_configs):
     assert families["trials"].sum() == 14
 
 
+@pytest.mark.slow  # 9 s; test_time_figures_tables covers the same tables without the CLI
 def test_cli_suite_papers_writes_the_tables(tiny_configs, tmp_path):
     out = tmp_path / "bench"
     result = CliRunner().invoke(

@@ -333,7 +333,7 @@ def test_a_chunk_run_in_the_main_process_leaves_ctrl_c_alone():
     assert signal.getsignal(signal.SIGINT) is before
 
 
-@pytest.mark.parametrize("n_jobs", ["1", "2"])
+@pytest.mark.parametrize("n_jobs", ["1", pytest.param("2", marks=pytest.mark.slow)])  # 2 workers: 20 s
 def test_ctrl_c_is_one_line_saying_what_is_kept_and_the_same_command_resumes(study, tmp_path, n_jobs):
     # each fit sleeps 5 ms in the interrupted run (≥ 10 s of work on any CPU, two shards in ≈ 0.5 s), none on resume
     study.update(trials=4000, trial_block=50, mechanisms=[PACED], epsilons=[1.0])

@@ -115,3 +115,24 @@ def registry_root():
     from pathlib import Path
 
     return Path(__file__).resolve().parents[2]
+
+
+def test_the_summary_analysis_writes_its_tables_atomically(tmp_path, monkeypatch):
+    """wang2018_summary writes its CSVs and markdown through the one atomic write (dpbench.io.atomic): the bytes
+    pandas would write, no temporary file left beside them."""
+    trials = _trials()
+    others = [trials[trials["label"] == "AdaSSP"].assign(label=label) for label in ("SSP", "ObjPert", "OPS")]
+    folder = tmp_path / "wang"
+    folder.mkdir()
+    pd.concat([trials, *others], ignore_index=True).assign(dataset_id=lambda t: t["dataset"]).to_csv(
+        folder / "trials.csv", index=False
+    )
+    (folder / "config.yaml").write_text("name: wang\n")
+    atomic = []
+    monkeypatch.setattr(analyses, "write_atomic", lambda path, text: atomic.append(path) or path.write_text(text))
+    written = registry.get_analysis("wang2018_summary").run([folder], {"resamples": "200"}, echo=lambda _m: None)
+    names = ["wang2018_summary.csv", "wang2018_claims.csv", "wang2018_summary.md"]
+    assert [p.name for p in atomic] == names and {p.name for p in written} >= {"wang2018_summary.md"}
+    table = pd.read_csv(folder / "wang2018_summary.csv")
+    assert (folder / "wang2018_summary.csv").read_text() == table.to_csv(index=False)
+    assert set(analyses.PRIVATE) <= set(table["label"]) and not list(folder.glob(".*.tmp"))

@@ -23,6 +23,7 @@ from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import format_table
 from dpbench.contract import Hyper
+from dpbench.io.atomic import write_atomic
 
 
 def crossing(ns: np.ndarray, means: np.ndarray, target: float) -> float:
@@ -114,8 +115,8 @@ def brown2024_iso_error(runs: list[Path], options: dict[str, str], echo: Callabl
     table, fits = drawing.points, drawing.slopes
     out = Path(runs[0]).parent if len(runs) > 1 else Path(runs[0])
     written = [out / "iso_error_crossings.csv", out / "iso_error_fits.csv"]
-    table.to_csv(written[0], index=False)
-    fits.to_csv(written[1], index=False)
+    write_atomic(written[0], table.to_csv(index=False))
+    write_atomic(written[1], fits.to_csv(index=False))
     echo(format_table(fits))
     save_figures(drawing.figure, out / "iso_error")
     return [*written, out / "iso_error.png"]

@@ -24,6 +24,7 @@ from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import fmt, fmt_ci, format_table, median_ci
 from dpbench.contract import Hyper
+from dpbench.io.atomic import write_atomic
 
 TRIVIAL, NONPRIVATE = "trivial", "non-private"
 PRIVATE = ("SSP", "ObjPert", "OPS", "AdaOPS", "AdaSSP")
@@ -114,10 +115,10 @@ def wang2018_summary(runs: list[Path], options: dict[str, str], echo: Callable[[
         drawing = draw("wang2018_summary", run, seed=o["seed"], resamples=o["resamples"])  # figures.py
         cv, table = cv_errors(run.trials), drawing.points
         comparisons = pd.concat([compare(cv, a, b, o["seed"], o["resamples"]) for a, b in CLAIMS], ignore_index=True)
-        table.to_csv(run.path / "wang2018_summary.csv", index=False)
-        comparisons.to_csv(run.path / "wang2018_claims.csv", index=False)
+        write_atomic(run.path / "wang2018_summary.csv", table.to_csv(index=False))
+        write_atomic(run.path / "wang2018_claims.csv", comparisons.to_csv(index=False))
         text = report_text(table, comparisons)
-        (run.path / "wang2018_summary.md").write_text(text + "\n", encoding="utf-8")
+        write_atomic(run.path / "wang2018_summary.md", text + "\n")
         echo(text)
         written += save_figures(drawing.figure, run.path / "wang2018_summary")
         written += [run.path / "wang2018_summary.md"]

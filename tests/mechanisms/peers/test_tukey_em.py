@@ -192,6 +192,7 @@ def test_registry_declares_privacy_model_and_neighbours():
     assert INFO.hyperparameters() == {"models": 1000, "jitter": 1e-10}
 
 
+@pytest.mark.slow  # 8 s; `dpbench audit --all` and the slow honest-built-ins audit test cover it too
 def test_audit_small_n_passes():
     result = audit.audit(INFO, 1.0, 1e-5, trials=400, pilot=200)
     assert result.status == "inconclusive", result
