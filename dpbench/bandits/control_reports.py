@@ -55,26 +55,23 @@ def _regret(trials: pd.DataFrame, dataset: str, label: str, eps: float, T: int) 
     return sel.set_index("trial")["regret"]
 
 
+def paired_mean_ratio(a: pd.Series, b: pd.Series, rng: np.random.Generator, names: tuple[str, str]) -> dict:
+    """Two regret series paired by trial (their common index): each mean (under ``names``), the ratio of the means
+    with its paired bootstrap 95% CI (``ratio``, ``lo``, ``hi``) and the number of paired trials."""
+    joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
+    ratio, lo, hi = paired_ratio_ci(joined["a"], joined["b"], rng, stat=np.mean)
+    means = {names[0]: float(joined["a"].mean()), names[1]: float(joined["b"].mean())}
+    return {**means, "ratio": ratio, "lo": lo, "hi": hi, "trials": len(joined)}
+
+
 def regret_ratio(
     trials: pd.DataFrame, dataset: str, num: tuple[str, float], den: tuple[str, float], T: int, rng: np.random.Generator
 ) -> dict:
     """Ratio of mean regrets num/den at checkpoint T, paired by trial, with its bootstrap 95% CI."""
     a = _regret(trials, dataset, *num, T)
     b = _regret(trials, dataset, *den, T)
-    joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner")
-    ratio, lo, hi = paired_ratio_ci(joined["a"], joined["b"], rng, stat=np.mean)
-    return {
-        "dataset_id": dataset,
-        "T": T,
-        "numerator": f"{num[0]} @ ε={num[1]:g}",
-        "denominator": f"{den[0]} @ ε={den[1]:g}",
-        "mean_num": float(joined["a"].mean()),
-        "mean_den": float(joined["b"].mean()),
-        "ratio": ratio,
-        "lo": lo,
-        "hi": hi,
-        "trials": len(joined),
-    }
+    pair = {"numerator": f"{num[0]} @ ε={num[1]:g}", "denominator": f"{den[0]} @ ε={den[1]:g}"}
+    return {"dataset_id": dataset, "T": T, **pair, **paired_mean_ratio(a, b, rng, ("mean_num", "mean_den"))}
 
 
 def ratio_table(trials: pd.DataFrame, at: list[int], seed: int = 0) -> pd.DataFrame:
@@ -208,22 +205,9 @@ def perfect_ratio_table(trials: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
             ref = perf[_eps_mask(perf, float(eps), "hp.schedule_epsilon")].set_index("trial")["regret"]
             if ref.empty:
                 continue
-            joined = pd.concat([part.set_index("trial")["regret"].rename("a"), ref.rename("b")], axis=1, join="inner")
-            ratio, lo, hi = paired_ratio_ci(joined["a"], joined["b"], rng, stat=np.mean)
-            rows.append(
-                {
-                    "d": int(d),
-                    "algorithm": mech,
-                    "epsilon": float(eps),
-                    "T": T,
-                    "regret_private": float(joined["a"].mean()),
-                    "regret_perfect": float(joined["b"].mean()),
-                    "ratio": ratio,
-                    "lo": lo,
-                    "hi": hi,
-                    "trials": len(joined),
-                }
-            )
+            cell = {"d": int(d), "algorithm": mech, "epsilon": float(eps), "T": T}
+            names = ("regret_private", "regret_perfect")
+            rows.append({**cell, **paired_mean_ratio(part.set_index("trial")["regret"], ref, rng, names)})
     return pd.DataFrame(rows)
 
 

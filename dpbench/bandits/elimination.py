@@ -213,7 +213,9 @@ def _greedy_basis(
     Residuals are kept coordinate-major, R[k] = (n, |A|) for k < d, so every operation runs over long contiguous
     (n, |A|) planes; each residual entry gets the same operations in the same order as the row-major einsum form
     (R − <R, q>·q elementwise; the sums over k in numpy einsum's order, :func:`_planes_dot`). Where this platform's
-    einsum sums in another order (:func:`planes_match_einsum`), the row-major form runs instead."""
+    einsum sums in another order (:func:`planes_match_einsum`), the row-major form runs instead. It stops after
+    min(d, |A|) steps and skips the residual update of the last one (issue 40): nothing reads those residuals, and
+    a step past |A| picks in any row finds every slot closed, so the outputs are those of the full loop."""
     n, n_arms, d = Phi.shape
     if not planes_match_einsum(d):
         return _greedy_basis_literal(Phi, mask, tol)
@@ -226,7 +228,8 @@ def _greedy_basis(
     basis = np.zeros((n, d), dtype=np.int64)
     rank = np.zeros(n, dtype=np.int64)
     Q = np.zeros((n, d, d))
-    for i in range(d):
+    steps = min(d, n_arms)  # a row has at most n_arms picks: after them every slot is closed (res2 ≡ 0)
+    for i in range(steps):
         res2 = _planes_dot(R, R)
         res2[closed] = 0.0
         j = np.argmax(res2, axis=1)
@@ -235,9 +238,10 @@ def _greedy_basis(
         if not ok.any():
             break
         q = np.where(ok, R[:, rows_all, j] / np.where(ok, top, 1.0), 0.0)  # (d, n)
-        dots = _planes_dot(R, q[:, :, None])
-        for k in range(d):
-            R[k] -= dots * q[k][:, None]
+        if i + 1 < steps:  # the residuals are read again only by a later step
+            dots = _planes_dot(R, q[:, :, None])
+            for k in range(d):
+                R[k] -= dots * q[k][:, None]
         Q[:, :, i] = q.T
         picked = (rows_all[ok], j[ok])
         chosen[picked] = True

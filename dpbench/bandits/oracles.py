@@ -31,6 +31,7 @@ from dpbench.bandits.simulator import EpochData
 from dpbench.contract import Choice, Hyper
 from dpbench.mechanisms._base import released
 from dpbench.mechanisms._simulation import SIMULATION, is_per_user, mean_noise
+from dpbench.mechanisms.iwr._common import StageNoise
 from dpbench.mechanisms.iwr.calibration import (
     CALIBRATIONS,
     check_calibration,
@@ -210,25 +211,22 @@ def iwr_dp_params(
     return K, lam, gamma
 
 
+def epoch_noise(epsilon: float, delta: float, calibration: str, B: float) -> StageNoise:
+    """The noise settings of one epoch's releases: (ε, δ), the calibration, the bound B; off when ε = ∞."""
+    return StageNoise(epsilon, delta, B=B, calibration=calibration, nonprivate=math.isinf(epsilon))
+
+
 def _alg4_epochs(
-    data: EpochData,
-    K: int,
-    gamma: float,
-    lam: float,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    calibration: str,
-    B: float,
+    data: EpochData, K: int, gamma: float, lam: float, noise: StageNoise, rng: np.random.Generator
 ) -> tuple[int, float, Any]:
     """Alg 4 on K epochs of the first half of ``data`` (:func:`spectral_dp_release`, std for the replace-one
     l2-sensitivity 2B/(γN_k) of an epoch mean): (n₀, that std, the spectral result)."""
     n0 = data.n // 2
     Nk = n0 // K
     blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
-    std_H = noise_std(2.0 * B / (gamma * Nk), epsilon, delta, calibration)
-    spectral = spectral_dp_release(blocks, gamma=gamma, lam=lam, std=std_H, sensitivity=2.0 * B / (gamma * Nk),
-                                   rng=rng)  # fmt: skip
+    sensitivity = 2.0 * noise.B / (gamma * Nk)
+    std_H = noise.std(sensitivity)
+    spectral = spectral_dp_release(blocks, gamma=gamma, lam=lam, std=std_H, sensitivity=sensitivity, rng=rng)
     return n0, std_H, spectral
 
 
@@ -260,11 +258,11 @@ def iwr_dp_fit(
     K, lam, gamma = iwr_dp_params(
         N, d, d_A, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam, c_gamma=c_gamma, calibration=calibration
     )
-    n0, std_H, spectral = _alg4_epochs(data, K, gamma, lam, epsilon, delta, rng, calibration, B)
+    noise = epoch_noise(epsilon, delta, calibration, B)
+    n0, std_H, spectral = _alg4_epochs(data, K, gamma, lam, noise, rng)
     W = spectral.X
     Phi1, y1 = data.take(n0, N)
-    theta, stage2 = iwr_dp_stage2(Phi1, y1, W, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, B=B,
-                                  calibration=calibration, nonprivate=math.isinf(epsilon))  # fmt: skip
+    theta, stage2 = iwr_dp_stage2(Phi1, y1, W, gamma=gamma, lam=lam, noise=noise, rng=rng)
     scale = c_b * (8.0 * lam + 16.0 * math.sqrt(d_A * math.log(2.0 / fail_prob) / N))
     info = {
         "lam": lam,
@@ -322,7 +320,7 @@ def iwr_glm_dp_fit(
     sigma = sigma_scale(epsilon, delta, calibration)
     log_k = math.log(K / fail_prob)
     gamma = c_gamma * K * (B + 1.0 / mu) * (sigma * math.sqrt(d + log_k) + log_k) / (lam * N)
-    n0, _, spectral = _alg4_epochs(data, K, gamma, lam, epsilon, delta, rng, calibration, B)
+    n0, _, spectral = _alg4_epochs(data, K, gamma, lam, epoch_noise(epsilon, delta, calibration, B), rng)
     W = spectral.X
     Phi, y = data.take(n0, N)
     delta_n = 32.0 * (1.0 / mu + B) / (gamma * N1)
@@ -399,15 +397,7 @@ def iwr_ldp_params(
 
 
 def _alg2_epochs(
-    data: EpochData,
-    K: int,
-    lam: float,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    calibration: str,
-    B: float,
-    per_user: bool,
+    data: EpochData, K: int, lam: float, noise: StageNoise, rng: np.random.Generator, per_user: bool
 ) -> tuple[int, int, float, Any]:
     """Alg 2 on K epochs of the first half of ``data`` (:func:`spectral_ldp_release`, per-user std for l2-sensitivity
     2B): (n₀, N₁ = rows of the second half, that std, the spectral result)."""
@@ -415,8 +405,8 @@ def _alg2_epochs(
     n0 = N // 2
     Nk = n0 // K
     blocks = [data.take(k * Nk, (k + 1) * Nk)[0] for k in range(K)]
-    std_V = noise_std(2.0 * B, epsilon, delta, calibration)  # per user
-    return n0, N - n0, std_V, spectral_ldp_release(blocks, lam=lam, std=std_V, B=B, rng=rng, per_user=per_user)
+    std_V = noise.std(2.0 * noise.B)  # per user
+    return n0, N - n0, std_V, spectral_ldp_release(blocks, lam=lam, std=std_V, B=noise.B, rng=rng, per_user=per_user)
 
 
 def iwr_ldp_fit(
@@ -446,22 +436,11 @@ def iwr_ldp_fit(
         N, d, epsilon, delta, fail_prob, preset=preset, K=K, c_lam=c_lam, calibration=calibration, B=B
     )
     per_user = is_per_user(simulation)
-    n0, N1, std_V, spectral = _alg2_epochs(data, K, lam, epsilon, delta, rng, calibration, B, per_user)
+    noise = epoch_noise(epsilon, delta, calibration, B)
+    n0, N1, std_V, spectral = _alg2_epochs(data, K, lam, noise, rng, per_user)
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
-    theta, stds = iwr_ldp_stage2(
-        Phi1,
-        y1,
-        U,
-        lam=lam,
-        epsilon=epsilon,
-        delta=delta,
-        rng=rng,
-        B=B,
-        calibration=calibration,
-        nonprivate=math.isinf(epsilon),
-        simulation=simulation,
-    )
+    theta, stds = iwr_ldp_stage2(Phi1, y1, U, lam=lam, noise=noise, rng=rng, per_user=per_user)
     std_psi = stds["std_psi"]
     info = {"lam": lam, "K": K, "n_floor": spectral.n_floor, "std_V_user": std_V, "std_psi_user": std_psi}
     return LinearEstimate(theta, U, c_b * 8.0 * lam, info=info)
@@ -496,7 +475,8 @@ def iwr_glm_ldp_fit(
     K, lam = iwr_ldp_params(
         N, d, epsilon, delta, fail_prob, preset="calibrated", K=K, c_lam=c_lam, calibration=calibration, B=B
     )
-    n0, N1, std_V, spectral = _alg2_epochs(data, K, lam, epsilon, delta, rng, calibration, B, is_per_user(simulation))
+    noise = epoch_noise(epsilon, delta, calibration, B)
+    n0, N1, std_V, spectral = _alg2_epochs(data, K, lam, noise, rng, is_per_user(simulation))
     U = spectral.X
     Phi1, y1 = data.take(n0, N)
     std_g = noise_std(4.0, epsilon, delta, calibration)

@@ -140,6 +140,20 @@ def resolve_stats(X: np.ndarray, y: np.ndarray, stats: GramStats | None) -> Gram
     return gram_stats(X, y)
 
 
+def checked_stats(
+    X: np.ndarray, y: np.ndarray, epsilon: float | None, delta: float | None, stats: GramStats | None, **bounds: Any
+) -> tuple[np.ndarray, np.ndarray, GramStats]:
+    """The inputs of a mechanism fitted from the Gram statistics: :func:`check_inputs` (``bounds``: its keywords),
+    then :func:`resolve_stats`."""
+    X, y = check_inputs(X, y, epsilon, delta, **bounds)
+    return X, y, resolve_stats(X, y, stats)
+
+
+#: the contract fields shared by the central mechanisms fitted from the Gram statistics (the SSP and sketch
+#: families, specs 004/005): central DP under zero-out (add/remove-one) neighbours, (XᵀX, XᵀY, YᵀY) as an input
+CENTRAL_GRAM: dict[str, Any] = {"privacy_model": "central", "neighbour": "zero_out", "needs": ("stats",)}
+
+
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return a is b or (a.shape == b.shape and np.array_equal(a, b))
 

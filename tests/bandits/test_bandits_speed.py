@@ -148,19 +148,21 @@ def test_sign_codec_round_trip_and_oracle_on_codes_are_bit_identical():
     assert coded.ledger.used == 300
 
 
-@pytest.mark.parametrize("d", [3, 5])
-def test_coordinate_major_greedy_basis_equals_the_row_major_form(d):
+@pytest.mark.parametrize(("d", "n_arms"), [(3, 9), (5, 9), (5, 3), (5, 5)])
+def test_coordinate_major_greedy_basis_equals_the_row_major_form(d, n_arms):
+    """Also with |A| ≤ d slots (packed rows of ≤ d survivors): the fast form stops after min(d, |A|) steps."""
     rng = np.random.default_rng(d)
-    Phi = unit_sphere(rng, (700, 9), d)  # unit rows: the first pick is decided by the last bit of the norms
+    Phi = unit_sphere(rng, (700, n_arms), d)  # unit rows: the first pick is decided by the last bit of the norms
     Phi[:5, 2] = 0.0
-    mask = rng.random((700, 9)) < rng.uniform(0.2, 1.0, size=(700, 1))
-    mask[:, 4] = True
+    mask = rng.random((700, n_arms)) < rng.uniform(0.2, 1.0, size=(700, 1))
+    mask[:, n_arms // 2] = True
     assert elim.planes_match_einsum(d)  # this platform's einsum order (else the row-major form runs: same result)
     fast = elim._greedy_basis(Phi, mask, 1e-10)
     literal = elim._greedy_basis_literal(Phi, mask, 1e-10)
     for got, ref in zip(fast, literal, strict=True):
         np.testing.assert_array_equal(got, ref)
     assert (fast[2] == np.minimum(mask.sum(axis=1), d)).mean() > 0.95
+    assert fast[2].max() == min(d, n_arms)
 
 
 def test_powerlaw_signs_bit_identical_to_uniform_threshold():

@@ -144,11 +144,9 @@ def test_rows_and_sums_loaders_share_the_instance() -> None:
     assert with_rows.X_train.shape == (500, 5) and without.sums.n == 500
 
 
-def run_rows_free(tmp_path, mechanisms: list[dict]) -> object:
-    from dpbench.config import parse_config
-    from dpbench.engine import run
-
-    config = {
+def rows_free_config(tmp_path, mechanisms: list[dict]) -> dict:
+    """A two-trial config of ``mechanisms`` on n = 10¹² rows-free linear sums."""
+    return {
         "name": "rows_free",
         "output_dir": str(tmp_path),
         "seed": 1,
@@ -160,7 +158,13 @@ def run_rows_free(tmp_path, mechanisms: list[dict]) -> object:
         "datasets": [{"loader": "stein_linear_sums", "options": {"n": 10**12, "m": 500}}],
         "mechanisms": mechanisms,
     }
-    return run(parse_config(config), progress=False, log=lambda m: None)
+
+
+def run_rows_free(tmp_path, mechanisms: list[dict]) -> object:
+    from dpbench.config import parse_config
+    from dpbench.engine import run
+
+    return run(parse_config(rows_free_config(tmp_path, mechanisms)), progress=False, log=lambda m: None)
 
 
 def test_engine_runs_rows_free_data_end_to_end(tmp_path) -> None:
@@ -189,20 +193,13 @@ def test_config_validation_refuses_a_rows_only_mechanism_on_rows_free_data(tmp_p
     same pair with rows: true, or with a rows_free mechanism, validates."""
     from dpbench.config import parse_config
 
-    config = {
-        "name": "rows_free",
-        "output_dir": str(tmp_path),
-        "seed": 1,
-        "trials": 2,
-        "epsilons": [10.0],
-        "delta": "1/n^1.1",
-        "metrics": ["stein_err2"],
-        "datasets": [{"loader": "stein_linear_sums", "options": {"n": 10**12, "m": 500}}],
-        "mechanisms": [
+    config = rows_free_config(
+        tmp_path,
+        [
             {"mechanism": "stein_nonprivate", "hyper": {"family": "linear"}},
             {"mechanism": "stein_nonprivate_mle", "hyper": {"family": "linear"}},
         ],
-    }
+    )
     with pytest.raises(
         ConfigError,
         match=r"'mechanisms\[1\].mechanism': 'stein_nonprivate_mle' needs data rows, "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -80,6 +81,35 @@ HYPER: dict[str, Hyper] = {
         bool, default=False, doc="all noise off: a non-private reference (recorded as privacy_model none)"
     ),
 }
+
+
+@dataclass(frozen=True)
+class StageNoise:
+    """What the noise scale of every release of a central or local IWR stage depends on: the budget (ε, δ), the data
+    bound B (‖φ‖ ≤ B), the calibration family, the central neighbour notion (ignored by the local stages) and the
+    switch that turns every noise off (the non-private reference). One value is handed to each stage function."""
+
+    epsilon: float
+    delta: float
+    B: float = 1.0
+    calibration: str = "paper"
+    neighbour: str = "replace"
+    nonprivate: bool = False
+
+    def std(self, sensitivity: float, epsilon: float | None = None, delta: float | None = None) -> float:
+        """gaussian_std(sensitivity, ε, δ) under this calibration (ε, δ: this budget unless given); 0 when the noise
+        is off."""
+        if self.nonprivate:
+            return 0.0
+        eps = self.epsilon if epsilon is None else epsilon
+        return gaussian_std(sensitivity, eps, self.delta if delta is None else delta, self.calibration)
+
+
+def stage_noise(epsilon: float, delta: float, hyper: Mapping[str, Any]) -> StageNoise:
+    """The :class:`StageNoise` of a registered fit: (ε, δ) and the hyperparameters among B, calibration, neighbour and
+    nonprivate that its table declares (the others at their defaults)."""
+    fields = ("B", "calibration", "neighbour", "nonprivate")
+    return StageNoise(epsilon, delta, **{key: hyper[key] for key in fields if key in hyper})
 
 
 def declared(*names: str, **own: Hyper) -> dict[str, Hyper]:

@@ -31,12 +31,14 @@ from dpbench.mechanisms.iwr._common import (
     halves,
     prepare,
     shuffled,
+    stage_noise,
 )
 from dpbench.mechanisms.iwr._memo import data_memo
 from dpbench.mechanisms.iwr.central import (
     AUDIT_STAGED,
     iwr_dp_hyper,
     iwr_dp_stage2,
+    rule_inputs,
     shared_spectral_dp,
     stage2_moments,
 )
@@ -104,19 +106,7 @@ def fit_iwr_dp_ablation(
     check_ablation(weights, stage2_rows, radius)
     X, y = prepare(X, y, epsilon, delta, B=B, clip=False, calibration=calibration, neighbour=neighbour)
     n, d = X.shape
-    rule = iwr_dp_hyper(
-        n,
-        d,
-        epsilon,
-        delta,
-        B=B,
-        calibration=calibration,
-        neighbour=neighbour,
-        preset=hyper["preset"],
-        c_gamma=hyper["c_gamma"],
-        fail_prob=hyper["fail_prob"],
-        lam_rule=hyper["lam_rule"],
-    )
+    rule = iwr_dp_hyper(n, d, epsilon, delta, **rule_inputs(hyper), lam_rule=hyper["lam_rule"])
     K, lam, gamma = int(rule["K"]), float(rule["lam"]), float(rule["gamma"])
     X, y = shuffled(X, y, rng, shuffle)
     s0, s1 = halves(n) if stage2_rows == "half" else (slice(0, 0), slice(0, n))
@@ -131,21 +121,9 @@ def fit_iwr_dp_ablation(
         "neighbour": neighbour,
         "epsilon_effective": epsilon,
     }
+    noise = stage_noise(epsilon, delta, hyper)
     if weights == "learned":
-        stage1, info["std_H"] = shared_spectral_dp(
-            X,
-            y,
-            s0,
-            K=K,
-            gamma=gamma,
-            lam=lam,
-            epsilon=epsilon,
-            delta=delta,
-            rng=rng,
-            B=B,
-            calibration=calibration,
-            neighbour=neighbour,
-        )
+        stage1, info["std_H"] = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, noise=noise, rng=rng)
         W = stage1.X
         info["n_floor"] = stage1.n_floor
         moments = None
@@ -153,18 +131,6 @@ def fit_iwr_dp_ablation(
         W = np.eye(d)
         moments = None if shuffle else identity_moments(X, y, s1, gamma)
     theta, info2 = iwr_dp_stage2(
-        X[s1],
-        y[s1],
-        W,
-        gamma=gamma,
-        lam=lam,
-        epsilon=epsilon,
-        delta=delta,
-        rng=rng,
-        B=B,
-        calibration=calibration,
-        neighbour=neighbour,
-        radius=radius,
-        moments=moments,
+        X[s1], y[s1], W, gamma=gamma, lam=lam, noise=noise, rng=rng, radius=radius, moments=moments
     )
     return FitResult(theta, {**info, **info2, "W": W})

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from dpbench.mechanisms.iwr._common import (
     AUDIT_STAGED,
     RULE,
     STYLES,
+    StageNoise,
     calibrated_epsilons,
     central_factor,
     central_model,
@@ -40,6 +41,7 @@ from dpbench.mechanisms.iwr._common import (
     loglog_K,
     prepare,
     shuffled,
+    stage_noise,
     unit_sigma,
 )
 from dpbench.mechanisms.iwr._memo import data_memo
@@ -66,6 +68,10 @@ AUDIT_SGD = AuditSetup(
 )
 #: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them with ``clip: true``
 BOUNDS = Bounds(x="B", y=1.0, clips="clip")
+#: the declarations of the two-stage central fits (iwr_dp, iwr_dp_erm), in their tables' order: the data bound and
+#: clipping, the noise, the (K, λ, γ) rules' inputs; then the record order, the printed-noise switch, the noise switch
+CENTRAL_RULE = ("B", "clip", "calibration", "neighbour", "fail_prob", "preset", "c_gamma")
+STAGED = ("shuffle", "paper_literal_noise", "nonprivate")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -109,18 +115,7 @@ def iwr_dp_hyper(
 
 
 def spectral_dp(
-    Phi0: np.ndarray,
-    *,
-    K: int,
-    gamma: float,
-    lam: float,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    B: float = 1.0,
-    calibration: str = "paper",
-    neighbour: str = "replace",
-    nonprivate: bool = False,
+    Phi0: np.ndarray, *, K: int, gamma: float, lam: float, noise: StageNoise, rng: np.random.Generator
 ) -> tuple[SpectralResult, float]:
     """Algorithm 4 (Spectral-Iteration-DP) on block D₀; returns (result, per-entry noise std).
 
@@ -130,12 +125,8 @@ def spectral_dp(
     """
     epochs = epoch_slices(Phi0.shape[0], K, Phi0.shape[1])
     N = epochs[0].stop - epochs[0].start
-    std = (
-        0.0
-        if nonprivate
-        else gaussian_std(2.0 * B * central_factor(neighbour) / (gamma * N), epsilon, delta, calibration)
-    )
-    sensitivity = 2.0 * B * central_factor(neighbour) / (gamma * N) if gamma > 0 else float("inf")
+    sensitivity = 2.0 * noise.B * central_factor(noise.neighbour) / (gamma * N) if gamma > 0 else float("inf")
+    std = noise.std(sensitivity)  # γ = 0 only with the noise off (gamma_zero_needs_noise_off)
     result = spectral_dp_release([Phi0[s] for s in epochs], gamma=gamma, lam=lam, std=std, sensitivity=sensitivity,
                                  rng=rng)  # fmt: skip
     return result, std
@@ -191,14 +182,9 @@ def iwr_dp_stage2(
     *,
     gamma: float,
     lam: float,
-    epsilon: float,
-    delta: float,
+    noise: StageNoise,
     rng: np.random.Generator,
-    B: float = 1.0,
-    calibration: str = "paper",
-    neighbour: str = "replace",
     paper_literal_noise: bool = False,
-    nonprivate: bool = False,
     radius: float | None = None,
     moments: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
@@ -212,12 +198,13 @@ def iwr_dp_stage2(
     ``moments``: (ψ, Ψ) = ``stage2_moments(Phi1, y1, W, gamma)`` when the caller already has them (a memo).
     """
     N1, d = Phi1.shape
-    f = central_factor(neighbour)
+    B, f, nonprivate = noise.B, central_factor(noise.neighbour), noise.nonprivate
     psi, Psi = stage2_moments(Phi1, y1, W, gamma) if moments is None else moments
     if nonprivate:
         s_psi = s_Psi = 0.0
     else:
-        s_psi, s_Psi = release_stds([2.0 * f / (gamma * N1), 2.0 * B * f / (gamma * N1)], epsilon, delta, calibration)
+        sensitivities = [2.0 * f / (gamma * N1), 2.0 * B * f / (gamma * N1)]
+        s_psi, s_Psi = release_stds(sensitivities, noise.epsilon, noise.delta, noise.calibration)
         if paper_literal_noise:
             s_psi, s_Psi = s_psi / 2.0, s_Psi / 2.0
     psi_t = psi + s_psi * rng.standard_normal(d)
@@ -246,61 +233,43 @@ def _data_bounds(hyper: Mapping[str, Any]) -> dict[str, Any]:
     return {key: hyper[key] for key in ("B", "clip", "calibration", "neighbour")}
 
 
-def _noise_inputs(hyper: Mapping[str, Any]) -> dict[str, Any]:
-    """What every central release's noise scale depends on (B, calibration, neighbour notion, noise switch)."""
-    return {key: hyper[key] for key in ("B", "calibration", "neighbour", "nonprivate")}
-
-
-def _rule_inputs(hyper: Mapping[str, Any]) -> dict[str, Any]:
+def rule_inputs(hyper: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments of the (K, λ, γ) rules :func:`iwr_dp_hyper` and :func:`iwr_dp_erm_hyper` besides λ's rule."""
     return {key: hyper[key] for key in ("B", "calibration", "neighbour", "preset", "c_gamma", "fail_prob")}
 
 
-def _alg4_stage(
+def _two_stage_fit(
     X: np.ndarray,
     y: np.ndarray,
     epsilon: float,
     delta: float,
     rng: np.random.Generator,
-    rule: Mapping[str, float],
     hyper: Mapping[str, Any],
-):
-    """The first half of a central IWR fit: K, λ, γ by ``rule`` unless given, the records shuffled, Alg 4 on D₀.
-    Returns (X, y, D₁'s slice, the Alg 4 result, its noise std, (K, λ, γ))."""
-    K = int(rule["K"] if hyper["K"] is None else hyper["K"])
-    lam = float(rule["lam"] if hyper["lam"] is None else hyper["lam"])
-    gamma = float(rule["gamma"] if hyper["gamma"] is None else hyper["gamma"])
+    *,
+    rule: Callable[[int, int], Mapping[str, float]],
+    stage2: Callable[..., tuple[np.ndarray, dict[str, float]]],
+    stage1_std: str,
+    epsilon_effective: float,
+) -> FitResult:
+    """A registered two-stage central IWR fit: the inputs checked (and clipped with ``clip``), K, λ, γ by
+    ``rule(n, d)`` unless given, the records shuffled, Alg 4 on D₀ (its noise std recorded as ``stage1_std``),
+    ``stage2`` (Alg 5 or Alg 14) on D₁ with W; the info holds (K, λ, γ), Alg 4's floors, the releases' stds, the
+    settings and W."""
+    X, y = prepare(X, y, epsilon, delta, **_data_bounds(hyper))
+    given = rule(*X.shape)
+    K = int(given["K"] if hyper["K"] is None else hyper["K"])
+    lam = float(given["lam"] if hyper["lam"] is None else hyper["lam"])
+    gamma = float(given["gamma"] if hyper["gamma"] is None else hyper["gamma"])
     X, y = shuffled(X, y, rng, hyper["shuffle"])
     s0, s1 = halves(X.shape[0])
-    stage1, std = shared_spectral_dp(
-        X, y, s0, K=K, gamma=gamma, lam=lam, epsilon=epsilon, delta=delta, rng=rng, **_noise_inputs(hyper)
-    )
-    return X, y, s1, stage1, std, (K, lam, gamma)
-
-
-def _stage_info(
-    K: int,
-    lam: float,
-    gamma: float,
-    stage1: SpectralResult,
-    releases: dict,
-    epsilon_effective: float,
-    hyper: Mapping[str, Any],
-) -> dict:
-    """The info of a two-stage central IWR fit: (K, λ, γ), Alg 4's floors, the releases' stds, the settings, W."""
-    return {
-        "K": K,
-        "lam": lam,
-        "gamma": gamma,
-        "n_floor": stage1.n_floor,
-        "floor_rate": stage1.n_floor / K,
-        **releases,
-        "calibration": hyper["calibration"],
-        "neighbour": hyper["neighbour"],
-        "preset": hyper["preset"],
-        "epsilon_effective": epsilon_effective,
-        "W": stage1.X,
-    }
+    noise = stage_noise(epsilon, delta, hyper)
+    stage1, std = shared_spectral_dp(X, y, s0, K=K, gamma=gamma, lam=lam, noise=noise, rng=rng)
+    theta, releases = stage2(X[s1], y[s1], stage1.X, gamma=gamma, lam=lam, noise=noise, rng=rng,
+                             paper_literal_noise=hyper["paper_literal_noise"])  # fmt: skip
+    info = {"K": K, "lam": lam, "gamma": gamma, "n_floor": stage1.n_floor, "floor_rate": stage1.n_floor / K,
+            stage1_std: std, **releases, "calibration": hyper["calibration"], "neighbour": hyper["neighbour"],
+            "preset": hyper["preset"], "epsilon_effective": epsilon_effective, "W": stage1.X}  # fmt: skip
+    return FitResult(theta, info)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -315,19 +284,11 @@ def _stage_info(
     spec="000 §3.4–3.5",
     style=STYLES["iwr"],
     hyper=declared(
-        "B",
-        "clip",
-        "calibration",
-        "neighbour",
-        "fail_prob",
-        "preset",
-        "c_gamma",
+        *CENTRAL_RULE,
         "lam_rule",
         "K",
         "lam",
-        "shuffle",
-        "paper_literal_noise",
-        "nonprivate",
+        *STAGED,
         gamma=Hyper(float, default=None, ge=0, none=RULE, doc="weight scale γ (0 only with nonprivate: true)"),
     ),
     check=gamma_zero_needs_noise_off,
@@ -339,23 +300,18 @@ def fit_iwr_dp(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
 ) -> FitResult:
     """IWR-DP (Alg 4 + 5). Explicit ``K``, ``lam``, ``gamma`` override the preset rule."""
-    X, y = prepare(X, y, epsilon, delta, **_data_bounds(hyper))
-    rule = iwr_dp_hyper(*X.shape, epsilon, delta, **_rule_inputs(hyper), lam_rule=hyper["lam_rule"])
-    X, y, s1, stage1, std_H, (K, lam, gamma) = _alg4_stage(X, y, epsilon, delta, rng, rule, hyper)
-    theta, info2 = iwr_dp_stage2(
-        X[s1],
-        y[s1],
-        stage1.X,
-        gamma=gamma,
-        lam=lam,
-        epsilon=epsilon,
-        delta=delta,
-        rng=rng,
-        **_noise_inputs(hyper),
-        paper_literal_noise=hyper["paper_literal_noise"],
+    return _two_stage_fit(
+        X,
+        y,
+        epsilon,
+        delta,
+        rng,
+        hyper,
+        rule=lambda n, d: iwr_dp_hyper(n, d, epsilon, delta, **rule_inputs(hyper), lam_rule=hyper["lam_rule"]),
+        stage2=iwr_dp_stage2,
+        stage1_std="std_H",
+        epsilon_effective=(2.0 if hyper["paper_literal_noise"] else 1.0) * epsilon,
     )
-    epsilon_effective = (2.0 if hyper["paper_literal_noise"] else 1.0) * epsilon
-    return FitResult(theta, _stage_info(K, lam, gamma, stage1, {"std_H": std_H, **info2}, epsilon_effective, hyper))
 
 
 def erm_stage2(
@@ -365,14 +321,9 @@ def erm_stage2(
     *,
     gamma: float,
     lam: float,
-    epsilon: float,
-    delta: float,
+    noise: StageNoise,
     rng: np.random.Generator,
-    B: float = 1.0,
-    calibration: str = "paper",
-    neighbour: str = "replace",
     paper_literal_noise: bool = False,
-    nonprivate: bool = False,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 14 (DP-ERM with a noisy-Hessian regulariser + output perturbation), linear link ν = id.
 
@@ -383,14 +334,15 @@ def erm_stage2(
     spec 000 #5; ``paper_literal_noise`` → 2σΔ_N); generic: gaussian_std(·, ε/2, δ/2) with s = 2B/(γN)·f, Δ_N.
     """
     N, d = Phi1.shape
-    f = central_factor(neighbour)
+    B, f = noise.B, central_factor(noise.neighbour)
     delta_n = 32.0 * (1.0 + B) / (gamma * N)
-    if nonprivate:
+    if noise.nonprivate:
         s_H = s_w = 0.0
     else:
-        delta_each = delta if calibration == "paper" else delta / 2.0
-        s_H = gaussian_std(2.0 * B * f / (gamma * N), epsilon / 2.0, delta_each, calibration)
-        s_w = gaussian_std(delta_n, epsilon / 2.0, delta_each, calibration)
+        half = noise.epsilon / 2.0
+        delta_each = noise.delta if noise.calibration == "paper" else noise.delta / 2.0
+        s_H = noise.std(2.0 * B * f / (gamma * N), half, delta_each)
+        s_w = noise.std(delta_n, half, delta_each)
         if paper_literal_noise:
             s_w *= 2.0
     root = msqrt(W)
@@ -463,21 +415,7 @@ def iwr_dp_erm_hyper(
     neighbour=central_neighbour,
     spec="000 §3.8",
     style=STYLES["iwr_stage2"],
-    hyper=declared(
-        "B",
-        "clip",
-        "calibration",
-        "neighbour",
-        "fail_prob",
-        "preset",
-        "c_gamma",
-        "K",
-        "lam",
-        "gamma",
-        "shuffle",
-        "paper_literal_noise",
-        "nonprivate",
-    ),
+    hyper=declared(*CENTRAL_RULE, "K", "lam", "gamma", *STAGED),
     epsilon_range=calibrated_epsilons,
     bounds=BOUNDS,
     audit=AUDIT_STAGED,
@@ -485,22 +423,19 @@ def iwr_dp_erm_hyper(
 def fit_iwr_dp_erm(
     X: np.ndarray, y: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator, **hyper: Any
 ) -> FitResult:
-    X, y = prepare(X, y, epsilon, delta, **_data_bounds(hyper))
-    rule = iwr_dp_erm_hyper(*X.shape, epsilon, delta, **_rule_inputs(hyper))
-    X, y, s1, stage1, std_spec, (K, lam, gamma) = _alg4_stage(X, y, epsilon, delta, rng, rule, hyper)
-    theta, info2 = erm_stage2(
-        X[s1],
-        y[s1],
-        stage1.X,
-        gamma=gamma,
-        lam=lam,
-        epsilon=epsilon,
-        delta=delta,
-        rng=rng,
-        **_noise_inputs(hyper),
-        paper_literal_noise=hyper["paper_literal_noise"],
+    """IWR-DP-ERM (Alg 4 + 13 + 14, ν = id). Explicit ``K``, ``lam``, ``gamma`` override the preset rule."""
+    return _two_stage_fit(
+        X,
+        y,
+        epsilon,
+        delta,
+        rng,
+        hyper,
+        rule=lambda n, d: iwr_dp_erm_hyper(n, d, epsilon, delta, **rule_inputs(hyper)),
+        stage2=erm_stage2,
+        stage1_std="std_spectral",
+        epsilon_effective=epsilon,
     )
-    return FitResult(theta, _stage_info(K, lam, gamma, stage1, {"std_spectral": std_spec, **info2}, epsilon, hyper))
 
 
 @register_mechanism(

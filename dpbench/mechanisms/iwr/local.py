@@ -28,6 +28,7 @@ from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user, mean_n
 from dpbench.mechanisms.iwr._common import (
     AUDIT_STAGED,
     STYLES,
+    StageNoise,
     calibrated_epsilons,
     check_preset,
     declared,
@@ -39,6 +40,7 @@ from dpbench.mechanisms.iwr._common import (
     permutation,
     prepare,
     shuffled,
+    stage_noise,
     unit_sigma,
 )
 from dpbench.mechanisms.iwr.calibration import gaussian_std, release_stds
@@ -54,6 +56,9 @@ from dpbench.registry import register_mechanism
 AUDIT_SMALL = AuditSetup(hyper={"calibration": "agm"}, whitebox={"pair": {"n": 16}, "hyper": {"shuffle": False}})
 #: ‖φ_i‖ ≤ B and |y_i| ≤ 1, or clipped to them by each user with ``clip: true``
 BOUNDS = Bounds(x="B", y=1.0, clips="clip")
+#: the declarations of the two-stage local fits (iwr_ldp, iwr_glm_ldp), in their tables' order: the data bound and
+#: clipping, the noise, the (K, λ) rule's inputs and explicit values, the record order
+LOCAL_RULE = ("B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle")
 PER_USER = PER_USER_VARIANT
 
 
@@ -97,26 +102,14 @@ def iwr_ldp_hyper(
 
 
 def spectral_ldp(
-    Phi0: np.ndarray,
-    *,
-    K: int,
-    lam: float,
-    epsilon: float,
-    delta: float,
-    rng: np.random.Generator,
-    B: float = 1.0,
-    calibration: str = "paper",
-    per_user_noise: bool = False,
-    nonprivate: bool = False,
-    simulation: str = "aggregate",
+    Phi0: np.ndarray, *, K: int, lam: float, noise: StageNoise, rng: np.random.Generator, per_user: bool = False
 ) -> tuple[SpectralResult, float]:
     """Algorithm 2 (Spectral-Iteration-LDP) on K disjoint epochs of ``Phi0`` (:func:`spectral_ldp_release`), with
-    the per-user std σB = gaussian_std(2B, ε, δ); returns the result and that std."""
+    the per-user std σB = gaussian_std(2B, ε, δ); returns the result and that std. ``per_user``: every user's noise
+    drawn (else the exact aggregate law)."""
     epochs = epoch_slices(Phi0.shape[0], K, Phi0.shape[1])
-    std = 0.0 if nonprivate else gaussian_std(2.0 * B, epsilon, delta, calibration)
-    result = spectral_ldp_release(
-        [Phi0[s] for s in epochs], lam=lam, std=std, B=B, rng=rng, per_user=is_per_user(simulation, per_user_noise)
-    )
+    std = noise.std(2.0 * noise.B)
+    result = spectral_ldp_release([Phi0[s] for s in epochs], lam=lam, std=std, B=noise.B, rng=rng, per_user=per_user)
     return result, std
 
 
@@ -126,22 +119,19 @@ def iwr_ldp_stage2(
     U: np.ndarray,
     *,
     lam: float,
-    epsilon: float,
-    delta: float,
+    noise: StageNoise,
     rng: np.random.Generator,
-    B: float = 1.0,
-    calibration: str = "paper",
-    per_user_noise: bool = False,
-    nonprivate: bool = False,
-    simulation: str = "aggregate",
+    per_user: bool = False,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Algorithm 3 stage 2: ψ_t = Uφy/‖Uφ‖ (‖·‖ ≤ 1), Ψ_t = Uφφᵀ/‖Uφ‖ (‖·‖_F ≤ B, not symmetric), Priv_2 and
     Priv_{2B} (paper: std 2σ, 2Bσ; generic joint s = 2√(1+B²)); θ̂ = ball_lsq(Ψ̂ + λI, ψ̂, r = 1).
-    Noise of the means: N(0, s²/N₁) per entry (aggregate, exact in law) or N₁ per-user draws (per_user)."""
-    per_user = is_per_user(simulation, per_user_noise)
+    Noise of the means: N(0, s²/N₁) per entry (aggregate, exact in law) or N₁ per-user draws (``per_user``)."""
     N1, d = Phi1.shape
+    B, nonprivate = noise.B, noise.nonprivate
     a = unit_rows(Phi1 @ U)  # Uφ/‖Uφ‖ (0 at φ = 0)
-    s_psi, s_Psi = (0.0, 0.0) if nonprivate else release_stds([2.0, 2.0 * B], epsilon, delta, calibration)
+    s_psi, s_Psi = (
+        (0.0, 0.0) if nonprivate else release_stds([2.0, 2.0 * B], noise.epsilon, noise.delta, noise.calibration)
+    )
     psi_rows = a * y1[:, None]
     psi_hat = psi_rows.mean(axis=0) + mean_noise(N1, (d,), s_psi, rng, per_user=per_user)
     Psi_hat = a.T @ Phi1 / N1 + mean_noise(N1, (d, d), s_Psi, rng, per_user=per_user)
@@ -184,16 +174,7 @@ def _alg2_stage(
     X, y = shuffled(X, y, rng, hyper["shuffle"])
     s0, s1 = halves(n)
     stage1, std_V = spectral_ldp(
-        X[s0],
-        K=K,
-        lam=lam,
-        epsilon=epsilon,
-        delta=delta,
-        rng=rng,
-        B=B,
-        calibration=calibration,
-        per_user_noise=per_user,
-        nonprivate=hyper["nonprivate"],
+        X[s0], K=K, lam=lam, noise=stage_noise(epsilon, delta, hyper), rng=rng, per_user=per_user
     )
     return X, y, s1, K, lam, stage1, std_V
 
@@ -221,20 +202,7 @@ def _local_info(
     neighbour=local_neighbour,
     spec="000 §3.2–3.3",
     style=STYLES["iwr"],
-    hyper=declared(
-        "B",
-        "clip",
-        "calibration",
-        "fail_prob",
-        "preset",
-        "c_lam",
-        "K",
-        "lam",
-        "shuffle",
-        "per_user_noise",
-        "nonprivate",
-        "simulation",
-    ),
+    hyper=declared(*LOCAL_RULE, "per_user_noise", "nonprivate", "simulation"),
     epsilon_range=calibrated_epsilons,
     bounds=BOUNDS,
     audit=AUDIT_STAGED,
@@ -245,38 +213,13 @@ def fit_iwr_ldp(
 ) -> FitResult:
     per_user_noise = is_per_user(hyper["simulation"], hyper["per_user_noise"])
     X, y, s1, K, lam, stage1, std_V = _alg2_stage(X, y, epsilon, delta, rng, hyper, per_user_noise)
-    theta, info2 = iwr_ldp_stage2(
-        X[s1],
-        y[s1],
-        stage1.X,
-        lam=lam,
-        epsilon=epsilon,
-        delta=delta,
-        rng=rng,
-        B=hyper["B"],
-        calibration=hyper["calibration"],
-        per_user_noise=per_user_noise,
-        nonprivate=hyper["nonprivate"],
-    )
+    noise = stage_noise(epsilon, delta, hyper)
+    theta, info2 = iwr_ldp_stage2(X[s1], y[s1], stage1.X, lam=lam, noise=noise, rng=rng, per_user=per_user_noise)
     return FitResult(theta, {**_local_info(K, lam, stage1, std_V, epsilon, hyper), **info2})
 
 
 def _identity(t: float) -> float:
     return t
-
-
-def ldp_sgd_linear(
-    Phi: np.ndarray,
-    y: np.ndarray,
-    U: np.ndarray,
-    *,
-    lam: float,
-    std: float,
-    rng: np.random.Generator,
-    sensitivity: float = 0.0,
-) -> np.ndarray:
-    """Algorithm 11 with ν = id (μ_ν = L_ν = 1): :func:`ldp_sgd_glm` with the identity link."""
-    return ldp_sgd_glm(Phi, y, U, lam=lam, std=std, rng=rng, sensitivity=sensitivity)
 
 
 def ldp_sgd_glm(
@@ -341,9 +284,7 @@ def _proj_axis_ellipsoid(v: np.ndarray, u2: np.ndarray) -> np.ndarray:
     neighbour=local_neighbour,
     spec="000 §3.7",
     style=STYLES["iwr_stage2"],
-    hyper=declared(
-        "B", "clip", "calibration", "fail_prob", "preset", "c_lam", "K", "lam", "shuffle", "nonprivate", "simulation"
-    ),
+    hyper=declared(*LOCAL_RULE, "nonprivate", "simulation"),
     epsilon_range=calibrated_epsilons,
     bounds=BOUNDS,
     audit=AUDIT_STAGED,
@@ -358,7 +299,7 @@ def fit_iwr_glm_ldp(
     X, y, s1, K, lam, stage1, std_V = _alg2_stage(X, y, epsilon, delta, rng, hyper, is_per_user(hyper["simulation"]))
     B = hyper["B"]
     std_g = 0.0 if hyper["nonprivate"] else gaussian_std(2.0 * (1.0 + B), epsilon, delta, hyper["calibration"])
-    w = ldp_sgd_linear(X[s1], y[s1], stage1.X, lam=lam, std=std_g, rng=rng, sensitivity=2.0 * (1.0 + B))
+    w = ldp_sgd_glm(X[s1], y[s1], stage1.X, lam=lam, std=std_g, rng=rng, sensitivity=2.0 * (1.0 + B))  # ν = id
     return FitResult(stage1.X @ w, {**_local_info(K, lam, stage1, std_V, epsilon, hyper), "std_g": std_g})
 
 

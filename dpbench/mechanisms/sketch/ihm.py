@@ -25,7 +25,7 @@ import numpy as np
 
 from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, wishart
-from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
+from dpbench.mechanisms._base import CENTRAL_GRAM, FitResult, checked_stats, released, resolve_stats
 from dpbench.mechanisms.sketch.calibration import (
     k_ihm,
     sigma_ihm,
@@ -107,9 +107,7 @@ AUDIT_NOISE_DIV10 = {"ihm_noise_scales": _scales_div10}
 @register_mechanism(
     "ihm",
     summary="IHM: private iterative Hessian sketch with Gaussian mixing (Lev et al. 2026; 004 §3.3)",
-    privacy_model="central",
-    neighbour="zero_out",
-    needs=("stats",),
+    **CENTRAL_GRAM,
     spec="004 §3.3",
     style={"color": "green", "marker": "D", "linestyle": "--"},
     hyper={
@@ -139,8 +137,7 @@ def fit(
 ) -> FitResult:
     """IHM estimate after T iterations; ``rho`` is the failure probability ϱ (default δ/10)."""
     T, C, rho = hyper["T"], hyper["C"], hyper["rho"]
-    X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=None, require_overdetermined=True)
-    stats = resolve_stats(X, y, stats)
+    X, y, stats = checked_stats(X, y, epsilon, delta, stats, x_bound=1.0, y_bound=None, require_overdetermined=True)
     rho = delta / 10.0 if rho is None else rho
     k = k_ihm(stats.d, int(T), rho, factor=hyper["k_factor"])
     gamma, sigma = ihm_noise_scales(epsilon, delta, k, int(T), C, hyper["calibration"])

@@ -22,7 +22,7 @@ import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Choice, Hyper, Variant
 from dpbench.linalg import GramStats, explicit_sketch, psd_factor, solve_or_lstsq, wishart
-from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats, scaled_output
+from dpbench.mechanisms._base import CENTRAL_GRAM, FitResult, checked_stats, released, scaled_output
 from dpbench.mechanisms.sketch.calibration import k_linmix, linmix_eigen_noise_std, solve_gamma_linmix, tau_linmix
 from dpbench.registry import register_mechanism
 
@@ -58,9 +58,7 @@ AUDIT_NOISE_DIV10 = {"solve_gamma_linmix": scaled_output(0.01)}
 @register_mechanism(
     "linmix",
     summary="LinMix: OLS on a noisy Gaussian sketch of [X, Y] (Lev et al. 2025; 004 §3.5)",
-    privacy_model="central",
-    neighbour="zero_out",
-    needs=("stats",),
+    **CENTRAL_GRAM,
     spec="004 §3.5",
     style={"color": "orangered", "marker": "o", "linestyle": "-"},
     hyper={
@@ -98,8 +96,7 @@ def fit(
 ) -> FitResult:
     """LinMix estimate; ``rho`` is the failure probability ϱ (default δ/10)."""
     rho, strict = hyper["rho"], hyper["strict"]
-    X, y = check_inputs(X, y, epsilon, delta, x_bound=1.0, y_bound=1.0, require_overdetermined=True)
-    stats = resolve_stats(X, y, stats)
+    X, y, stats = checked_stats(X, y, epsilon, delta, stats, x_bound=1.0, y_bound=1.0, require_overdetermined=True)
     d = stats.d
     c2 = 2.0
     rho = delta / 10.0 if rho is None else rho

@@ -35,7 +35,7 @@ import numpy as np
 
 from dpbench.contract import Bounds
 from dpbench.linalg import GramStats
-from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
+from dpbench.mechanisms._base import CENTRAL_GRAM, FitResult, checked_stats, released
 from dpbench.mechanisms.ssp.calibration import adaops_epsilon_bar, adaops_ridge, adaops_sqrt_gamma, ops_c1
 from dpbench.mechanisms.ssp.ops import posterior_sample, ridge_solution
 from dpbench.registry import register_mechanism
@@ -74,9 +74,7 @@ def lipschitz_bound(n: int, ridge: float) -> float:
 @register_mechanism(
     "adaops",
     summary="AdaOPS: one posterior sample with a private adaptive ridge (Wang 2018; 005 §2a)",
-    privacy_model="central",
-    neighbour="zero_out",
-    needs=("stats",),
+    **CENTRAL_GRAM,
     spec="005 §2a",
     style={"color": "tab:blue", "marker": "o", "linestyle": "-"},
     hyper={},
@@ -93,8 +91,7 @@ def fit(
     **hyper: Any,
 ) -> FitResult:
     """AdaOPS estimate (module docstring, steps 1–10)."""
-    X, y = check_inputs(X, y, epsilon, delta)
-    stats = resolve_stats(X, y, stats)
+    X, y, stats = checked_stats(X, y, epsilon, delta, stats)
     ell = math.log(6.0 / delta)
     lam_min = private_lam_min(stats.lam_min_x + 1.0, epsilon, delta, rng)
     lam_target = max(0.0, 2.0 * (1.0 + ell) / epsilon - lam_min)

@@ -27,13 +27,14 @@ the bounds fixed at 1), ϱ = 0.05, XᵀX + I in place of XᵀX, λ̃_min = max(0
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dpbench.contract import Bounds, Choice, Hyper, HyperError
 from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
-from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats, scaled_output
+from dpbench.mechanisms._base import CENTRAL_GRAM, FitResult, checked_stats, released, scaled_output
 from dpbench.mechanisms.ssp.calibration import (
     WANG_RHO,
     wang_adassp_epsilon,
@@ -52,6 +53,44 @@ def eigenvalue_shift(s1: float, delta: float, shift: str) -> float:
     if shift == "paper":
         return s1 * np.sqrt(2.0 * np.log(6.0 / delta))
     raise ValueError(f"shift must be 'code' or 'paper', got {shift!r}")
+
+
+@dataclass(frozen=True)
+class AdaSSPReleases:
+    """AdaSSP's three releases (λ̃_min, XᵀX~, XᵀY~), the ridge and the estimate they give."""
+
+    lam_min_private: float
+    ridge: float
+    xtx: np.ndarray
+    xty: np.ndarray
+    theta: np.ndarray
+
+
+def adassp_releases(
+    stats: GramStats,
+    s1: float,
+    s2: float,
+    shift: float,
+    rho: float,
+    x_bound: float,
+    y_bound: float,
+    rng: np.random.Generator,
+) -> AdaSSPReleases:
+    """AdaSSP's releases in their draw order (004 §3.7): λ̃ = λ_min(XᵀX) + s₁z (sensitivity x_bound²),
+    λ̃_min = max(0, λ̃ − ``shift``), ridge = max(0, √(d log(2d²/ϱ))·s₁ − λ̃_min); XᵀX~ = XᵀX + s₁·Sym (x_bound²);
+    XᵀY~ = XᵀY + s₂z (x_bound·y_bound); θ̃ = (XᵀX~ + ridge·I)⁻¹XᵀY~. Shared by ``adassp`` and ``adassp_pboot``."""
+    d = stats.d
+    lam_release = released(
+        "λ_min(XᵀX)", stats.lam_min_x + s1 * rng.standard_normal(), stats.lam_min_x, scale=s1, sensitivity=x_bound**2
+    )
+    lam_min_private = max(0.0, lam_release - shift)
+    ridge = max(0.0, np.sqrt(d * np.log(2.0 * d**2 / rho)) * s1 - lam_min_private)
+    xtx = released(
+        "XᵀX", stats.xtx + s1 * symmetric_gaussian(d, rng), stats.xtx, scale=s1, sensitivity=x_bound**2, symmetric=True
+    )
+    xty = released("XᵀY", stats.xty + s2 * rng.standard_normal(d), stats.xty, scale=s2, sensitivity=x_bound * y_bound)
+    theta = solve_or_lstsq(xtx + ridge * np.eye(d), xty)
+    return AdaSSPReleases(lam_min_private, ridge, xtx, xty, theta)
 
 
 def adassp_scales(epsilon: float, delta: float, x_bound: float, y_bound: float, accounting: str) -> tuple[float, float]:
@@ -108,9 +147,7 @@ def _check_wang_bounds(hyper: dict[str, Any]) -> None:
 @register_mechanism(
     "adassp",
     summary="AdaSSP: noisy XᵀX, XᵀY and λ_min with an adaptive ridge (Wang 2018; 004 §3.7)",
-    privacy_model="central",
-    neighbour="zero_out",
-    needs=("stats",),
+    **CENTRAL_GRAM,
     spec="004 §3.7",
     style={"color": "tab:blue", "marker": "*", "linestyle": "-"},
     hyper={
@@ -145,23 +182,11 @@ def fit(
 ) -> FitResult:
     """AdaSSP estimate; ``rho`` is the failure probability ϱ (default δ/10); ``accounting`` see module docstring."""
     x_bound, y_bound = hyper["x_bound"], hyper["y_bound"]
-    X, y = check_inputs(X, y, epsilon, delta, x_bound=x_bound, y_bound=y_bound)
-    stats = resolve_stats(X, y, stats)
+    X, y, stats = checked_stats(X, y, epsilon, delta, stats, x_bound=x_bound, y_bound=y_bound)
     if hyper["constants"] == "wang":
         return fit_wang(stats, epsilon, delta, rng)
-    d = stats.d
     rho = delta / 10.0 if hyper["rho"] is None else hyper["rho"]
     s1, s2 = adassp_scales(epsilon, delta, x_bound, y_bound, hyper["accounting"])
-
-    lam_release = released(
-        "λ_min(XᵀX)", stats.lam_min_x + s1 * rng.standard_normal(), stats.lam_min_x, scale=s1, sensitivity=x_bound**2
-    )
-    lam_min_private = max(0.0, lam_release - eigenvalue_shift(s1, delta, hyper["shift"]))
-    ridge = max(0.0, np.sqrt(d * np.log(2.0 * d**2 / rho)) * s1 - lam_min_private)
-    xtx_noisy = released(
-        "XᵀX", stats.xtx + s1 * symmetric_gaussian(d, rng), stats.xtx, scale=s1, sensitivity=x_bound**2, symmetric=True
-    )
-    xty_noisy = released("XᵀY", stats.xty + s2 * rng.standard_normal(d), stats.xty, scale=s2,
-                         sensitivity=x_bound * y_bound)  # fmt: skip
-    theta = solve_or_lstsq(xtx_noisy + ridge * np.eye(d), xty_noisy)
-    return FitResult(theta, {"s1": s1, "s2": s2, "ridge": ridge, "lam_min_private": lam_min_private})
+    shift = eigenvalue_shift(s1, delta, hyper["shift"])
+    r = adassp_releases(stats, s1, s2, shift, rho, x_bound, y_bound, rng)
+    return FitResult(r.theta, {"s1": s1, "s2": s2, "ridge": r.ridge, "lam_min_private": r.lam_min_private})

@@ -36,7 +36,7 @@ import numpy as np
 
 from dpbench.contract import AuditSetup, Bounds, Hyper, Variant
 from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
-from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
+from dpbench.mechanisms._base import CENTRAL_GRAM, FitResult, checked_stats, released
 from dpbench.mechanisms._intervals import (
     Interval,
     batched_solve,
@@ -45,6 +45,7 @@ from dpbench.mechanisms._intervals import (
     symmetric_gaussian_batch,
     wald,
 )
+from dpbench.mechanisms.ssp.adassp import adassp_releases
 from dpbench.privacy.exact import exact_gaussian_sigmas
 from dpbench.registry import register_mechanism
 
@@ -123,9 +124,7 @@ def naive_wald(theta: np.ndarray, xtx: np.ndarray, ridge: float, sigma2: float, 
 @register_mechanism(
     "adassp_pboot",
     summary="AdaSSP + Gaussian parametric bootstrap CI: 4 releases (+ YᵀY) at one exact (ε, δ) (005 §10)",
-    privacy_model="central",
-    neighbour="zero_out",
-    needs=("stats",),
+    **CENTRAL_GRAM,
     spec="005 §10",
     style={"color": "tab:cyan", "marker": "*", "linestyle": "-"},
     hyper={
@@ -158,22 +157,16 @@ def fit(
 ) -> FitResult:
     """AdaSSP θ̃ from R1..R3 and its ``pboot`` / ``wald_private`` intervals from R1..R4 (module docstring)."""
     x_bound, y_bound = hyper["x_bound"], hyper["y_bound"]
-    X, y = check_inputs(X, y, epsilon, delta, x_bound=x_bound, y_bound=y_bound)
-    stats = resolve_stats(X, y, stats)
+    X, y, stats = checked_stats(X, y, epsilon, delta, stats, x_bound=x_bound, y_bound=y_bound)
     n, d = stats.n, stats.d
     if n <= d + 1:
         raise ValueError(f"adassp_pboot needs n > d + 1 rows for the residual variance, got n = {n}, d = {d}")
     rho = delta / 10.0 if hyper["rho"] is None else hyper["rho"]
     s1, s2, s3 = pboot_scales(epsilon, delta, x_bound, y_bound)
 
-    lam = released("λ_min(XᵀX)", stats.lam_min_x + s1 * rng.standard_normal(), stats.lam_min_x, scale=s1,
-                   sensitivity=x_bound**2)  # fmt: skip
-    ridge = max(0.0, np.sqrt(d * np.log(2.0 * d**2 / rho)) * s1 - max(0.0, lam - s1**2))
-    xtx = released("XᵀX", stats.xtx + s1 * symmetric_gaussian(d, rng), stats.xtx, scale=s1, sensitivity=x_bound**2,
-                   symmetric=True)  # fmt: skip
-    xty = released("XᵀY", stats.xty + s2 * rng.standard_normal(d), stats.xty, scale=s2, sensitivity=x_bound * y_bound)
+    r = adassp_releases(stats, s1, s2, s1**2, rho, x_bound, y_bound, rng)  # the figures' code's shift s₁²
+    ridge, xtx, xty, theta = r.ridge, r.xtx, r.xty, r.theta
     yty = released("YᵀY", stats.yty + s3 * rng.standard_normal(), stats.yty, scale=s3, sensitivity=y_bound**2)
-    theta = solve_or_lstsq(xtx + ridge * np.eye(d), xty)
 
     sigma2 = residual_variance(yty, xty, xtx, theta, n, hyper["sigma2_floor"] * y_bound**2)
     boot_rng, literal = interval_rng(rng), hyper["bootstrap"] == "literal"

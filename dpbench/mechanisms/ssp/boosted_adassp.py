@@ -32,7 +32,7 @@ import numpy as np
 
 from dpbench.contract import SATURATING_LABEL, AuditSetup, Bounds, Choice, Hyper
 from dpbench.linalg import GramStats, gram_stats, immutable, symmetric_gaussian
-from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats, scaled_output
+from dpbench.mechanisms._base import CENTRAL_GRAM, FitResult, check_inputs, released, resolve_stats, scaled_output
 from dpbench.privacy.gdp import gdp_mu
 from dpbench.registry import register_mechanism
 
@@ -126,9 +126,7 @@ AUDIT_NOISE_DIV10 = {"gdp_mu": scaled_output(10.0)}
 @register_mechanism(
     "boosted_adassp",
     summary="Boosted AdaSSP: AdaSSP's noisy Hessian, T noisy clipped-residual boosting rounds, exact GDP (Tang 2024)",
-    privacy_model="central",
-    neighbour="zero_out",
-    needs=("stats",),
+    **CENTRAL_GRAM,
     spec="005 §1",
     style={"color": "tab:cyan", "marker": "*", "linestyle": "--"},
     hyper={

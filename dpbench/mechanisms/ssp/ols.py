@@ -11,7 +11,7 @@ import numpy as np
 
 from dpbench.contract import Hyper
 from dpbench.linalg import GramStats
-from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
+from dpbench.mechanisms._base import FitResult, checked_stats
 from dpbench.registry import register_mechanism
 
 
@@ -38,8 +38,7 @@ def fit(
     **hyper: float,
 ) -> FitResult:
     """θ* = argmin_θ ‖Y − Xθ‖² (minimum norm), or the ridge solution when ``ridge > 0``; ε, δ, rng are ignored."""
-    X, y = check_inputs(X, y, None, None, x_bound=None, y_bound=None)
-    stats = resolve_stats(X, y, stats)
+    X, y, stats = checked_stats(X, y, None, None, stats, x_bound=None, y_bound=None)
     if hyper["ridge"] > 0:
         return FitResult(np.linalg.solve(stats.xtx + hyper["ridge"] * np.eye(stats.d), stats.xty))
     return FitResult(stats.theta_ols.copy())

@@ -26,7 +26,7 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 
 from dpbench.contract import Bounds
 from dpbench.linalg import GramStats
-from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
+from dpbench.mechanisms._base import CENTRAL_GRAM, FitResult, checked_stats, released
 from dpbench.mechanisms.ssp.calibration import ops_balanced
 from dpbench.registry import register_mechanism
 
@@ -50,9 +50,7 @@ def posterior_sample(
 @register_mechanism(
     "ops",
     summary="OPS-balanced: one sample of the tempered ridge posterior (Wang 2018; 005 §2a)",
-    privacy_model="central",
-    neighbour="zero_out",
-    needs=("stats",),
+    **CENTRAL_GRAM,
     spec="005 §2a",
     style={"color": "tab:cyan", "marker": "s", "linestyle": "--"},
     hyper={},
@@ -69,8 +67,7 @@ def fit(
     **hyper: Any,
 ) -> FitResult:
     """OPS-balanced estimate (module docstring)."""
-    X, y = check_inputs(X, y, epsilon, delta)
-    stats = resolve_stats(X, y, stats)
+    X, y, stats = checked_stats(X, y, epsilon, delta, stats)
     cal = ops_balanced(epsilon, delta, stats.n, stats.d)
     upper, theta = ridge_solution(stats, cal.ridge)
     theta_hat = posterior_sample(upper, theta, cal.sqrt_gamma, rng, cal.lipschitz)

@@ -22,7 +22,7 @@ import numpy as np
 
 from dpbench.contract import Bounds, Choice, Hyper
 from dpbench.linalg import GramStats, solve_or_lstsq, symmetric_gaussian
-from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
+from dpbench.mechanisms._base import CENTRAL_GRAM, FitResult, checked_stats, released
 from dpbench.mechanisms.ssp.calibration import wang_ssp_epsilon, wang_ssp_sigma
 from dpbench.privacy.exact import exact_gaussian_sigmas
 from dpbench.registry import register_mechanism
@@ -49,9 +49,7 @@ def _certify(hyper: dict[str, Any]) -> tuple[str, str] | None:
 @register_mechanism(
     "ssp_plain",
     summary="SSP: noisy XᵀX and XᵀY, budget split exactly (Wang 2018's plain SSP; 005 §2a)",
-    privacy_model="central",
-    neighbour="zero_out",
-    needs=("stats",),
+    **CENTRAL_GRAM,
     spec="005 §2a",
     style={"color": "tab:orange", "marker": "v", "linestyle": "--"},
     hyper={
@@ -75,8 +73,7 @@ def fit(
     **hyper: Any,
 ) -> FitResult:
     """SSP estimate θ̂ = (XᵀX~ + ridge·I)⁻¹XᵀY~ (module docstring)."""
-    X, y = check_inputs(X, y, epsilon, delta)
-    stats = resolve_stats(X, y, stats)
+    X, y, stats = checked_stats(X, y, epsilon, delta, stats)
     d, constants = stats.d, hyper["constants"]
     sigma = ssp_sigma(epsilon, delta, constants)
     if constants == "wang":  # full d×d noise on XᵀX + I, as suffstats_perturb.m

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy.optimize import minimize
@@ -109,8 +109,21 @@ def stein_bounds(covariates: str) -> Bounds:
                   note="rows clipped to ‖x‖ ≤ r (data-independent radius); " + note)  # fmt: skip
 
 
+T = TypeVar("T")
+
 #: per-process cache of the deterministic non-private fits (keyed by a hash of the data)
 _MLE_CACHE: dict[tuple[str, str], Any] = {}
+#: entries kept before the cache is emptied (a run holds a few data draws)
+MLE_CACHE_SIZE = 16
+
+
+def cached_fit(key: tuple[str, str], compute: Callable[[], T]) -> T:
+    """``compute()`` (a deterministic function of the data that ``key`` fingerprints), once per key and process."""
+    if key not in _MLE_CACHE:
+        if len(_MLE_CACHE) > MLE_CACHE_SIZE:
+            _MLE_CACHE.clear()
+        _MLE_CACHE[key] = compute()
+    return _MLE_CACHE[key]
 
 
 def check_public(public_X: np.ndarray | None, p: int) -> np.ndarray:
@@ -460,13 +473,9 @@ def fit_nonprivate_stein(
         return stein_fit(X, y, None, None, rng, public_X, family=family, covariates=covariates, r=r, stats=stats)
     public_X = check_public(public_X, np.asarray(X).shape[1])
     key = (_fingerprint(X, y), f"stein-{family}-{covariates}-{r}-{_fingerprint(public_X, public_X[:, 0])}")
-    if key not in _MLE_CACHE:
-        if len(_MLE_CACHE) > 16:
-            _MLE_CACHE.clear()
-        _MLE_CACHE[key] = stein_fit(
-            X, y, None, None, rng, public_X, family=family, covariates=covariates, r=r, stats=stats
-        )
-    result = _MLE_CACHE[key]
+    result = cached_fit(
+        key, lambda: stein_fit(X, y, None, None, rng, public_X, family=family, covariates=covariates, r=r, stats=stats)
+    )
     return FitResult(result.theta.copy(), dict(result.info))
 
 
@@ -547,12 +556,12 @@ def fit_nonprivate_mle(
     """Deterministic given the data, so it is computed once per dataset and process (cache keyed by a data hash)."""
     fam = get_family(hyper["family"])
     key = (_fingerprint(X, y), hyper["family"])
-    if key not in _MLE_CACHE:
-        start = fit_nonprivate_stein(X, y, 1.0, 0.5, rng, public_X=public_X, stats=stats, **hyper).theta
-        if len(_MLE_CACHE) > 16:
-            _MLE_CACHE.clear()
-        _MLE_CACHE[key] = minimise_baseline_loss(X, y, fam, start)
-    theta, iters = _MLE_CACHE[key]
+    theta, iters = cached_fit(
+        key,
+        lambda: minimise_baseline_loss(
+            X, y, fam, fit_nonprivate_stein(X, y, 1.0, 0.5, rng, public_X=public_X, stats=stats, **hyper).theta
+        ),
+    )
     return FitResult(theta.copy(), {"lbfgs_iters": iters})
 
 
@@ -591,10 +600,11 @@ def fit_sklearn_logreg(
     intercept, solver = hyper["intercept"], hyper["solver"]
     if solver not in SKLEARN_SOLVERS:
         raise ValueError(f"solver must be one of {SKLEARN_SOLVERS}, got {solver!r}")
-    key = (_fingerprint(X, y), f"sklearn{intercept}{solver}")
-    if key not in _MLE_CACHE:
+
+    def compute() -> tuple[np.ndarray, int]:
         model = LogisticRegression(max_iter=1000, fit_intercept=intercept, solver=solver).fit(X, (y > 0.5).astype(int))
         theta = np.concatenate([model.coef_[0], model.intercept_]) if intercept else model.coef_[0]
-        _MLE_CACHE[key] = (theta, int(np.max(model.n_iter_)))
-    theta, iters = _MLE_CACHE[key]
+        return theta, int(np.max(model.n_iter_))
+
+    theta, iters = cached_fit((_fingerprint(X, y), f"sklearn{intercept}{solver}"), compute)
     return FitResult(theta.copy(), {"lbfgs_iters": iters})

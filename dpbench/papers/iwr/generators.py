@@ -98,6 +98,16 @@ def _dataset(
     )
 
 
+def _isotropic_dataset(
+    name: str, X: np.ndarray, theta: np.ndarray, rng: np.random.Generator, radial, m1: float, m2: float, title: str
+) -> Dataset:
+    """:func:`_dataset` for covariates φ = r·u (u uniform on the sphere, r with first and second moments m1, m2 and
+    radial description ``radial``): Σ = (m2/d)·I, E|<φ, v>| = m1·c_d·‖v‖ (spec 000 §7.1)."""
+    d = X.shape[1]
+    extra = {"radial": radial, "l1_iso": m1 * c_d(d), "mean_norm": m1}
+    return _dataset(name, X, theta, rng, m2 / d * np.eye(d), extra, title)
+
+
 def twoscale_radial(rho: float, s: float) -> tuple[np.ndarray, np.ndarray]:
     if not (0 < rho <= 1 and 0 < s <= 1):
         raise ValueError(f"twoscale: need rho ∈ (0, 1] and s ∈ (0, 1], got rho={rho}, s={s}")
@@ -125,11 +135,8 @@ def load_twoscale(
     theta = draw_theta(d, rng, theta_norm)
     radius = np.where(rng.random(n) < rho, 1.0, s)
     X = sphere_directions(n, d, rng) * radius[:, None]
-    second = float(q @ r**2)
-    extra = {"radial": (r, q), "l1_iso": float(q @ r) * c_d(d), "mean_norm": float(q @ r)}
-    return _dataset(
-        "iwr_twoscale", X, theta, rng, second / d * np.eye(d), extra, f"G-TwoScale(d={d}, ρ={rho:g}, s={s:g})"
-    )
+    title = f"G-TwoScale(d={d}, ρ={rho:g}, s={s:g})"
+    return _isotropic_dataset("iwr_twoscale", X, theta, rng, (r, q), float(q @ r), float(q @ r**2), title)
 
 
 def gauss_radial(d: int, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -169,8 +176,7 @@ def load_gauss(
     norms = row_norms(X)
     X /= np.maximum(norms, 1.0)[:, None]
     m1, m2 = gauss_moment(d, s, 1), gauss_moment(d, s, 2)
-    extra = {"radial": gauss_radial(d, s), "l1_iso": m1 * c_d(d), "mean_norm": m1}
-    return _dataset("iwr_gauss", X, theta, rng, m2 / d * np.eye(d), extra, f"G-Gauss(d={d}, s={s:g})")
+    return _isotropic_dataset("iwr_gauss", X, theta, rng, gauss_radial(d, s), m1, m2, f"G-Gauss(d={d}, s={s:g})")
 
 
 def pareto_moment(a: float, s: float, k: float) -> float:
@@ -221,8 +227,8 @@ def load_pareto(
     radius = np.minimum(1.0, s * (1.0 - rng.random(n)) ** (-1.0 / a))
     X = sphere_directions(n, d, rng) * radius[:, None]
     m1, m2 = pareto_moment(a, s, 1.0), pareto_moment(a, s, 2.0)
-    extra = {"radial": radial, "l1_iso": m1 * c_d(d), "mean_norm": m1}
-    return _dataset("iwr_pareto", X, theta, rng, m2 / d * np.eye(d), extra, f"G-Pareto(d={d}, a={a:g}, s={s:g})")
+    title = f"G-Pareto(d={d}, a={a:g}, s={s:g})"
+    return _isotropic_dataset("iwr_pareto", X, theta, rng, radial, m1, m2, title)
 
 
 def spike_probs(d: int, rho: list[float] | None) -> np.ndarray:

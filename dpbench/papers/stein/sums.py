@@ -133,31 +133,17 @@ def load(
         "noise_sd": noise_sd,
         "rows": bool(rows),
     }
-    empty_X, empty_y = np.zeros((0, p)), np.zeros(0)
-    if rows:
-        X, y = model.rows(n, rng)
-        return Dataset(
-            "stein_linear_sums",
-            X,
-            y,
-            empty_X,
-            empty_y,
-            X_public=X_pub,
-            population=population,
-            x_bound=float("inf"),
-            y_bound=float("inf"),
-            meta=meta,
-        )
+    X, y = model.rows(n, rng) if rows else (None, None)
     return Dataset(
         "stein_linear_sums",
-        None,
-        None,
-        empty_X,
-        empty_y,
+        X,
+        y,
+        np.zeros((0, p)),
+        np.zeros(0),
         X_public=X_pub,
         population=population,
         x_bound=float("inf"),
         y_bound=float("inf"),
         meta=meta,
-        sums=model.sums(n, rng),
+        sums=None if rows else model.sums(n, rng),
     )

@@ -12,7 +12,7 @@ import pytest
 from dpbench import registry
 from dpbench.mechanisms.iwr import central as iw_central
 from dpbench.mechanisms.iwr import local as iw_local
-from dpbench.mechanisms.iwr._common import epoch_slices, halves
+from dpbench.mechanisms.iwr._common import StageNoise, epoch_slices, halves
 from dpbench.mechanisms.iwr.calibration import (
     gaussian_std,
     l2ball_radius,
@@ -343,19 +343,19 @@ def test_noise_scales_sympriv_and_stage2():
     psi = []
     for _ in range(4000):
         _, info = iw_central.iwr_dp_stage2(
-            Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1e9, epsilon=eps, delta=delta, rng=rng
+            Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1e9, noise=StageNoise(eps, delta), rng=rng
         )
         psi.append(info["std_psi"])
     assert psi[0] == pytest.approx(expected)
     _, info_z = iw_central.iwr_dp_stage2(
-        Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1.0, epsilon=eps, delta=delta, rng=rng, neighbour="zero_out"
+        Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1.0, noise=StageNoise(eps, delta, neighbour="zero_out"), rng=rng
     )
     assert info_z["std_psi"] == pytest.approx(expected / 2)
     # measured: θ̂ = ψ̃/λ with λ = 1 and Ψ = 0
     thetas = np.array(
         [
             iw_central.iwr_dp_stage2(
-                Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1.0, epsilon=eps, delta=delta, rng=rng
+                Phi, np.zeros(100), np.eye(2), gamma=gamma, lam=1.0, noise=StageNoise(eps, delta), rng=rng
             )[0]
             for _ in range(10_000)
         ]

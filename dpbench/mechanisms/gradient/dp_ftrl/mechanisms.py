@@ -96,6 +96,14 @@ def tree_certify(hyper) -> tuple[str, str] | None:
     return "calibration", "the paper's τ (Thm 4.1) is not certified under replace-one neighbours; use agm or rdp"
 
 
+#: the hyperparameters every tree mechanism declares, in groups (the order of a mechanism's table): the neighbour
+#: notion, the calibration and the step-size rule η; the spectrum-based η rule (identity and public Σ); the cap on η
+#: and the clipping rule C
+STEP_RULE = ("neighbour", "calibration", "eta", "eta_c1", "eta_c2")
+SPECTRUM_RULE = ("spectrum", "r", "trH")
+CLIP_RULE = ("eta_max", "clip_C", "c_C")
+
+
 def register_tree(
     name: str, *, audit_hyper: Mapping[str, Any], **contract: Any
 ) -> Callable[[Callable[..., FitResult]], Callable[..., FitResult]]:
@@ -118,17 +126,9 @@ def register_tree(
     summary="DP-FTRL-I: one-pass tree-aggregated DP-FTRL with isotropic noise (spec 002 §3.1, Kairouz et al. 2021)",
     spec="002 §3.1",
     hyper=declared(
-        "neighbour",
-        "calibration",
-        "eta",
-        "eta_c1",
-        "eta_c2",
-        "spectrum",
-        "r",
-        "trH",
-        "eta_max",
-        "clip_C",
-        "c_C",
+        *STEP_RULE,
+        *SPECTRUM_RULE,
+        *CLIP_RULE,
         "C_X",
         "C_Y",
         "l0",
@@ -155,17 +155,9 @@ def fit_identity(
     needs=("public_X",),
     spec="002 §3.4",
     hyper=declared(
-        "neighbour",
-        "calibration",
-        "eta",
-        "eta_c1",
-        "eta_c2",
-        "spectrum",
-        "r",
-        "trH",
-        "eta_max",
-        "clip_C",
-        "c_C",
+        *STEP_RULE,
+        *SPECTRUM_RULE,
+        *CLIP_RULE,
         "C_Y",
         "l0",
         "lam_mult",
@@ -207,14 +199,8 @@ def fit_sigma_public(
     needs=("population",),
     spec="002 §3.4",
     hyper=declared(
-        "neighbour",
-        "calibration",
-        "eta",
-        "eta_c1",
-        "eta_c2",
-        "eta_max",
-        "clip_C",
-        "c_C",
+        *STEP_RULE,
+        *CLIP_RULE,
         "l0",
         "lam_mult",
         "psi_mode",
