@@ -150,3 +150,25 @@ def test_paper_spans_sum_cpu_and_span_first_start_to_last_end():
     assert table.loc["a", "cpu_s"] == 80.0 and table.loc["a", "wall_span_s"] == 90.0
     assert table.loc["b", "end_s"] == 30.0 and table.loc["all", "wall_span_s"] == 90.0
     assert table.loc["all", "cpu_s"] == 100.0 and table.loc["all", "commands"] == 3
+
+
+def test_a_measured_record_replaces_the_cpu_of_each_target_and_keeps_its_shape(tmp_path):
+    """``simulate --runs``: a target's CPU is the sum over its commands (run + report); serial and task parts stay."""
+    log = tmp_path / "runs.csv"
+    for target, cpu in (("x", 30.0), ("x", 2.5), ("y", 7.0)):
+        timed_run.append_row(
+            log,
+            {
+                "paper": "p",
+                "target": target,
+                "command": "c",
+                "start": 0,
+                "end": 1,
+                "wall_s": 1,
+                "cpu_s": cpu,
+                "status": 0,
+            },
+        )
+    previous = {"x": schedule.Cost(100.0, 12.0, 40.0)}
+    measured = schedule.measured_costs(log, previous)
+    assert measured == {"x": schedule.Cost(32.5, 12.0, 40.0), "y": schedule.Cost(7.0)}

@@ -9,7 +9,8 @@ config's ``plot:`` entries — or what another stage computes (an analysis's tab
 stage through :func:`draw`. ``draw`` receives every option resolved (defaults filled, values checked).
 
 Built-in kinds live in this package (``curves`` — the default kind of ``plot:`` —, ``coverage``,
-``audit_histogram``); a paper's own kinds in ``dpbench/papers/<paper>/figures.py``. Discovery imports both
+``audit_histogram``); a paper's own kinds in ``dpbench/papers/<paper>/figures.py`` (the bandit kind's in
+``dpbench/bandits/figures.py``). Discovery imports them
 (:func:`dpbench.registry.discover`): no generic module imports a kind. This module imports no matplotlib, so a
 config's ``plot:`` is validated against the table without drawing anything.
 """

@@ -11,8 +11,11 @@ divided by B = max_i ‖x_i‖ and y by C = max_i |y_i|, so the rows meet the un
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from dpbench.contract import Choice, Hyper
 from dpbench.data._base import Dataset, Population
 from dpbench.registry import register_dataset
 
@@ -25,12 +28,16 @@ PREPROCESS = ("none", "max_norm")
     kind="synthetic",
     spec="005 §4-addendum",
     shape=lambda n_per_p, p, **_: (n_per_p * p, p),
+    options={
+        "p": Hyper(int, default=5, ge=1, doc="dimension"),
+        "n_per_p": Hyper(int, default=100, ge=1, doc="rows per dimension (n = n_per_p·p)"),
+        "preprocess": Choice(
+            *PREPROCESS, default="none", doc="max_norm: the paper's non-private scaling to the bounds"
+        ),
+    },
 )
-def load(rng: np.random.Generator, *, p: int = 5, n_per_p: int = 100, preprocess: str = "none") -> Dataset:
-    if p < 1 or n_per_p < 1:
-        raise ValueError(f"brown_isotropic: need p ≥ 1 and n_per_p ≥ 1, got p={p}, n_per_p={n_per_p}")
-    if preprocess not in PREPROCESS:
-        raise ValueError(f"brown_isotropic: preprocess must be one of {PREPROCESS}, got {preprocess!r}")
+def load(rng: np.random.Generator, **options: Any) -> Dataset:
+    p, n_per_p, preprocess = options["p"], options["n_per_p"], options["preprocess"]
     n = n_per_p * p
     theta = rng.standard_normal(p)
     theta /= np.linalg.norm(theta)

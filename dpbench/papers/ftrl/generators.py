@@ -23,10 +23,12 @@ Metric ``excess_pop_paper`` = ½(θ̂ − w*)ᵀH(θ̂ − w*) (the paper's L wi
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from dpbench.analysis.metrics import TrialCoordinates, register_metric
+from dpbench.contract import Choice, Hyper
 from dpbench.data._base import Dataset, Population
 from dpbench.mechanisms.gradient.dp_ftrl.covariance import PublicMoments
 from dpbench.registry import register_dataset
@@ -110,33 +112,26 @@ def public_data(h: np.ndarray, m: int, m_c: int, sampler: str, rng: np.random.Ge
     summary="Synthetic Gaussian design with power-law/exp spectrum, w* ∝ 1/i, public rows (spec 002 §5.2)",
     kind="synthetic",
     spec="002 §5.2",
+    options={
+        "n": Hyper(int, default=4096, ge=1, doc="private rows"),
+        "d": Hyper(int, default=2048, ge=1, doc="dimension"),
+        "spectrum": Choice(*SPECTRA, default="poly", doc="λ_i = i^−r (poly) or e^−i (exp)"),
+        "r": Hyper(float, default=3.0, gt=0, doc="the power-law exponent (spectrum: poly needs r > 1)"),
+        "sigma_noise": Hyper(float, default=0.5, ge=0, doc="label noise standard deviation"),
+        "public_M": Hyper(int, default=None, ge=0, none="n", doc="public rows for Σ"),
+        "public_MC": Hyper(int, default=1000, ge=0, doc="public rows for C"),
+        "estimating_m": Hyper(int, default=0, ge=0, doc="labelled rows for estimating constants"),
+        "n_test": Hyper(int, default=0, ge=0, doc="test rows"),
+        "public_sampler": Choice(
+            *PUBLIC_SAMPLERS, default="rows", doc="rows, their Wishart moments, or auto (wishart when public_M ≥ d)"
+        ),  # fmt: skip
+    },
 )
-def load(
-    rng: np.random.Generator,
-    *,
-    n: int = 4096,
-    d: int = 2048,
-    spectrum: str = "poly",
-    r: float = 3.0,
-    sigma_noise: float = 0.5,
-    public_M: int | None = None,
-    public_MC: int = 1000,
-    estimating_m: int = 0,
-    n_test: int = 0,
-    public_sampler: str = "rows",
-) -> Dataset:
-    if n < 1 or d < 1 or public_MC < 0 or estimating_m < 0 or n_test < 0:
-        raise ValueError(
-            f"spectral_gaussian: need n, d ≥ 1 and counts ≥ 0, got n={n}, d={d}, "
-            f"public_MC={public_MC}, estimating_m={estimating_m}, n_test={n_test}"
-        )
-    if sigma_noise < 0:
-        raise ValueError(f"spectral_gaussian: sigma_noise must be ≥ 0, got {sigma_noise}")
-    public_M = n if public_M is None else int(public_M)
-    if public_M < 0:
-        raise ValueError(f"spectral_gaussian: public_M must be ≥ 0, got {public_M}")
-    if public_sampler not in PUBLIC_SAMPLERS:
-        raise ValueError(f"spectral_gaussian: public_sampler must be one of {PUBLIC_SAMPLERS}, got {public_sampler!r}")
+def load(rng: np.random.Generator, **options: Any) -> Dataset:
+    n, d, spectrum, r, sigma_noise = (options[k] for k in ("n", "d", "spectrum", "r", "sigma_noise"))
+    public_MC, estimating_m, n_test = options["public_MC"], options["estimating_m"], options["n_test"]
+    public_sampler = options["public_sampler"]
+    public_M = n if options["public_M"] is None else int(options["public_M"])
     if public_sampler == "auto":
         public_sampler = "wishart" if public_M >= d else "rows"
     h = spectrum_values(d, spectrum, r)

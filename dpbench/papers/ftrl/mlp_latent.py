@@ -16,8 +16,11 @@ literally; only mechanisms that clip residuals (IHM, DP-GD) can then run (docs/d
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from dpbench.contract import Hyper
 from dpbench.data._base import Dataset, normalize_rows
 from dpbench.registry import register_dataset
 
@@ -41,20 +44,17 @@ def random_mlp_features(latent: np.ndarray, width: int, rng: np.random.Generator
     summary="Synthetic (IHM Fig. 7): 1-D LogNormal latent through a random 3-layer sigmoid MLP, d = 128",
     kind="synthetic",
     spec="004 §5.5 Fig. 7",
+    options={
+        "n_total": Hyper(int, default=2**18, ge=10, doc="rows before the train/test split"),
+        "d": Hyper(int, default=128, ge=1, doc="width of the MLP (features)"),
+        "noise": Hyper(float, default=0.2, ge=0, doc="label noise standard deviation"),
+        "train_fraction": Hyper(float, default=0.8, gt=0, lt=1, doc="share of rows in training"),
+        "clip_y": Hyper(bool, default=True, doc="clip labels to [−1, 1]"),
+    },
 )
-def load(
-    rng: np.random.Generator,
-    *,
-    n_total: int = 2**18,
-    d: int = 128,
-    noise: float = 0.2,
-    train_fraction: float = 0.8,
-    clip_y: bool = True,
-) -> Dataset:
-    if n_total < 10 or d < 1:
-        raise ValueError(f"mlp_latent: need n_total ≥ 10 and d ≥ 1, got n_total={n_total}, d={d}")
-    if not 0 < train_fraction < 1:
-        raise ValueError(f"mlp_latent: train_fraction must lie in (0, 1), got {train_fraction}")
+def load(rng: np.random.Generator, **options: Any) -> Dataset:
+    n_total, d, noise = options["n_total"], options["d"], options["noise"]
+    train_fraction, clip_y = options["train_fraction"], options["clip_y"]
     latent = rng.lognormal(mean=1.0, sigma=1.0, size=n_total)
     features = random_mlp_features(latent, d, rng)
     direction = rng.standard_normal(d)

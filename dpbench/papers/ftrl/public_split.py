@@ -8,9 +8,12 @@ so only DP-FTRL-Σ(public) benefits from the unlabeled rows. The test split is u
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dpbench import registry
+from dpbench.contract import Hyper
 from dpbench.data._base import Dataset
 from dpbench.registry import register_dataset
 
@@ -20,10 +23,13 @@ from dpbench.registry import register_dataset
     summary="Any registered real dataset with public_fraction of its training rows made unlabeled public (002 §6.2)",
     kind="real",
     spec="002 §6.2",
+    options={
+        "base": Hyper(str, default="crime", doc="the registered real dataset split"),
+        "public_fraction": Hyper(float, default=0.5, ge=0, lt=1, doc="share of training rows made unlabeled public"),
+    },
 )
-def load(rng: np.random.Generator, *, base: str = "crime", public_fraction: float = 0.5) -> Dataset:
-    if not 0.0 <= public_fraction < 1.0:
-        raise ValueError(f"ftrl_public_split: public_fraction must be in [0, 1), got {public_fraction}")
+def load(rng: np.random.Generator, **options: Any) -> Dataset:
+    base, public_fraction = options["base"], options["public_fraction"]
     if base == "ftrl_public_split":
         raise ValueError("ftrl_public_split: base cannot be ftrl_public_split itself")
     info = registry.get_dataset(base)

@@ -31,12 +31,14 @@ training shape (n, d) so a run plans size-dependent trial counts without generat
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import integrate, stats
 from scipy.special import gammaln
 
 from dpbench.analysis.metrics import TrialCoordinates, register_metric
+from dpbench.contract import Hyper
 from dpbench.data._base import Dataset, Population
 from dpbench.mechanisms.iwr.linalg import row_norms
 from dpbench.registry import register_alias, register_dataset
@@ -75,11 +77,6 @@ def draw_theta(d: int, rng: np.random.Generator, theta_norm: float | None = None
     return float(theta_norm) * theta
 
 
-def _check(name: str, n: int, d: int) -> None:
-    if n < 1 or d < 1:
-        raise ValueError(f"{name}: need n ≥ 1 and d ≥ 1, got n={n}, d={d}")
-
-
 def _dataset(
     name: str, X: np.ndarray, theta: np.ndarray, rng: np.random.Generator, cov: np.ndarray, extra: dict, title: str
 ) -> Dataset:
@@ -114,23 +111,30 @@ def twoscale_radial(rho: float, s: float) -> tuple[np.ndarray, np.ndarray]:
     return np.array([1.0, s]), np.array([rho, 1.0 - rho])
 
 
+#: the options the generators share, declared once (each generator's table picks them)
+N = Hyper(int, default=100_000, ge=1, doc="rows T")
+D = Hyper(int, default=5, ge=1, doc="dimension")
+THETA_NORM = Hyper(float, default=None, gt=0, le=1, none="‖θ*‖ = 1", doc="‖θ*‖ (the direction uniform; labels ±1)")
+
+
+def twoscale_options(rho: float, s: float) -> dict[str, Hyper]:
+    """ρ and s of G-TwoScale (defaults ``rho``, ``s``): the share of rows at norm 1 and the norm of the others."""
+    return {
+        "rho": Hyper(float, default=rho, gt=0, le=1, doc="probability of the norm-1 scale"),
+        "s": Hyper(float, default=s, gt=0, le=1, doc="the small scale"),
+    }
+
+
 @register_dataset(
     "iwr_twoscale",
     summary="G-TwoScale(d, ρ, s): φ = c·u, c = 1 w.p. ρ else s (spec 000 §7.1)",
     kind="synthetic",
     spec="000 §7.1",
     shape=lambda n, d, **_: (n, d),
+    options={"n": N, "d": D, **twoscale_options(0.01, 0.1), "theta_norm": THETA_NORM},
 )
-def load_twoscale(
-    rng: np.random.Generator,
-    *,
-    n: int = 100_000,
-    d: int = 5,
-    rho: float = 0.01,
-    s: float = 0.1,
-    theta_norm: float | None = None,
-) -> Dataset:
-    _check("iwr_twoscale", n, d)
+def load_twoscale(rng: np.random.Generator, **options: Any) -> Dataset:
+    n, d, rho, s, theta_norm = (options[k] for k in ("n", "d", "rho", "s", "theta_norm"))
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(d, rng, theta_norm)
     radius = np.where(rng.random(n) < rho, 1.0, s)
@@ -164,13 +168,10 @@ def gauss_moment(d: int, s: float, power: int) -> float:
     kind="synthetic",
     spec="000 §7.1",
     shape=lambda n, d, **_: (n, d),
+    options={"n": N, "d": D, "s": Hyper(float, default=0.4, gt=0, doc="scale of s·g/√d"), "theta_norm": THETA_NORM},
 )
-def load_gauss(
-    rng: np.random.Generator, *, n: int = 100_000, d: int = 5, s: float = 0.4, theta_norm: float | None = None
-) -> Dataset:
-    _check("iwr_gauss", n, d)
-    if s <= 0:
-        raise ValueError(f"iwr_gauss: s must be > 0, got {s}")
+def load_gauss(rng: np.random.Generator, **options: Any) -> Dataset:
+    n, d, s, theta_norm = (options[k] for k in ("n", "d", "s", "theta_norm"))
     theta = draw_theta(d, rng, theta_norm)
     X = s * rng.standard_normal((n, d)) / math.sqrt(d)
     norms = row_norms(X)
@@ -210,18 +211,17 @@ def pareto_radial(a: float, s: float, points: int = GAUSS_QUANTILE_POINTS) -> tu
     kind="synthetic",
     spec="000 §7.1 (added control)",
     shape=lambda n, d, **_: (n, d),
+    options={
+        "n": N,
+        "d": D,
+        "a": Hyper(float, default=2.0, gt=0, doc="Pareto tail index"),
+        "s": Hyper(float, default=0.02, gt=0, lt=1, doc="the smallest norm"),
+        "theta_norm": THETA_NORM,
+    },
 )
-def load_pareto(
-    rng: np.random.Generator,
-    *,
-    n: int = 100_000,
-    d: int = 5,
-    a: float = 2.0,
-    s: float = 0.02,
-    theta_norm: float | None = None,
-) -> Dataset:
+def load_pareto(rng: np.random.Generator, **options: Any) -> Dataset:
     """Isotropic covariates with a Pareto(a) norm tail above s, capped at the bound B = 1 (module docstring)."""
-    _check("iwr_pareto", n, d)
+    n, d, a, s, theta_norm = (options[k] for k in ("n", "d", "a", "s", "theta_norm"))
     radial = pareto_radial(a, s)
     theta = draw_theta(d, rng, theta_norm)
     radius = np.minimum(1.0, s * (1.0 - rng.random(n)) ** (-1.0 / a))
@@ -244,9 +244,14 @@ def spike_probs(d: int, rho: list[float] | None) -> np.ndarray:
     kind="synthetic",
     spec="000 §7.1",
     shape=lambda n, d, **_: (n, d),
+    options={
+        "n": N,
+        "d": D,
+        "rho": Hyper(object, default=None, none="ρ_j = 0.4·0.5^j", doc="d probabilities of e_1..e_d, sum ≤ 1"),
+    },
 )
-def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: list[float] | None = None) -> Dataset:
-    _check("iwr_spike", n, d)
+def load_spike(rng: np.random.Generator, **options: Any) -> Dataset:
+    n, d, rho = options["n"], options["d"], options["rho"]
     p = spike_probs(d, rho)
     theta = draw_theta(d, rng)
     J = rng.choice(d + 1, size=n, p=np.append(p, 1.0 - p.sum()))
@@ -263,9 +268,10 @@ def load_spike(rng: np.random.Generator, *, n: int = 100_000, d: int = 5, rho: l
     kind="synthetic",
     spec="000 §7.1",
     shape=lambda n, **_: (n, 1),
+    options={"n": N, **twoscale_options(0.01, 0.1)},
 )
-def load_twoscale_1d(rng: np.random.Generator, *, n: int = 100_000, rho: float = 0.01, s: float = 0.1) -> Dataset:
-    _check("iwr_twoscale_1d", n, 1)
+def load_twoscale_1d(rng: np.random.Generator, **options: Any) -> Dataset:
+    n, rho, s = options["n"], options["rho"], options["s"]
     r, q = twoscale_radial(rho, s)
     theta = draw_theta(1, rng)
     X = (np.where(rng.random(n) < rho, 1.0, s) * rng.choice([-1.0, 1.0], size=n))[:, None]

@@ -16,10 +16,12 @@ default: the spec's first choice, the 44 binary columns (4 wilderness + 40 soil;
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from dpbench.contract import Choice, Hyper
 from dpbench.data._base import Dataset, require_file
 from dpbench.registry import register_dataset
 
@@ -97,22 +99,34 @@ def load_real(name: str, rng: np.random.Generator, n: int | None, m: int, featur
     return Dataset(name, priv, y_tr[idx], test, y_te, X_public=pub, x_bound=1.0, y_bound=1.0, meta=meta)
 
 
-@register_dataset("stein_covtype", summary="UCI Covertype, Lodgepole Pine vs rest (54 features), 003 §6.3")
-def load_covtype(
-    rng: np.random.Generator,
-    *,
-    n: int | None = 350_000,
-    m: int = 10_000,
-    features: str = "all54",
-) -> Dataset:
-    return load_real("covtype", rng, n, m, features)
+def sizes(n: int, m: int) -> dict[str, Hyper]:
+    """The options of a real data set: its private sample size n (default ``n``) and public rows m (``m``)."""
+    return {
+        "n": Hyper(int, default=n, ge=1, none="the whole training part", doc="private rows sampled"),
+        "m": Hyper(int, default=m, ge=1, doc="public rows from the pool"),
+    }
 
 
-@register_dataset("stein_skin", summary="UCI Skin Segmentation, skin vs non-skin (B, G, R), 003 §6.3")
-def load_skin(rng: np.random.Generator, *, n: int | None = 180_000, m: int = 5_000) -> Dataset:
-    return load_real("skin", rng, n, m, "all54")
+@register_dataset(
+    "stein_covtype",
+    summary="UCI Covertype, Lodgepole Pine vs rest (54 features), 003 §6.3",
+    options={**sizes(350_000, 10_000), "features": Choice("all54", "binary44", default="all54", doc="the columns")},
+)
+def load_covtype(rng: np.random.Generator, **options: Any) -> Dataset:
+    return load_real("covtype", rng, options["n"], options["m"], options["features"])
 
 
-@register_dataset("stein_susy", summary="SUSY 10k-row real sample (NOT the paper's 500k), signal vs background")
-def load_susy(rng: np.random.Generator, *, n: int | None = 7_000, m: int = 1_000) -> Dataset:
-    return load_real("susy", rng, n, m, "all54")
+@register_dataset(
+    "stein_skin", summary="UCI Skin Segmentation, skin vs non-skin (B, G, R), 003 §6.3", options=sizes(180_000, 5_000)
+)
+def load_skin(rng: np.random.Generator, **options: Any) -> Dataset:
+    return load_real("skin", rng, options["n"], options["m"], "all54")
+
+
+@register_dataset(
+    "stein_susy",
+    summary="SUSY 10k-row real sample (NOT the paper's 500k), signal vs background",
+    options=sizes(7_000, 1_000),
+)
+def load_susy(rng: np.random.Generator, **options: Any) -> Dataset:
+    return load_real("susy", rng, options["n"], options["m"], "all54")

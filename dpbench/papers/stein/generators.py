@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import Any
 
 import numpy as np
 from scipy.stats import special_ortho_group
 
+from dpbench.contract import Choice, Hyper
 from dpbench.data._base import Dataset, Population
 from dpbench.mechanisms.stein.families import Family, get_family
 from dpbench.registry import register_dataset
@@ -148,22 +150,27 @@ def prefix(dataset: Dataset, *, n: int, p: int, m: int | None = None, **_: objec
     shape=lambda n, p, **_: (n, p),
     prefix=prefix,
     nests=("n", "m"),
+    options={
+        "covariates": Choice(*COVARIATE_KINDS, default="gauss_diag", doc="Gaussian (diagonal / rotated Σ) or ±1/p"),
+        "family": Hyper(str, default="logistic", doc="the GLM family or NLR response (mechanisms.stein.families)"),
+        "n": Hyper(int, default=100_000, ge=2, doc="private rows"),
+        "p": Hyper(int, default=10, ge=1, doc="dimension"),
+        "m": Hyper(int, default=None, ge=1, none="⌊n/p²⌋", doc="public rows"),
+        "data_draw": Hyper(int, default=0, ge=0, doc="set by the engine's data_draws, never in a config"),
+        "noise_c": Hyper(float, default=0.05, ge=0, doc="noise level of the NLR responses"),
+        "labels": Choice("soft", "bernoulli", default="soft", doc="GLM labels: the mean or a Bernoulli draw"),
+        "n_test": Hyper(int, default=0, ge=0, doc="test rows"),
+        "instance_seed": Hyper(
+            int,
+            default=None,
+            ge=0,
+            none="the trial's rng",
+            doc="seed of Σ, w* and the private sample (shared along an m sweep)",
+        ),  # fmt: skip
+        "bernoulli_sampler": Choice(*BERNOULLI_SAMPLERS, default="bits", doc="sampler of the ±1 signs (same law)"),
+    },
 )
-def load(
-    rng: np.random.Generator,
-    *,
-    covariates: str = "gauss_diag",
-    family: str = "logistic",
-    n: int = 100_000,
-    p: int = 10,
-    m: int | None = None,
-    data_draw: int = 0,
-    noise_c: float = 0.05,
-    labels: str = "soft",
-    n_test: int = 0,
-    instance_seed: int | None = None,
-    bernoulli_sampler: str = "bits",
-) -> Dataset:
+def load(rng: np.random.Generator, **options: Any) -> Dataset:
     """``data_draw`` is set by the engine (draw r of ``data_draws``; 0 otherwise), never in a config.
 
     ``instance_seed`` (for sweeps over m): Σ, w* and the private sample are drawn from
@@ -172,9 +179,10 @@ def load(
     ``bernoulli_sampler``: ``bits`` (default) or ``integers`` (the historical sampler; same law, see
     :func:`random_signs`).
     """
+    covariates, family, n, p, m = (options[k] for k in ("covariates", "family", "n", "p", "m"))
+    data_draw, noise_c, labels, n_test = (options[k] for k in ("data_draw", "noise_c", "labels", "n_test"))
+    instance_seed, bernoulli_sampler = options["instance_seed"], options["bernoulli_sampler"]
     fam = get_family(family)
-    if n < 2 or p < 1 or n_test < 0:
-        raise ValueError(f"stein_synthetic: need n ≥ 2, p ≥ 1, n_test ≥ 0, got n={n}, p={p}, n_test={n_test}")
     m = public_rows(n, p, m)
     if m < 1:
         raise ValueError(f"stein_synthetic: m = {m} public rows (m defaults to ⌊n/p²⌋); need m ≥ 1")

@@ -22,10 +22,12 @@ threshold). Only this model is offered: for logistic / sigmoid links the 1-D sum
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import chi2, norm
 
+from dpbench.contract import Hyper
 from dpbench.data._base import Dataset, Population
 from dpbench.linalg import SumStats, psd_factor, sym_eigh, wishart
 from dpbench.registry import register_dataset
@@ -88,28 +90,23 @@ class LinearGaussian:
     spec="003 §6.2 (issue 17 control)",
     shape=lambda n, p, **_: (n, p),
     rows_free=lambda rows=False, **_: not rows,
+    options={
+        "n": Hyper(int, default=1_000_000, ge=2, doc="private rows (any n without rows)"),
+        "p": Hyper(int, default=5, ge=1, doc="dimension"),
+        "s": Hyper(float, default=0.08, gt=0, doc="x ~ N(0, s²I)"),
+        "noise_sd": Hyper(float, default=0.06, ge=0, doc="label noise σ"),
+        "m": Hyper(int, default=40_000, ge=1, doc="public rows"),
+        "rows": Hyper(bool, default=False, doc="materialise the n rows (the literal path) instead of their sums"),
+        "data_draw": Hyper(int, default=0, ge=0, doc="set by the engine's data_draws, never in a config"),
+    },
 )
-def load(
-    rng: np.random.Generator,
-    *,
-    n: int = 1_000_000,
-    p: int = 5,
-    s: float = 0.08,
-    noise_sd: float = 0.06,
-    m: int = 40_000,
-    rows: bool = False,
-    data_draw: int = 0,
-) -> Dataset:
+def load(rng: np.random.Generator, **options: Any) -> Dataset:
     """w* uniform on the unit sphere, then m public rows x_j ~ N(0, s²I), then the private sample: its Gram
     (``rows: false``, any n, :meth:`LinearGaussian.sums`) or its n rows (``rows: true``, the literal path; same law).
     Defaults: sd(y) = √(s² + σ²) = 0.1, so |y| ≤ B_y = 1 (the paper's GLM bound) fails with probability
     2Φ̄(10) = 1.5·10⁻²³ per row. m is fixed (not ⌊n/p²⌋ = 4·10¹⁰ at n = 10¹²). ``data_draw`` is set by the engine.
     """
-    if n < 2 or p < 1 or m < 1 or s <= 0 or noise_sd < 0:
-        raise ValueError(
-            f"stein_linear_sums: need n ≥ 2, p ≥ 1, m ≥ 1, s > 0, noise_sd ≥ 0; got n={n}, p={p}, m={m}, "
-            f"s={s}, noise_sd={noise_sd}"
-        )
+    n, p, s, noise_sd, m, rows = (options[k] for k in ("n", "p", "s", "noise_sd", "m", "rows"))
     g = rng.standard_normal(p)
     model = LinearGaussian(float(s), g / np.linalg.norm(g), float(noise_sd))
     X_pub = s * rng.standard_normal((m, p))

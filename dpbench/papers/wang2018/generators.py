@@ -11,9 +11,11 @@ on the other K − 1 folds, scored by ``test_mse``. The files are the uci_datase
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
+from dpbench.contract import Choice, Hyper
 from dpbench.data._base import Dataset
 from dpbench.data.cv import kfold_split
 from dpbench.data.recipes import file_key, frozen, read_numeric_cached
@@ -50,20 +52,19 @@ def _prepared(key: tuple[str, int, int], ncols: int) -> tuple[np.ndarray, np.nda
     "wang2018_uci",
     summary="Wang 2018's UCI sets: z-score, rows to ‖x‖ = 1, y/max|y|, fold k of a seeded 10-fold split (005 §2a)",
     spec="005 §2a",
+    options={
+        "name": Choice(*WANG_DATASETS, default="airfoil", doc="the UCI data set"),
+        "fold": Hyper(int, default=0, ge=0, doc="the test fold (swept in grid:)"),
+        "folds": Hyper(int, default=10, ge=2, doc="folds of the partition"),
+        "partition_seed": Hyper(int, default=100000, ge=0, doc="seed of the partition (with data_draw)"),
+        "data_draw": Hyper(int, default=0, ge=0, doc="the repetition (set by the engine's data_draws)"),
+    },
 )
-def load(
-    rng: np.random.Generator,
-    *,
-    name: str = "airfoil",
-    fold: int = 0,
-    folds: int = 10,
-    partition_seed: int = 100000,
-    data_draw: int = 0,
-) -> Dataset:
+def load(rng: np.random.Generator, **options: Any) -> Dataset:
     """Fold ``fold`` of repetition ``data_draw`` of data set ``name`` (module docstring); ``rng`` is unused (the
     partition must be the same for every fold of a repetition, so it comes from (partition_seed, data_draw))."""
-    if name not in WANG_DATASETS:
-        raise ValueError(f"wang2018_uci: name must be one of {', '.join(WANG_DATASETS)}, got {name!r}")
+    name, fold, folds = options["name"], options["fold"], options["folds"]
+    partition_seed, data_draw = options["partition_seed"], options["data_draw"]
     relative = f"uci/{name}/data.csv.gz"
     X, y = _prepared(file_key(relative), WANG_DATASETS[name] + 1)
     X_train, y_train, X_test, y_test = kfold_split(X, y, fold, folds, partition_seed, data_draw)
