@@ -36,6 +36,7 @@ from dpbench.audit.whitebox import (
     _aggregate,
     _aggregate_scale,
     objective_noise,
+    upper_indices,
     whitened_posterior,
 )
 
@@ -74,7 +75,7 @@ class Entry:
 
 
 def _upper(a: np.ndarray) -> np.ndarray:
-    i, j = np.triu_indices(a.shape[-1])
+    i, j = upper_indices(a.shape[-1])
     return a[..., i, j]
 
 
