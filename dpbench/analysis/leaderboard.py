@@ -40,6 +40,7 @@ from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import Run, find_runs, load_run
 from dpbench.analysis.stats import bootstrap, fallback_counts, fallback_sentences, fmt, halfwidth95
 from dpbench.contract import FALLBACK_INFO
+from dpbench.io.atomic import write_atomic
 
 #: floor for the performance-profile ratio (a mean normalised excess of exactly 0 would divide by zero)
 PROFILE_FLOOR = 1e-12
@@ -407,9 +408,9 @@ def write_leaderboard(board: Leaderboard, out_dir: Path) -> list[Path]:
     if board.reference:
         lines += [f"Reference (not ranked): {', '.join(board.reference)}.", ""]
     lines += [f"- {note}" for note in board.notes]
-    (out_dir / "leaderboard.md").write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
-    board.cells.to_csv(out_dir / "leaderboard_cells.csv", index=False)
-    board.summary.to_csv(out_dir / "leaderboard_summary.csv", index=False)
+    write_atomic(out_dir / "leaderboard.md", "\n".join(lines).rstrip() + "\n")
+    write_atomic(out_dir / "leaderboard_cells.csv", board.cells.to_csv(index=False))
+    write_atomic(out_dir / "leaderboard_summary.csv", board.summary.to_csv(index=False))
     return [
         out_dir / "leaderboard.md",
         out_dir / "leaderboard_cells.csv",

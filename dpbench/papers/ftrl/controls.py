@@ -27,6 +27,7 @@ from dpbench.analysis.figures.panels import PanelGrid, finish_grid, panel_grid
 from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import fmt_ci, halfwidth95, loglog_slope, loglog_slope_ci, paired_ratio_ci
+from dpbench.io.atomic import write_atomic
 
 PAIR = ["data_draw", "trial"]
 #: the y axis of the control figures: the excess population risk
@@ -322,7 +323,7 @@ def ftrl_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callab
     all_trials = [load_run(run).trials for run in runs]
     table = pd.concat([slope_rows(t) for t in all_trials], ignore_index=True)
     out = Path(o["out"] or Path(runs[0]) / "slopes.csv")
-    table.to_csv(out, index=False)
+    write_atomic(out, table.to_csv(index=False))
     shown = table.assign(
         slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"], strict=True)]
     ).drop(columns=["lo", "hi"])
@@ -330,7 +331,7 @@ def ftrl_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callab
         echo(shown.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     echo(f"wrote {out}")
     diffs = pd.concat([slope_difference_rows(t) for t in all_trials], ignore_index=True)
-    diffs.to_csv(out.with_name(out.stem + "_difference.csv"), index=False)
+    write_atomic(out.with_name(out.stem + "_difference.csv"), diffs.to_csv(index=False))
     echo("\nslope(Σ oracle) − slope(I), paired bootstrap 95% CI (negative = Σ decays faster):")
     echo(diffs.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     if o["figure"]:

@@ -22,6 +22,7 @@ from dpbench.analysis.figures.save import save_figures
 from dpbench.analysis.figures.text import metric_name
 from dpbench.analysis.runs import load_run
 from dpbench.analysis.stats import curve_slopes, fmt_ci, paired_ratio_ci
+from dpbench.io.atomic import write_atomic
 
 DEFAULT_PAIRS = (
     ("IWR-DP (W learned)", "AdaSSP"),
@@ -224,7 +225,7 @@ def iw_slopes_analysis(runs: list[Path], options: dict[str, str], echo: Callable
         )
     table = pd.DataFrame(rows)
     out = Path(o["out"] or Path(runs[0]) / f"iw_slopes_{metric}.csv")
-    table.to_csv(out, index=False)
+    write_atomic(out, table.to_csv(index=False))
     shown = table.assign(
         slope=[fmt_ci(s, lo, hi, 3) for s, lo, hi in zip(table["slope"], table["lo"], table["hi"], strict=True)]
     ).drop(columns=["lo", "hi"])

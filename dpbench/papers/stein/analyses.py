@@ -12,6 +12,7 @@ import pandas as pd
 
 from dpbench import registry
 from dpbench.analysis.runs import load_run, require_columns
+from dpbench.io.atomic import write_atomic
 
 #: spec 003 §6.6 (median err2; literal 10 trials with c0 = 1, central 20 trials with c0 = 4)
 SPEC_TABLE_66 = {
@@ -58,7 +59,7 @@ def stein_table66(runs: list[Path], options: dict[str, str], echo: Callable[[str
         require_columns(run, ("stein_err2",), "stein_table66", "a stein_table66 run has it")
         text = table_66(run.trials)
         path = run.path / "table66.md"
-        path.write_text(text + "\n", encoding="utf-8")
+        write_atomic(path, text + "\n")
         echo(text)
         echo(f"wrote {path}")
         written.append(path)
