@@ -174,6 +174,11 @@ def noise_patches(info: MechanismInfo) -> list[tuple[str, Callable[[Callable[...
     return list(declared.items()) if isinstance(declared, Mapping) else []
 
 
+#: the input checks a mechanism's module may call with its ``x_bound`` / ``y_bound`` (``checked_stats``: the
+#: check and the Gram statistics in one call, used by the SSP and sketch families); ``no_bound`` patches each present
+BOUND_CHECKS = ("check_inputs", "checked_stats")
+
+
 def _no_bound_check(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         kwargs["x_bound"] = None
@@ -189,7 +194,7 @@ def broken_available(info: MechanismInfo, broken: str) -> bool:
     if broken in ("none", "eps_x10"):
         return True
     if broken == "no_bound":
-        return module is not None and hasattr(module, "check_inputs")
+        return module is not None and any(hasattr(module, attr) for attr in BOUND_CHECKS)
     if broken == "noise_div10":
         return module is not None and bool(noise_patches(info))
     raise ValueError(f"broken must be one of {BROKEN_VARIANTS}, got {broken!r}")
@@ -203,7 +208,7 @@ def broken_copy(info: MechanismInfo, broken: str) -> Iterator[None]:
     module = sys.modules.get(info.fit.__module__)
     patches = []
     if broken == "no_bound":
-        patches = [("check_inputs", _no_bound_check)]
+        patches = [(attr, _no_bound_check) for attr in BOUND_CHECKS if hasattr(module, attr)]
     elif broken == "noise_div10":
         patches = noise_patches(info)
     saved = {attr: getattr(module, attr) for attr, _ in patches}

@@ -56,6 +56,7 @@ from dpbench.audit.whitebox import (
     output_vector,
     paired_run,
     posterior_shift,
+    upper_indices,
 )
 from dpbench.audit.witness import witness_bound
 from dpbench.registry import MechanismInfo
@@ -240,7 +241,7 @@ def _per_user(rows: np.ndarray, symmetric: bool) -> np.ndarray:
     """One row of noised entries per user (the upper triangle of each user's symmetric matrix)."""
     rows = np.asarray(rows, dtype=float)
     if symmetric and rows.ndim > 2:
-        i, j = np.triu_indices(rows.shape[-1])
+        i, j = upper_indices(rows.shape[-1])
         return rows[:, i, j]
     return rows.reshape(rows.shape[0], -1)
 

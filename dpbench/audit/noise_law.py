@@ -29,7 +29,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2, gamma, norm
 
-from dpbench.audit.whitebox import Pair, PairedRun, ReleasePair, _aggregate, _aggregate_scale, whitened_posterior
+from dpbench.audit.whitebox import (
+    Pair,
+    PairedRun,
+    ReleasePair,
+    _aggregate,
+    _aggregate_scale,
+    upper_indices,
+    whitened_posterior,
+)
 
 #: family-wise false-alarm probability of each check over all its tests
 ALPHA = 1e-6
@@ -66,7 +74,7 @@ class Entry:
 
 
 def _upper(a: np.ndarray) -> np.ndarray:
-    i, j = np.triu_indices(a.shape[-1])
+    i, j = upper_indices(a.shape[-1])
     return a[..., i, j]
 
 

@@ -185,11 +185,64 @@ def declares_releases(result: WhiteboxResult) -> bool:
     return not (result.status == "error" and "declares no releases" in result.message)
 
 
-def run_audit(request: AuditRequest, progress: Callable[[str], None] = lambda _: None) -> AuditOutcome:
-    """Everything ``dpbench audit`` does for ``request`` except printing the tables (``progress`` gets one line per
-    audit). A mechanism that cannot be audited raises ValueError when it is the only one asked for."""
+def probe_declares_releases(info: registry.MechanismInfo, epsilon: float, delta: float,
+                            hyper: Mapping[str, Any] | None) -> bool:  # fmt: skip
+    """Whether one fit of ``info`` on its audit pair's background declares a release (so its audit is white-box);
+    True when the probe itself fails (the white-box task then reports the error, or falls back)."""
+    import numpy as np
+
+    from dpbench.audit.pairs import background, inputs_for, public_rows
+    from dpbench.mechanisms import record_releases
+
+    try:
+        spec = pair_spec(info)
+        chosen = whitebox_hyper(info, epsilon) if hyper is None else dict(hyper)
+        X, y = background(spec)
+        X, y = np.vstack([X, np.eye(1, spec.d)]), np.append(y, 0.5 * spec.y_bound)
+        inputs = inputs_for(info, X, y, public_rows(spec, np.random.default_rng(0)), spec)
+        with record_releases() as observed:
+            info.fit(X, y, epsilon, delta, np.random.default_rng(0), **inputs, **chosen)
+    except Exception:  # noqa: BLE001 - the white-box task says what went wrong
+        return True
+    return bool(observed.releases)
+
+
+def blackbox_task(name: str, epsilon: float, request: AuditRequest, control: str,
+                  hyper: Mapping[str, Any] | None) -> AuditResult:  # fmt: skip
+    """One black-box audit of θ̂ (one mechanism, ε, control), runnable in a worker process."""
+    return audit(
+        auditable(name), epsilon, request.delta, trials=request.trials, n=request.n, d=request.d, seed=request.seed,
+        confidence=request.confidence, broken=control, hyper=hyper, max_seconds=request.max_seconds,
+    )  # fmt: skip
+
+
+def _indexed(index: int, task: Callable[..., Any], *args: Any) -> tuple[int, Any]:
+    return index, task(*args)
+
+
+def _run_pool(tasks: list[tuple[Callable[..., Any], tuple[Any, ...]]], n_jobs: int,
+              done: Callable[[Any], None]) -> list[Any]:  # fmt: skip
+    """Run ``tasks`` (function, arguments) in ``n_jobs`` worker processes, dispatched in the given order (costliest
+    first, so that no long task starts last); ``done`` sees each result as it finishes; results in task order."""
     from joblib import Parallel, delayed
 
+    out: list[Any] = [None] * len(tasks)
+    finished = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+        delayed(_indexed)(i, task, *args) for i, (task, args) in enumerate(tasks)
+    )
+    for i, result in finished:
+        done(result)
+        out[i] = result
+    return out
+
+
+def run_audit(request: AuditRequest, progress: Callable[[str], None] = lambda _: None) -> AuditOutcome:
+    """Everything ``dpbench audit`` does for ``request`` except printing the tables (``progress`` gets one line per
+    audit). A mechanism that cannot be audited raises ValueError when it is the only one asked for.
+
+    White-box and black-box audits share one pool of ``n_jobs`` workers, the costliest kinds dispatched first (the
+    black-box audits of private mechanisms, then the white-box audits at the first ε, which carry the integrity
+    replays, then the rest); a mechanism that turns out to declare no releases is audited black-box after."""
     start = time.perf_counter()
     infos = select_mechanisms(request.mechanisms, request.all)
     hyper = dict(request.hyper) if request.hyper else None
@@ -201,80 +254,112 @@ def run_audit(request: AuditRequest, progress: Callable[[str], None] = lambda _:
     outcome.skipped = {info.name: info.audit.skip for info in infos
                        if getattr(getattr(info, "audit", None), "skip", None)}  # fmt: skip
     infos = [info for info in infos if info.name not in outcome.skipped or len(infos) == 1]
+    single = len(infos) == 1
+    white_infos: list[registry.MechanismInfo] = []
     black_infos = list(infos)
     if not request.blackbox_only:
         private = [info for info in infos if info.private]
-        black_infos = [info for info in infos if not info.private]
-        controls = ["none", "x1.3", "x3"] if request.controls else ["none"]
-        first = request.epsilons[0]
-        tasks = [(info.name, eps, c) for info in private for eps in request.epsilons for c in controls]
-        results = Parallel(n_jobs=request.n_jobs, return_as="generator")(
-            delayed(whitebox_task)(
-                name,
-                eps,
-                request.delta,
-                c,
-                request.runs,
-                request.pilot,
-                request.seed,
-                request.confidence,
-                hyper,
-                request.replays if eps == first else 0,
-                request.replay_seconds,
-                request.run_n,
-                request.delta_rule,
-            )  # fmt: skip
-            for name, eps, c in tasks
-        )
-        fallback = set()
-        for r in (r for batch in results for r in batch):
+        if request.mode == "auto":  # a mechanism that declares nothing goes straight to the black-box audit
+            undeclared = {info.name for info in private
+                          if not probe_declares_releases(info, request.epsilons[0], request.delta, hyper)}  # fmt: skip
+        else:
+            undeclared = set()
+        white_infos = [info for info in private if info.name not in undeclared]
+        black_infos = [info for info in infos if not info.private or info.name in undeclared]
+    white = _whitebox_tasks(white_infos, request, hyper)
+    black = _blackbox_tasks(black_infos, request, hyper)
+    first_eps = request.epsilons[0]
+    order = sorted(range(len(white) + len(black)), key=lambda i: _cost_class(i, white, black, first_eps))
+    tasks = [white[i][1] if i < len(white) else black[i - len(white)][1] for i in order]
+
+    def done(result: Any) -> None:
+        for r in result if isinstance(result, list) else [result]:
+            progress(_progress_line(r))
+
+    results = _run_pool(tasks, request.n_jobs, done)
+    by_task = dict(zip(order, results, strict=True))
+    fallback: list[registry.MechanismInfo] = []
+    for i in range(len(white)):
+        for r in by_task[i]:
             if request.mode == "auto" and not declares_releases(r):
-                fallback.add(r.mechanism)
+                if r.mechanism not in {f.name for f in fallback}:
+                    fallback.append(auditable(r.mechanism))
                 continue
-            exact = r.eps_exact if r.eps_exact is None else round(r.eps_exact, 3)
-            checked = f" replays={r.integrity.runs}" if r.integrity is not None else ""
-            progress(f"{r.mechanism:<26} control={r.control:<5} ε={r.epsilon:<5g} δ={r.delta:<6.0e} "
-                     f"ε̂_lower={r.eps_lower:.3f} "
-                     f"ε̂={r.estimate[0]:.3f} exact={exact}{checked} [{r.status}] {r.seconds:.1f}s "
-                     f"(CPU {r.cpu_seconds:.1f}s, replays {r.replay_cpu_seconds:.1f}s)")  # fmt: skip
-            if r.status == "error" and len(infos) == 1 and not r.setting:
+            if r.status == "error" and single and not r.setting:
                 raise ValueError(f"cannot audit {r.mechanism!r}: {r.message}")
             outcome.white.append(r)
-        black_infos += [info for info in private if info.name in fallback]
-    for info in black_infos:
-        outcome.black += _blackbox(info, request, hyper, progress, single=len(infos) == 1)
+    outcome.black = [by_task[len(white) + j] for j in range(len(black))]
+    if fallback:  # declared nothing although the probe saw releases: audited black-box now
+        late = _blackbox_tasks(fallback, request, hyper)
+        outcome.black += _run_pool([task for _, task in late], request.n_jobs, done)
+    for r in outcome.black:
+        if r.status == "error" and single:
+            raise ValueError(f"cannot audit {r.mechanism!r}: {r.message}")
+        if request.plot is not None and r.s1.size:
+            tag = "" if r.broken == "none" else f"_{r.broken}"
+            plot_histograms(r, request.plot / f"audit_{r.mechanism}{tag}_eps{r.epsilon:g}.png")
     outcome.wall = time.perf_counter() - start
     if request.write_doc is not None:
         write_audit_doc(request, outcome)
     return outcome
 
 
-def _blackbox(info: registry.MechanismInfo, request: AuditRequest, hyper: dict[str, Any] | None,
-              progress: Callable[[str], None], single: bool) -> list[AuditResult]:  # fmt: skip
-    """The black-box audits of θ̂ for one mechanism: the requested control, or every available one."""
-    controls = [request.broken]
-    if request.negative_controls:
-        controls = list(BROKEN_VARIANTS[1:]) if info.private else []
+Task = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+def _whitebox_tasks(infos: list[registry.MechanismInfo], request: AuditRequest,
+                    hyper: dict[str, Any] | None) -> list[tuple[tuple[str, float, str], Task]]:  # fmt: skip
+    """((mechanism, ε, control), task) of every white-box audit, in the table's order."""
+    controls = ["none", "x1.3", "x3"] if request.controls else ["none"]
+    first = request.epsilons[0]
+    return [
+        ((info.name, eps, c), (whitebox_task, (
+            info.name, eps, request.delta, c, request.runs, request.pilot, request.seed, request.confidence, hyper,
+            request.replays if eps == first else 0, request.replay_seconds, request.run_n, request.delta_rule,
+        )))
+        for info in infos for eps in request.epsilons for c in controls
+    ]  # fmt: skip
+
+
+def _blackbox_tasks(infos: list[registry.MechanismInfo], request: AuditRequest,
+                    hyper: dict[str, Any] | None) -> list[tuple[tuple[str, float, str], Task]]:  # fmt: skip
+    """((mechanism, ε, control), task) of every black-box audit of θ̂: the requested control, or every available
+    one (``--negative-controls``), in the table's order."""
     out = []
-    for control in controls:
-        if not broken_available(info, control):
-            if not request.negative_controls:
-                raise ValueError(f"negative control {control!r} is not available for {info.name!r}")
-            continue
-        for eps in request.epsilons:
-            result = audit(
-                info, eps, request.delta, trials=request.trials, n=request.n, d=request.d, seed=request.seed,
-                confidence=request.confidence, broken=control, hyper=hyper, max_seconds=request.max_seconds,
-            )  # fmt: skip
-            progress(f"{info.name:<26} black-box control={control:<12} ε={eps:<6g} "
-                     f"ε̂_lower={result.eps_lower:.3f} [{result.status}] {result.seconds:.1f}s")  # fmt: skip
-            if result.status == "error" and single:
-                raise ValueError(f"cannot audit {info.name!r}: {result.message}")
-            out.append(result)
-            if request.plot is not None and result.s1.size:
-                tag = "" if control == "none" else f"_{control}"
-                plot_histograms(result, request.plot / f"audit_{info.name}{tag}_eps{eps:g}.png")
+    for info in infos:
+        controls = [request.broken]
+        if request.negative_controls:
+            controls = list(BROKEN_VARIANTS[1:]) if info.private else []
+        for control in controls:
+            if not broken_available(info, control):
+                if not request.negative_controls:
+                    raise ValueError(f"negative control {control!r} is not available for {info.name!r}")
+                continue
+            out += [((info.name, eps, control), (blackbox_task, (info.name, eps, request, control, hyper)))
+                    for eps in request.epsilons]  # fmt: skip
     return out
+
+
+def _cost_class(i: int, white: list, black: list, first_eps: float) -> tuple[int, int]:
+    """Dispatch order (costliest kinds first, then the table's order): black-box audits of private mechanisms
+    (N = 20,000 fits per side), white-box audits at the first ε without controls (the integrity replays), other
+    white-box audits, black-box audits of the non-private references (cheap fits)."""
+    if i < len(white):
+        (_, eps, control), _ = white[i]
+        return (1 if eps == first_eps and control == "none" else 2), i
+    (name, _, _), _ = black[i - len(white)]
+    return (0 if registry.get_auditable(name).private else 3) if ":" not in name else 0, i
+
+
+def _progress_line(r: WhiteboxResult | AuditResult) -> str:
+    if isinstance(r, AuditResult):
+        return (f"{r.mechanism:<26} black-box control={r.broken:<12} ε={r.epsilon:<6g} "
+                f"ε̂_lower={r.eps_lower:.3f} [{r.status}] {r.seconds:.1f}s")  # fmt: skip
+    exact = r.eps_exact if r.eps_exact is None else round(r.eps_exact, 3)
+    checked = f" replays={r.integrity.runs}" if r.integrity is not None else ""
+    return (f"{r.mechanism:<26} control={r.control:<5} ε={r.epsilon:<5g} δ={r.delta:<6.0e} "
+            f"ε̂_lower={r.eps_lower:.3f} ε̂={r.estimate[0]:.3f} exact={exact}{checked} [{r.status}] {r.seconds:.1f}s "
+            f"(CPU {r.cpu_seconds:.1f}s, replays {r.replay_cpu_seconds:.1f}s)")  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -322,15 +322,18 @@ def profile_estimate(
 
 
 def _delta_from_losses(loss: np.ndarray, n: int, epsilon: float) -> tuple[float, float]:
-    """(δ̂(ε), its standard error) with δ̂(ε) = (1/n) Σ (1 − e^{ε − L})₊ over ``loss`` (the draws with L > 0 of n)."""
-    terms = -np.expm1(epsilon - loss[loss > epsilon])
+    """(δ̂(ε), its standard error) with δ̂(ε) = (1/n) Σ (1 − e^{ε − L})₊ over ``loss`` (the draws with L > 0 of n,
+    sorted ascending: only the draws above ε are read)."""
+    terms = -np.expm1(epsilon - loss[np.searchsorted(loss, epsilon, side="right") :])
     mean = float(np.sum(terms)) / n
     second = float(np.sum(terms * terms)) / n
     return mean, math.sqrt(max(second - mean * mean, 0.0) / n)
 
 
 def _epsilon_where(loss: np.ndarray, n: int, delta: float, shift: float) -> float:
-    """Smallest ε ≥ 0 with δ̂(ε) + shift·se(ε) ≤ δ (bisection; δ̂ + shift·se decreases in ε)."""
+    """Smallest ε ≥ 0 with δ̂(ε) + shift·se(ε) ≤ δ (bisection; δ̂ + shift·se decreases in ε). ``loss`` sorted
+    ascending, so each step sums only the draws above its ε (60 steps over the whole tail cost seconds at 4·10⁶
+    draws; most steps now read a few hundred)."""
 
     def excess(eps: float) -> float:
         mean, se = _delta_from_losses(loss, n, eps)
@@ -338,7 +341,7 @@ def _epsilon_where(loss: np.ndarray, n: int, delta: float, shift: float) -> floa
 
     if loss.size == 0 or excess(0.0) <= 0:
         return 0.0
-    lo, hi = 0.0, float(np.max(loss))
+    lo, hi = 0.0, float(loss[-1])
     for _ in range(60):
         mid = (lo + hi) / 2.0
         lo, hi = (lo, mid) if excess(mid) <= 0 else (mid, hi)
@@ -367,7 +370,7 @@ def loss_epsilon(l_d: np.ndarray, l_dp: np.ndarray, delta: float, confidence: fl
     for name, loss in (("D", np.asarray(l_d, dtype=float)), ("D'", -np.asarray(l_dp, dtype=float))):
         if loss.size == 0 or not np.isfinite(loss).all():
             raise ValueError("loss_epsilon needs finite draws of the privacy loss on both sides")
-        tail = loss[loss > 0]
+        tail = np.sort(loss[loss > 0])
         out.append((_epsilon_where(tail, loss.size, delta, 0.0), _epsilon_where(tail, loss.size, delta, -z),
                     _epsilon_where(tail, loss.size, delta, z), name))  # fmt: skip
     eps, lo, hi, name = max(out)

@@ -31,6 +31,7 @@ statistic with the batched one (``model_p``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -93,6 +94,8 @@ class ReleasePair:
     side: str  # the side that generated ``value`` ("D" or "D'")
     #: what the mechanism declared for this release on the other dataset at the same history (replay run)
     other: Release | None = None
+    #: :func:`noise_residuals`, computed once (several integrity checks read them)
+    residuals: tuple[str, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -186,11 +189,21 @@ def _copy(r: Release) -> Release:
                    r.users, dict(r.params))  # fmt: skip
 
 
+@functools.cache
+def upper_indices(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(size)`` (incl. the diagonal), computed once per size: the audit's checks take the upper
+    triangle of every symmetric release of every run, and building the indices cost more than the checks."""
+    i, j = np.triu_indices(size)
+    i.setflags(write=False)
+    j.setflags(write=False)
+    return i, j
+
+
 def _entries(a: np.ndarray, symmetric: bool) -> np.ndarray:
     """The independently noised entries: the upper triangle (incl. diagonal) of a symmetric release, else all."""
     a = np.asarray(a, dtype=float)
     if symmetric:
-        i, j = np.triu_indices(a.shape[-1])
+        i, j = upper_indices(a.shape[-1])
         return a[i, j]
     return a.ravel()
 
@@ -389,7 +402,14 @@ def observed_llr(rp: ReleasePair) -> float:
 
 def noise_residuals(rp: ReleasePair) -> tuple[str, np.ndarray]:
     """Standardised noise of the observed release on its own side: N(0, 1) entries (gaussian) or Lap(1) (laplace,
-    non-aggregated). Returns (law, residuals); law "none" when nothing is checkable."""
+    non-aggregated). Returns (law, residuals); law "none" when nothing is checkable. Computed once per release pair
+    (the release and its centres are fixed once recorded)."""
+    if rp.residuals is None:
+        rp.residuals = _noise_residuals(rp)
+    return rp.residuals
+
+
+def _noise_residuals(rp: ReleasePair) -> tuple[str, np.ndarray]:
     r = rp.release
     own = rp.centre_d if rp.side == "D" else rp.centre_dp
     if r.kind == "gaussian":

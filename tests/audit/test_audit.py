@@ -136,8 +136,10 @@ def test_broken_copy_is_restored(name):
             patched = [attr for attr, _ in A.noise_patches(info)]
             assert all(getattr(module, attr) is not before[attr] for attr in patched)
             raise RuntimeError
+    checks = [attr for attr in A.blackbox.BOUND_CHECKS if attr in before]
+    assert checks, f"{name}: no input check for the no_bound control to switch off"
     with A.broken_copy(info, "no_bound"):
-        assert module.check_inputs is not before["check_inputs"]
+        assert all(getattr(module, attr) is not before[attr] for attr in checks)
     assert all(vars(module)[key] is value for key, value in before.items())
 
 
@@ -319,3 +321,47 @@ def test_named_doc_blocks_and_several_mechanisms(tmp_path):
     text = doc.read_text()
     assert text.count("audit-table:controls:begin") == 1 and text.count(A_DOC_BEGIN) == 1
     assert "| adassp |" in text and "| eps_x10 |" in text
+
+
+def test_one_pool_runs_whitebox_and_blackbox_audits_in_the_tables_order():
+    """`dpbench audit` runs every audit in one pool (costliest kinds dispatched first): a mechanism that declares
+    releases gets its white-box row, a non-private reference and a plug-in that declares nothing get the black-box
+    audit of θ̂ — the latter routed there by a one-fit probe, without a white-box attempt — in the order asked."""
+    from dpbench.audit.request import AuditRequest, auditable, probe_declares_releases, run_audit
+
+    undeclared = "audit_zoo:undeclared_ssp_x04"
+    assert probe_declares_releases(registry.get_mechanism("adassp"), 1.0, 1e-5, None)
+    assert not probe_declares_releases(auditable(undeclared), 1.0, 1e-5, None)
+    lines: list[str] = []
+    request = AuditRequest(mechanisms=(undeclared, "dpgd", "zero"), epsilons=(1.0,), runs=20_000, pilot=20,
+                           replays=100, run_n=0, trials=200)  # fmt: skip
+    outcome = run_audit(request, progress=lines.append)
+    assert [r.mechanism for r in outcome.white] == ["dpgd"] and outcome.white[0].status == "pass"
+    assert [r.status for r in outcome.black] == ["inconclusive", "reference"], [r.message for r in outcome.black]
+    assert len(lines) == 3 and sum("black-box" in line for line in lines) == 2
+
+
+def test_sorted_tail_epsilon_equals_the_direct_sum():
+    """ε from draws of the privacy loss reads only the sorted draws above each bisection point: the same ε (and
+    interval) as the direct sum over every draw, to round-off."""
+    from dpbench.audit.stats import loss_epsilon
+
+    rng = np.random.default_rng(4)
+    l_d, l_dp = 0.5 + rng.standard_normal(200_000), -0.5 + rng.standard_normal(200_000)
+
+    def direct(loss: np.ndarray, shift: float) -> float:  # the definition: bisection on the full mean
+        def excess(eps: float) -> float:
+            terms = np.where(loss > eps, -np.expm1(eps - loss), 0.0)
+            return terms.mean() + shift * terms.std() / math.sqrt(loss.size) - 1e-5
+
+        lo, hi = 0.0, float(loss.max())
+        for _ in range(60):
+            lo, hi = (lo, (lo + hi) / 2) if excess((lo + hi) / 2) <= 0 else ((lo + hi) / 2, hi)
+        return hi
+
+    got = loss_epsilon(l_d, l_dp, 1e-5)
+    z = 1.959963984540054
+    expected = max(direct(l_d, 0.0), direct(-l_dp, 0.0))
+    assert got.eps == pytest.approx(expected, rel=1e-9)
+    assert got.eps_lo == pytest.approx(max(direct(l_d, -z), direct(-l_dp, -z)), rel=1e-9)
+    assert got.eps_hi == pytest.approx(max(direct(l_d, z), direct(-l_dp, z)), rel=1e-9)
