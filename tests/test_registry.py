@@ -138,17 +138,13 @@ def test_a_dataset_loader_declares_its_options_once_with_hyper(small_config):
         parse_config(raw)
 
 
-#: built-in loaders still without an options table: the bandit kind's environment (its package is being rebuilt)
-LOADERS_WITHOUT_A_TABLE = {"bandit_powerlaw"}
-
-
 def test_every_built_in_dataset_loader_declares_its_options_once_with_hyper():
     """'one declaration scheme (Hyper) for every plug-in kind': each dpbench loader has its options table (empty for
     a loader without options), its defaults allowed by their declarations."""
     registry.discover()
     built_in = {name: info for name, info in registry.DATASETS.items() if info.load.__module__.startswith("dpbench.")}
     assert len(built_in) > 40
-    assert {name for name, info in built_in.items() if info.declared is None} <= LOADERS_WITHOUT_A_TABLE
+    assert not {name for name, info in built_in.items() if info.declared is None}
     for info in built_in.values():
         for key, spec in (info.declared or {}).items():
             assert spec.check(spec.default) == spec.default, (info.name, key)

@@ -45,6 +45,7 @@ from scipy.stats import binom, chi2
 
 from dpbench.audit.family import neighbour_pairs, unrelated_pairs
 from dpbench.audit.noise_law import Finding, check_noise_law
+from dpbench.audit.objective_density import gradient_shift
 from dpbench.audit.pairs import PairSpec
 from dpbench.audit.whitebox import (
     Pair,
@@ -229,6 +230,10 @@ def observed_shift(rp: ReleasePair) -> float | None:
         return None
     if r.kind == "posterior":
         return posterior_shift(rp)
+    if r.kind == "objective":  # the two noises b that map to the observed θ̂: the loss gradient KST bound by L
+        o = rp.other or r
+        a_d, a_dp = (r.params["A"], o.params["A"]) if rp.side == "D" else (o.params["A"], r.params["A"])
+        return gradient_shift(a_d, rp.centre_d, a_dp, rp.centre_dp, np.ravel(np.asarray(r.value, dtype=float)))
     diff = np.asarray(rp.centre_d, dtype=float) - np.asarray(rp.centre_dp, dtype=float)
     order = 1 if r.kind == "laplace" else 2
     if r.users:

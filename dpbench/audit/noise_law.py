@@ -35,6 +35,7 @@ from dpbench.audit.whitebox import (
     ReleasePair,
     _aggregate,
     _aggregate_scale,
+    objective_noise,
     upper_indices,
     whitened_posterior,
 )
@@ -83,11 +84,11 @@ def unit_noise(rp: ReleasePair) -> tuple[np.ndarray, np.ndarray, tuple[str, int,
     whether each entry's law is Laplace (else Gaussian), and its block (name, users, entries per user; users = 0
     for a release not per user); None for kinds without a per-entry law."""
     r = rp.release
-    if r.kind not in ("gaussian", "laplace", "posterior"):
+    if r.kind not in ("gaussian", "laplace", "posterior", "objective"):
         return None
     own = np.asarray(rp.centre_d if rp.side == "D" else rp.centre_dp, dtype=float)
-    if r.kind == "posterior":  # whitened by its own declared H: N(0, I) entries
-        z = whitened_posterior(r, own)
+    if r.kind in ("posterior", "objective"):  # whitened by its own declared law: N(0, I) entries
+        z = whitened_posterior(r, own) if r.kind == "posterior" else objective_noise(r, own)
         return z, np.zeros(z.size, dtype=bool), (r.name, 0, z.size)
     value = np.asarray(r.value, dtype=float)
     how = r.params.get("aggregate", "mean") if r.users else "none"

@@ -41,6 +41,7 @@ import numpy as np
 from scipy.linalg import eigh
 from scipy.stats import ks_2samp
 
+from dpbench.audit.objective_density import ObjectiveLaw, objective_law, objective_unit_noise
 from dpbench.audit.stats import LossEpsilon, loss_epsilon
 from dpbench.mechanisms._base import Release, as_fit_result, record_releases
 from dpbench.mechanisms.iwr.noise import l2ball_sample
@@ -50,7 +51,7 @@ from dpbench.registry import MechanismInfo
 
 VIEWS = ("central", "local")
 #: release kinds whose privacy loss has no closed-form ε: exact ε and control factors by Monte Carlo
-NO_CLOSED_FORM = ("wishart", "posterior")
+NO_CLOSED_FORM = ("wishart", "posterior", "objective")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -276,6 +277,13 @@ def posterior_law(rp: ReleasePair) -> PosteriorLaw:
     return PosteriorLaw(np.ravel(rp.centre_d), p_d, np.ravel(rp.centre_dp), p_dp)
 
 
+def objective_pair_law(rp: ReleasePair) -> ObjectiveLaw:
+    """The two laws of an ``objective`` release at this history (each side's own declared A and scale σ_b)."""
+    rel_d, rel_dp = (rp.release, rp.other or rp.release) if rp.side == "D" else (rp.other or rp.release, rp.release)
+    return objective_law(rel_d.params["A"], rp.centre_d, rel_dp.params["A"], rp.centre_dp, rel_d.scale, rel_dp.scale,
+                         float(rp.release.params["radius"]))  # fmt: skip
+
+
 def posterior_shift(rp: ReleasePair) -> float:
     """The observed shift of a ``posterior`` release in the OPS theorem's metric: max(‖H_D(m_D − m_D′)‖,
     ‖H_D′(m_D − m_D′)‖) — for zero-out neighbours, ‖x‖·|y − xᵀθ| of the differing record at the solution of the
@@ -297,6 +305,7 @@ class Slot:
     wishart: tuple[float, np.ndarray, np.ndarray, int] | None = None  # (c, λ_D, λ_D′, k)
     ball: tuple[np.ndarray, np.ndarray, float] | None = None  # (v_D, v_D′, ε)
     posterior: PosteriorLaw | None = None  # posterior: the two Gaussians N(m, P⁻¹) of D and D′
+    density: ObjectiveLaw | None = None  # objective: the two-piece laws of θ̂ on the ball under D and D′
 
     def divergence(self) -> float:
         """2·KL(D‖D′) of this release: μ² for a Gaussian (used to rank candidate pairs)."""
@@ -314,6 +323,8 @@ class Slot:
             return float(eps * np.linalg.norm(v_d - v_dp))
         if self.kind == "posterior":
             return self.posterior.divergence()
+        if self.kind == "objective":
+            return self.density.divergence()
         return 0.0
 
 
@@ -333,6 +344,8 @@ def central_slot(rp: ReleasePair) -> Slot:
         raise ValueError(f"release {r.name!r}: an aggregate of ℓ2-ball reports has no central audit; use view=local")
     if r.kind == "posterior":
         return Slot("posterior", posterior=posterior_law(rp))
+    if r.kind == "objective":
+        return Slot("objective", density=objective_pair_law(rp))
     raise ValueError(f"unknown release kind {r.kind!r}")
 
 
@@ -393,6 +406,8 @@ def observed_llr(rp: ReleasePair) -> float:
         return float(-0.5 * k * (logdet_d - logdet_dp) - 0.5 * np.sum(A * W))
     if r.kind == "posterior":
         return float(posterior_law(rp).llr(np.ravel(np.asarray(r.value, dtype=float))))
+    if r.kind == "objective":
+        return float(objective_pair_law(rp).llr(np.ravel(np.asarray(r.value, dtype=float))))
     raise ValueError(f"release {r.name!r}: no central likelihood ratio for kind {r.kind!r}")
 
 
@@ -417,6 +432,8 @@ def _noise_residuals(rp: ReleasePair) -> tuple[str, np.ndarray]:
         return "normal", resid / _aggregate_scale(r)
     if r.kind == "posterior":
         return "normal", whitened_posterior(r, own)
+    if r.kind == "objective":
+        return "normal", objective_noise(r, own)
     how = r.params.get("aggregate", "mean") if r.users else "none"
     resid = np.ravel(np.asarray(r.value, dtype=float) - _aggregate(own, r)) if r.kind == "laplace" else None
     if r.kind == "laplace" and how == "none":  # one report per user (or a central release): Lap(b) entries
@@ -425,6 +442,12 @@ def _noise_residuals(rp: ReleasePair) -> tuple[str, np.ndarray]:
         users = np.asarray(r.centre).shape[0]
         return "normal", resid / (r.scale * math.sqrt(2 * users if how == "sum" else 2 / users))
     return "none", np.zeros(0)
+
+
+def objective_noise(r: Release, centre: np.ndarray) -> np.ndarray:
+    """The noise b/σ of an ``objective`` release that maps to its value, ν drawn from its conditional law on the
+    sphere (:func:`~dpbench.audit.objective_density.objective_unit_noise`): N(0, I) under the declared law."""
+    return objective_unit_noise(r.params["A"], centre, r.scale, float(r.params["radius"]), r.value)
 
 
 def whitened_posterior(r: Release, centre: np.ndarray) -> np.ndarray:
@@ -528,7 +551,7 @@ def sample_statistic(
         lam = np.array([law[1 if side == "D" else 2] if law else np.zeros(dim) for law in laws])[idx]
         dof = np.array([law[3] if law else 1 for law in laws])[idx]
         total += c - 0.5 * np.sum(lam * rng.chisquare(dof[:, None], lam.shape), axis=1)
-    posts = [[s.posterior for s in slots if s.kind == "posterior"] for slots in pool]
+    posts = [[s.posterior or s.density for s in slots if s.kind in ("posterior", "objective")] for slots in pool]
     if any(posts):
         order = np.argsort(idx, kind="stable")
         starts = np.searchsorted(idx[order], np.arange(len(pool) + 1))

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from dpbench import registry
+from dpbench.contract import Hyper
 from dpbench.data._base import Dataset, Population
 
 LINKS = ("linear", "logistic")
@@ -410,11 +411,14 @@ def fixedarms(
     kind="synthetic",
     spec="001 §7.1",
     shape=lambda n, d, **_: (n, d),
+    options={
+        "n": Hyper(int, default=16384, ge=1, doc="rows"),
+        "d": Hyper(int, default=100, ge=1, doc="dimension"),
+    },
 )
-def load_powerlaw(rng: np.random.Generator, *, n: int = 16384, d: int = 100) -> Dataset:
+def load_powerlaw(rng: np.random.Generator, **options: Any) -> Dataset:
     """n i.i.d. rows of the G-PowerLaw environment with one arm; Rademacher labels; exact Σ = diag(λ), θ*."""
-    if n < 1 or d < 1:
-        raise ValueError(f"bandit_powerlaw: need n ≥ 1 and d ≥ 1, got n={n}, d={d}")
+    n, d = options["n"], options["d"]
     env = powerlaw(rng, d=d, n_arms=2)  # θ* and λ exactly as the bandit instance; contexts drawn for one arm below
     lam = np.asarray(env.meta["spectrum"])
     X = np.where(rng.random((n, d)) < 0.5, -1.0, 1.0) * np.sqrt(lam)

@@ -63,6 +63,7 @@ from dpbench.engine.store import (
     RunError,
     ShardError,
     StoreIndex,
+    csv_body,
     header_records,
     load_index,
     prepare_run_dir,
@@ -381,7 +382,7 @@ def store_block(task: Any, result: TaskResult, plan: Plan, shard_dir: Path) -> t
         "seconds": result.seconds,
         "described": result.described,
     }
-    body = pd.DataFrame([row for rows in cut for row in rows]).to_csv(index=False)
+    body = csv_body([row for rows in cut for row in rows])  # byte for byte pandas' to_csv, no DataFrame
     write_atomic(shard_dir / name, shard_text(body, header))
     return name, header, header_records(name, header)
 
@@ -449,6 +450,173 @@ def fixed_columns(part: pd.DataFrame, values: list[tuple[tuple[str, Any], ...]])
     return part.assign(**columns)
 
 
+#: assembly parses the shards that share a header line in one ``read_csv`` (:func:`joint_frame`); False: one
+#: ``read_csv`` per shard, the literal path (tests/engine/test_shard_body.py pins the two byte for byte)
+JOINT_PARSE = True
+#: the largest integer a float64 holds exactly; an integral float beyond it may parse differently jointly
+EXACT_INTEGERS = 2.0**53
+BOOL_WORDS = ("True", "False", "TRUE", "FALSE", "true", "false")
+
+
+def joint_parse_is_exact(frame: pd.DataFrame) -> bool:
+    """True if parsing several shards jointly gave what parsing each alone and concatenating gives.
+
+    Per shard, ``read_csv`` infers a column's dtype from that shard's tokens; ``pd.concat`` then takes the common
+    dtype (int64 + float64 → float64, bool + NaN → object, ...), which is what the joint inference gives — except
+    (a) in a text column that holds, in some shard, only numbers or booleans: that shard would have parsed them
+    (then written ``repr``/``str`` of the parsed value), the joint parse keeps the text; (b) an integral float
+    beyond 2⁵³, which an int64 shard converts while the joint parse reads it as a float token. Either → False."""
+    for name in frame.columns:
+        column = frame[name]
+        kind = column.dtype.kind
+        if kind == "f":
+            values = column.to_numpy()
+            big = np.abs(values) > EXACT_INTEGERS
+            if big.any() and (values[big] == np.floor(values[big])).any():
+                return False
+        elif kind not in "iub":
+            present = column.dropna()
+            if len(present) and (
+                pd.to_numeric(present.astype(str), errors="coerce").notna().any() or present.isin(BOOL_WORDS).any()
+            ):
+                return False
+    return True
+
+
+def line_rows(body: str) -> int | None:
+    """The rows of a CSV body (after its header line) when each is one line — no quoted field holds a line break:
+    every line has an even number of ``"`` —, else None."""
+    if not body.endswith("\n"):
+        return None
+    lines = body.split("\n")
+    if '"' in body and any(line.count('"') % 2 for line in lines):
+        return None
+    return len(lines) - 2
+
+
+def joint_frame(bodies: list[str]) -> tuple[pd.DataFrame, list[int]] | None:
+    """The rows of shards sharing a header line, parsed by one ``read_csv``, and each shard's row count; None when
+    the joint parse could differ from per-shard parsing (:func:`joint_parse_is_exact`) or the rows cannot be
+    counted by lines (:func:`line_rows`; an empty shard has no dtypes to share)."""
+    counts = [line_rows(body) for body in bodies]
+    if None in counts or min(counts) < 1:
+        return None
+    text = bodies[0] + "".join(body.partition("\n")[2] for body in bodies[1:])
+    try:
+        frame = pd.read_csv(io.StringIO(text))
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if len(frame) != sum(counts) or not joint_parse_is_exact(frame):
+        return None
+    return frame, counts
+
+
+def fixed_values(items: list[tuple[Trial, Record]]) -> list[tuple[tuple[str, Any], ...]]:
+    """The fixed columns' values (:attr:`Trial.fixed`) of each row the ``items`` trials hold, in order."""
+    return [trial.fixed for trial, record in items for _ in range(record.rows)]
+
+
+def shard_part(
+    path: Path, frame: pd.DataFrame, items: list[tuple[Trial, Record]], claimed: int, plan: Plan
+) -> pd.DataFrame:
+    """The rows of the ``items`` trials in a shard's parsed ``frame`` (``claimed`` rows by its header) with their
+    fixed columns set, keys checked against the trials' planned keys; :class:`ShardError` naming what is wrong."""
+    if len(frame) != claimed:
+        raise ShardError(f"holds {len(frame)} rows but its trials claim more or fewer")
+    rows = np.concatenate([np.arange(r.start, r.start + r.rows) for _, r in items])
+    part = fixed_columns(frame.iloc[rows].reset_index(drop=True), fixed_values(items))
+    problem = compare_keys(
+        frame_keys(part, plan.key_columns),
+        key_strings(key for trial, _ in items for key in trial.keys),
+        plan.key_columns,
+    )
+    if problem:
+        raise ShardError(problem)
+    return part
+
+
+def shard_failure(path: Path, err: Exception) -> RunError:
+    moved = quarantine(path) if path.exists() else path
+    return RunError(
+        f"shard {path} failed verification at assembly: {err}; it changed after it was written (another "
+        f"process, or the disk) and was moved to {moved} — run the same command again to re-run its trials"
+    )
+
+
+def group_part(
+    bodies: dict[str, str], by_shard: dict[str, list[tuple[Trial, Record]]], index: StoreIndex, plan: Plan
+) -> pd.DataFrame | None:
+    """The wanted rows of shards sharing a header line (``bodies``, plan order) from one joint parse, keys checked
+    per shard; None when it cannot be done exactly (the caller then reads each shard alone, which names a bad one)."""
+    names = list(bodies)
+    joint = joint_frame([bodies[name] for name in names])
+    if joint is None:
+        return None
+    frame, counts = joint
+    offsets = np.cumsum([0, *counts])
+    pieces = []
+    for name, offset, count in zip(names, offsets, counts, strict=False):
+        if count != sum(r.rows for r in index.by_shard[name]):
+            return None
+        pieces += [np.arange(offset + r.start, offset + r.start + r.rows) for _, r in by_shard[name]]
+    items = [item for name in names for item in by_shard[name]]
+    if any(c not in frame.columns for c in plan.key_columns):
+        return None
+    part = fixed_columns(frame.iloc[np.concatenate(pieces)].reset_index(drop=True), fixed_values(items))
+    found = [tuple(s) for s in zip(*(part[c].to_numpy().astype(str) for c in plan.key_columns), strict=True)]
+    start = 0
+    for name in names:
+        planned = key_strings(key for trial, _ in by_shard[name] for key in trial.keys)
+        stop = start + sum(r.rows for _, r in by_shard[name])
+        if Counter(found[start:stop]) != planned:
+            return None
+        start = stop
+    return part
+
+
+def read_parts(
+    run_dir: Path, by_shard: dict[str, list[tuple[Trial, Record]]], index: StoreIndex, plan: Plan
+) -> list[tuple[list[str], pd.DataFrame]]:
+    """The wanted rows of every shard, as (shard names, their rows in that order) parts: shards sharing a header
+    line parsed jointly (:func:`group_part`, with ``JOINT_PARSE``), the others one by one (:func:`shard_part`)."""
+    bodies: dict[str, str] = {}
+    for name in by_shard:
+        path = run_dir / SHARD_DIR / name
+        try:
+            bodies[name] = read_shard(path)[1]
+        except ShardError as err:
+            raise shard_failure(path, err) from None
+    groups: dict[str, dict[str, str]] = {}
+    for name, body in bodies.items():
+        groups.setdefault(body.partition("\n")[0] if JOINT_PARSE else name, {})[name] = body
+    parts = []
+    for group in groups.values():
+        part = group_part(group, by_shard, index, plan) if len(group) > 1 else None
+        if part is not None:
+            parts.append((list(group), part))
+            continue
+        for name, body in group.items():
+            path = run_dir / SHARD_DIR / name
+            claimed = sum(r.rows for r in index.by_shard[name])
+            try:
+                parts.append(([name], shard_part(path, pd.read_csv(io.StringIO(body)), by_shard[name], claimed, plan)))
+            except (ShardError, ValueError, pd.errors.ParserError) as err:
+                raise shard_failure(path, err) from None
+    return parts
+
+
+def in_plan_order(parts: list[tuple[list[str], pd.DataFrame]], by_shard: dict[str, list]) -> pd.DataFrame:
+    """The parts' rows concatenated in plan order (shard by shard as ``by_shard`` lists them, each shard's trials
+    in order), as the literal path's one ``pd.concat`` of per-shard parts gives them."""
+    table = pd.concat([part for _, part in parts], ignore_index=True)
+    if len(parts) == 1:
+        return table
+    sizes = {name: sum(r.rows for _, r in items) for name, items in by_shard.items()}
+    starts = dict(zip(sizes, np.cumsum([0, *sizes.values()]), strict=False))
+    position = np.concatenate([np.arange(starts[n], starts[n] + sizes[n]) for names, _ in parts for n in names])
+    return table.iloc[np.argsort(position, kind="stable")].reset_index(drop=True)
+
+
 def assemble(
     run_dir: Path,
     plan: Plan,
@@ -465,39 +633,15 @@ def assemble(
     for trial in wanted:
         record = planned.chosen[trial.slot]
         by_shard.setdefault(record.shard, []).append((trial, record))
-    frames = []
-    for name, items in by_shard.items():
-        path = run_dir / SHARD_DIR / name
-        try:
-            _, body = read_shard(path)
-            frame = pd.read_csv(io.StringIO(body))
-            if len(frame) != sum(r.rows for r in index.by_shard[name]):
-                raise ShardError(f"holds {len(frame)} rows but its trials claim more or fewer")
-            rows = np.concatenate([np.arange(r.start, r.start + r.rows) for _, r in items])
-            part = fixed_columns(
-                frame.iloc[rows].reset_index(drop=True), [trial.fixed for trial, r in items for _ in range(r.rows)]
-            )
-            problem = compare_keys(
-                frame_keys(part, plan.key_columns),
-                key_strings(key for trial, _ in items for key in trial.keys),
-                plan.key_columns,
-            )
-            if problem:
-                raise ShardError(problem)
-        except (ShardError, ValueError, pd.errors.ParserError) as err:
-            moved = quarantine(path) if path.exists() else path
-            raise RunError(
-                f"shard {path} failed verification at assembly: {err}; it changed after it was written (another "
-                f"process, or the disk) and was moved to {moved} — run the same command again to re-run its trials"
-            ) from None
-        frames.append(part)
+    parts = read_parts(run_dir, by_shard, index, plan)
+    for name in by_shard:
         merge_described(plan.described, index.described.get(name, {}))
     if plan.finish_described is not None:
         plan.described = plan.finish_described(plan.described)
-    if not frames:
+    if not parts:
         write_atomic(run_dir / "trials.csv", "")
         return pd.DataFrame()
-    table = pd.concat(frames, ignore_index=True)
+    table = in_plan_order(parts, by_shard)
     expected = sum(len(trial.keys) for trial in wanted)
     coordinates = [c for c in plan.coordinates if c in table.columns]
     doubled = table[table.duplicated(coordinates, keep=False)] if coordinates else table.iloc[:0]

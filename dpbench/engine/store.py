@@ -20,7 +20,9 @@ complete new file; a failed write (disk full, ...) removes its temp file.
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
+import io
 import json
 import os
 import platform
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import yaml
 
 from dpbench import __version__
@@ -135,6 +138,70 @@ def shard_text(body: str, header: dict[str, Any]) -> str:
     """The file content of a shard: header line (with the body's sha256) + CSV body."""
     header = {"version": SHARD_VERSION, **header, "sha256": digest(body)}
     return SHARD_MAGIC + json.dumps(header, sort_keys=True, default=float) + "\n" + body
+
+
+#: int64's range: a Python int outside it makes pandas choose another dtype (the body then goes through pandas)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _cell_kind(value: Any) -> str:
+    """The kind of one row value as pandas' type inference sees it (``other``: left to pandas)."""
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is bool or kind is np.bool_:
+        return "bool"
+    if kind is int or kind is np.int64:
+        return "int" if INT64_MIN <= value <= INT64_MAX else "other"
+    if kind is float or kind is np.float64:
+        return "nan" if value != value else "float"
+    return "str" if kind is str else "other"
+
+
+def column_cells(values: list[Any]) -> list[str] | None:
+    """One column's CSV cells exactly as ``pd.DataFrame(rows).to_csv(index=False)`` writes them (before quoting),
+    or None when the column holds a value this shortcut does not cover (the caller then uses pandas).
+
+    pandas' inference on a list of dicts: only ints → int64 (``str``); ints/floats with None or NaN → float64
+    (``repr`` of the float, NaN → empty); only bools → bool; anything else → an object (or string) column whose
+    missing values (None, NaN) are empty and the rest ``str(value)`` — ``str`` of a float is its ``repr``."""
+    kinds = {_cell_kind(v) for v in values}
+    if "other" in kinds:
+        return None
+    if kinds <= {"int", "float", "null", "nan"} and kinds & {"int", "float"}:
+        if kinds == {"int"}:
+            return [str(int(v)) for v in values]
+        return ["" if v is None or v != v else repr(float(v)) for v in values]
+    if kinds == {"bool"}:
+        return [str(bool(v)) for v in values]
+    return ["" if v is None or (type(v) is not str and v != v) else str(v) for v in values]
+
+
+def pandas_body(rows: list[dict[str, Any]]) -> str:
+    """The literal path: a block's CSV body as pandas writes the rows' DataFrame."""
+    return pd.DataFrame(rows).to_csv(index=False)
+
+
+def csv_body(rows: list[dict[str, Any]]) -> str:
+    """A block's CSV body, byte for byte :func:`pandas_body` (pinned by tests/engine/test_shard_body.py), without
+    building a DataFrame (~100× less CPU in the run's main process for a few wide rows): columns in order of first
+    appearance, a key a row lacks is NaN (empty), cells by :func:`column_cells`, quoting by the ``csv`` module as
+    pandas does (minimal, ``"`` doubled, ``\\n`` line ends). Falls back to pandas for any value it does not cover."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    if not rows or not all(type(c) is str for c in columns):
+        return pandas_body(rows)
+    cells = []
+    for column in columns:
+        column_values = [row.get(column, np.nan) for row in rows]
+        formatted = column_cells(column_values)
+        if formatted is None:
+            return pandas_body(rows)
+        cells.append(formatted)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(zip(*cells, strict=True))
+    return out.getvalue()
 
 
 def read_shard(path: Path) -> tuple[dict[str, Any], str]:

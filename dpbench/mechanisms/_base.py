@@ -174,7 +174,7 @@ def scaled_output(scale: float):
 # ----------------------------------------------------------------------------------------------------------------
 # releases: the privatised quantities a mechanism computes from the data (the audit's contract)
 
-RELEASE_KINDS = ("gaussian", "laplace", "wishart", "l2ball", "posterior")
+RELEASE_KINDS = ("gaussian", "laplace", "wishart", "l2ball", "posterior", "objective")
 
 
 @dataclass
@@ -188,7 +188,11 @@ class Release:
     ``l2ball``: each user's report is the ε = ``scale`` ℓ2-ball sampler of centre (spec 000 §3.6);
     ``posterior``: value ~ N(centre, scale²·H⁻¹) with the data-dependent ``params['H']`` (one posterior sample,
     OPS: centre θ_λ = H⁻¹XᵀY, H = XᵀX + (1 + λ)I, scale = 1/√γ; its sensitivity bounds the gradient of the
-    differing record's loss at the solution, ‖H_D(θ_D − θ_D′)‖, the Lipschitz constant of the OPS theorem).
+    differing record's loss at the solution, ‖H_D(θ_D − θ_D′)‖, the Lipschitz constant of the OPS theorem);
+    ``objective``: value = argmin_{‖θ‖ ≤ R} ½θᵀAθ − (centre − b)ᵀθ, b ~ N(0, scale²I), with the data-dependent
+    ``params['A']``, ``params['radius']`` = R and ``params['value_at']`` (c ↦ the value at noise c·b: the controls);
+    its law is the two-piece density of :mod:`dpbench.audit.objective_density` (ObjPert; sensitivity bounds the
+    differing record's loss gradient on the ball, the KST Lipschitz constant).
     ``sensitivity`` is the declared bound on ‖centre(D) − centre(D′)‖ (ℓ2 for gaussian, ℓ1 for laplace; per user
     for local releases). ``users``: centre holds one row per user (local model); each user's report is its row plus
     its own noise of std ``scale``, and value is their ``params['aggregate']`` ("mean" | "sum") plus the summed noise,
@@ -218,7 +222,8 @@ class ReleaseRecorder:
     """Collects the releases of one ``fit`` call (see :func:`record_releases`).
 
     ``noise_factor`` multiplies the noise of every gaussian/laplace/posterior release (value = centre + c·noise,
-    scale·c) and the mixing noise η of every wishart release (:func:`shrink_wishart`): the audit's negative controls.
+    scale·c), the mixing noise η of every wishart release (:func:`shrink_wishart`) and the noise b of every objective
+    release (its ``value_at(c)``): the audit's negative controls.
     ``replay`` (the releases of a run on the neighbouring dataset, same random stream)
     forces every release to take that run's value, so the mechanism follows the same history and the recorded
     centres are those of *this* dataset at that history (white-box audit of adaptive mechanisms).
@@ -244,6 +249,9 @@ class ReleaseRecorder:
                 shrink_wishart(release, self.noise_factor, transform_value=False)
         elif self.noise_factor != 1.0 and release.kind == "wishart":
             shrink_wishart(release, self.noise_factor)
+        elif self.noise_factor != 1.0 and release.kind == "objective":
+            release.value = np.array(release.params["value_at"](self.noise_factor), dtype=float)
+            release.scale *= self.noise_factor
         elif self.noise_factor != 1.0 and release.kind in ("gaussian", "laplace", "posterior"):
             centre = release.aggregate_centre()
             release.value = centre + self.noise_factor * (np.asarray(release.value, dtype=float) - centre)

@@ -263,3 +263,20 @@ def test_vectorised_ranks_equal_pandas_row_by_row():
     )
     np.testing.assert_array_equal(ranks(block), expected)
     np.testing.assert_array_equal(ranks(block[0]), expected[0])
+
+
+def test_profile_lines_are_distinct_for_a_full_board():
+    """14+ mechanisms: no two lines share colour and marker, nor colour and line style (the colour cycle has 10);
+    the figure draws them with those styles."""
+    import pandas as pd
+
+    from dpbench.analysis.figures.profiles import line_style, profiles_figure
+
+    styles = [line_style(j) for j in range(40)]
+    assert len({(s["color"], s["marker"]) for s in styles}) == 40
+    assert len({(s["color"], s["linestyle"]) for s in styles}) == 40
+    labels = [f"m{j}" for j in range(14)]
+    table = pd.DataFrame({"tau": [1.0, 2.0], **{lab: [0.5, 1.0] for lab in labels}})
+    lines = profiles_figure({1.0: table}, labels, 30).axes[0].get_lines()
+    drawn = {(line.get_color(), line.get_marker(), line.get_linestyle()) for line in lines}
+    assert len(drawn) == 14

@@ -213,7 +213,7 @@ def test_stein_user_releases_are_the_clipped_outer_products_plus_noise():
     rng = np.random.default_rng(6)
     X = rng.standard_normal((5, 3)) * 3
     y = rng.standard_normal(5) * 3
-    Z_upper, z = stein_core.user_releases(X, y, rng, r=1.0, s_xx=0.0, s_xy=0.0, clip_l2=True, y_clip=0.5)
+    Z_upper, z = stein_core.user_releases(X, y, rng, stein_core.UserChannel(1.0, 0.0, 0.0, True, 0.5))
     Xc = stein_core.clip_rows_l2(X, 1.0)
     assert np.allclose(sym_from_upper(Z_upper, 3), np.einsum("ij,ik->ijk", Xc, Xc))
     assert np.allclose(z, Xc * np.clip(y, -0.5, 0.5)[:, None])

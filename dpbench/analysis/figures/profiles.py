@@ -14,6 +14,20 @@ from matplotlib.figure import Figure
 from dpbench.analysis.stats import fmt
 
 MARKERS = "os^Dv<>PX*"
+COLOURS = tuple(f"C{i}" for i in range(10))  # matplotlib's default cycle (tab10)
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def line_style(j: int) -> dict[str, str]:
+    """Colour, marker and line style of the j-th line: colours cycle every 10 lines, and each further round of 10
+    takes the next line style and shifts the markers by 3, so no two of the first 40 lines share colour and line
+    style, nor colour and marker."""
+    rounds = j // len(COLOURS)
+    return {
+        "color": COLOURS[j % len(COLOURS)],
+        "marker": MARKERS[(j + 3 * rounds) % len(MARKERS)],
+        "linestyle": LINESTYLES[rounds % len(LINESTYLES)],
+    }
 
 
 def profiles_figure(
@@ -33,7 +47,7 @@ def profiles_figure(
                 profile[lab],
                 where="post",
                 label=lab,
-                marker=MARKERS[j % len(MARKERS)],
+                **line_style(j),
                 markevery=40,
                 markersize=4,
             )

@@ -7,8 +7,11 @@ Privacy model: central (ε, δ)-DP, zero-out (add/remove) neighbours, ‖x_i‖ 
 
 i.e. a quadratic ½θᵀAθ − gᵀθ with A = XᵀX + ΛI, g = XᵀY − b, minimised exactly on the ball
 (:func:`ball_quadratic_minimiser`: the trust-region secular equation, scipy ``brentq``). The release is θ̂ itself,
-private by the objective-perturbation argument (not a Gaussian mechanism on a statistic): as for ``ops`` and
-``adaops``, no statistic is declared with ``released`` and ``dpbench audit`` audits θ̂ (black-box).
+private by the objective-perturbation argument (not a Gaussian mechanism on a statistic). It is declared as what
+it is, an ``objective`` release (:func:`released`): centre c = XᵀY, the data-dependent A, R, σ_b, and as
+sensitivity the Lipschitz constant L of the argument; ``dpbench audit objpert`` computes the exact ε of θ̂ from its
+two-piece density (interior φ(c − Aθ)·det A; on the sphere the ν-integral of the KKT map's push-forward:
+:mod:`dpbench.audit.objective_density`).
 
 ``constants: exact`` (default; docs/deviations.md): the KST decomposition of the privacy loss at output θ̂ into the
 Gaussian density ratio of b and the Jacobian ratio of b ↦ θ̂. Each loss term ½(y − xᵀθ)² has Hessian xxᵀ (rank 1,
@@ -37,7 +40,7 @@ from scipy.stats import norm
 
 from dpbench.contract import FALLBACK_INFO, Bounds, Choice, Hyper
 from dpbench.linalg import GramStats
-from dpbench.mechanisms._base import FitResult, check_inputs, resolve_stats
+from dpbench.mechanisms._base import FitResult, check_inputs, released, resolve_stats
 from dpbench.mechanisms.ssp.calibration import kst_ridge, wang_objpert_ridge, wang_objpert_sigma
 from dpbench.registry import register_mechanism
 
@@ -108,6 +111,14 @@ def solve_on_ball(stats: GramStats, shift: float, g: np.ndarray, radius: float, 
         return slsqp_ball(curvature * (stats.xtx + shift * np.eye(stats.d)), g, radius)
 
 
+def declared_lipschitz(constants: str, radius: float) -> float:
+    """The gradient bound L the calibration uses, declared as the sensitivity of the ``objective`` release (how far
+    one record moves the noise b that maps to a given θ̂: ‖x‖·|y − κxᵀθ̂| for its loss ½κ(xᵀθ)² − yxᵀθ): R + 1 for
+    ``exact`` (κ = 1); ObjPert.m's L = 2 for ``wang``, whose doubled quadratic (κ = 2) has gradients up to 2R + 1 = 3
+    on the ball — the audit's sensitivity check sees the difference."""
+    return 2.0 if constants == "wang" else radius + 1.0
+
+
 def _certify(hyper: dict[str, Any]) -> tuple[str, str] | None:
     if hyper["constants"] == "wang":
         return "constants", (
@@ -156,10 +167,17 @@ def fit(
         curvature = 1.0
     b = sigma * rng.standard_normal(stats.d)
     solution = solve_on_ball(stats, shift, stats.xty - b, radius, curvature)
+
+    def value_at(factor: float) -> np.ndarray:  # θ̂ at noise factor·b (the audit's shrunk-noise controls)
+        return solve_on_ball(stats, shift, stats.xty - factor * b, radius, curvature).theta
+
+    theta = released("θ̂ (objective perturbation)", solution.theta, stats.xty, kind="objective", scale=sigma,
+                     sensitivity=declared_lipschitz(hyper["constants"], radius), radius=radius,
+                     A=curvature * (stats.xtx + shift * np.eye(stats.d)), value_at=value_at)  # fmt: skip
     info = {
         "sigma_b": sigma,
         "ridge": shift,
         "solver": solution.solver,
         FALLBACK_INFO: int(solution.solver == "failed"),
     }
-    return FitResult(solution.theta, info)
+    return FitResult(theta, info)

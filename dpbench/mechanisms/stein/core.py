@@ -45,16 +45,27 @@ def clip_rows_l2(X: np.ndarray, r: float) -> np.ndarray:
     return X * np.minimum(1.0, r / np.maximum(norms, np.finfo(float).tiny))
 
 
+@dataclass(frozen=True)
+class UserChannel:
+    """The LDP randomizer every user applies to her record (spec 003 §3.2–§3.5): x clipped to the ℓ2 ball of radius
+    r (``clip_l2``; Gaussian covariates), y to [−y_clip, y_clip] (``y_clip``; NLR families), then Sym_p(s_xx²) added
+    to x̄x̄ᵀ and N(0, s_xy² I) to x̄ȳ."""
+
+    r: float
+    s_xx: float
+    s_xy: float
+    clip_l2: bool
+    y_clip: float | None = None
+
+    def clip(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x̄_i, ȳ_i) of every row (float arrays; the rows unchanged where nothing is clipped)."""
+        xb = clip_rows_l2(X, self.r) if self.clip_l2 else np.asarray(X, dtype=float)
+        yb = np.clip(y, -self.y_clip, self.y_clip) if self.y_clip is not None else np.asarray(y, dtype=float)
+        return xb, yb
+
+
 def user_releases(
-    X: np.ndarray,
-    y: np.ndarray,
-    rng: np.random.Generator,
-    *,
-    r: float,
-    s_xx: float,
-    s_xy: float,
-    clip_l2: bool,
-    y_clip: float | None = None,
+    X: np.ndarray, y: np.ndarray, rng: np.random.Generator, channel: UserChannel
 ) -> tuple[np.ndarray, np.ndarray]:
     """The LDP randomizer (spec 003 §3.2–§3.5) applied to each row of a batch of users: (Ẑ_i, ẑ_i) for every i.
 
@@ -64,49 +75,30 @@ def user_releases(
     the batch, then every E_2. Returns arrays of shape (c, p(p+1)/2) and (c, p); :func:`sym_from_upper` unpacks.
     """
     c, p = X.shape
-    xb = clip_rows_l2(X, r) if clip_l2 else np.asarray(X, dtype=float)
-    yb = np.clip(y, -y_clip, y_clip) if y_clip is not None else np.asarray(y, dtype=float)
+    xb, yb = channel.clip(X, y)
     rows, cols = np.triu_indices(p)
-    Z_upper = np.take(xb, rows, axis=1) * np.take(xb, cols, axis=1) + s_xx * rng.standard_normal((c, rows.size))
-    z = xb * yb[:, None] + s_xy * rng.standard_normal((c, p))
+    Z_upper = np.take(xb, rows, axis=1) * np.take(xb, cols, axis=1) + channel.s_xx * rng.standard_normal((c, rows.size))
+    z = xb * yb[:, None] + channel.s_xy * rng.standard_normal((c, p))
     return Z_upper, z
 
 
 def user_release(
-    x: np.ndarray,
-    y: float,
-    rng: np.random.Generator,
-    *,
-    r: float,
-    s_xx: float,
-    s_xy: float,
-    clip_l2: bool,
-    y_clip: float | None = None,
+    x: np.ndarray, y: float, rng: np.random.Generator, channel: UserChannel
 ) -> tuple[np.ndarray, np.ndarray]:
     """The LDP randomizer of one user (spec 003 §3.2–§3.5): (Ẑ_i as a p×p matrix, ẑ_i); see :func:`user_releases`."""
     x = np.asarray(x, dtype=float)
-    Z_upper, z = user_releases(
-        x[None, :], np.array([float(y)]), rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip
-    )
+    Z_upper, z = user_releases(x[None, :], np.array([float(y)]), rng, channel)
     return sym_from_upper(Z_upper[0], x.size), z[0]
 
 
 def simulate_user_sums(
-    X: np.ndarray,
-    y: np.ndarray,
-    rng: np.random.Generator,
-    *,
-    r: float,
-    s_xx: float,
-    s_xy: float,
-    clip_l2: bool,
-    y_clip: float | None = None,
+    X: np.ndarray, y: np.ndarray, rng: np.random.Generator, channel: UserChannel
 ) -> tuple[np.ndarray, np.ndarray]:
     """Σ_i Ẑ_i and Σ_i ẑ_i with every user randomised by :func:`user_releases` (chunks of users; O(n p²))."""
     n, p = X.shape
     Z_sum, z_sum = np.zeros(p * (p + 1) // 2), np.zeros(p)
     for users in user_chunks(n, p * (p + 3) // 2):
-        Z_upper, z = user_releases(X[users], y[users], rng, r=r, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
+        Z_upper, z = user_releases(X[users], y[users], rng, channel)
         Z_sum += Z_upper.sum(axis=0)
         z_sum += z.sum(axis=0)
     return sym_from_upper(Z_sum, p), z_sum
@@ -174,12 +166,8 @@ def declare_sums(
     xty: np.ndarray | None,
     X: np.ndarray,
     y: np.ndarray,
+    channel: UserChannel,
     *,
-    r: float,
-    clip_l2: bool,
-    y_clip: float | None,
-    s_xx: float,
-    s_xy: float,
     y_bound: float,
     aggregation: str,
     prefix: str = "",
@@ -189,19 +177,14 @@ def declare_sums(
     ``local``: each user's report x̄x̄ᵀ + E₁ (sensitivity 2r², spec 003 §2.2) and x̄y + E₂ (2r·B_y), summed;
     ``central`` (diagnostic): one release of each sum, centred on the clean sums ``xtx``, ``xty`` (only needed
     then), with the same sensitivities (replace-one)."""
-    users = aggregation == "local"
-
-    def clipped() -> tuple[np.ndarray, np.ndarray]:
-        xb = clip_rows_l2(X, r) if clip_l2 else np.asarray(X, dtype=float)
-        yb = np.clip(y, -y_clip, y_clip) if y_clip is not None else np.asarray(y, dtype=float)
-        return xb, yb
+    users, r, s_xx, s_xy = aggregation == "local", channel.r, channel.s_xx, channel.s_xy
 
     def xx_rows() -> np.ndarray:
-        xb, _ = clipped()
+        xb, _ = channel.clip(X, y)
         return xb[:, :, None] * xb[:, None, :]
 
     def xy_rows() -> np.ndarray:
-        xb, yb = clipped()
+        xb, yb = channel.clip(X, y)
         return xb * yb[:, None]
 
     Z_sum = released(f"{prefix}Σ Ẑ_i (x̄x̄ᵀ per user)", Z_sum, xx_rows if users else xtx, scale=s_xx, symmetric=True,

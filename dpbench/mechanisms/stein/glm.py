@@ -36,6 +36,7 @@ from dpbench.mechanisms._simulation import PER_USER_VARIANT, SIMULATION, is_per_
 from dpbench.mechanisms.stein.calibration import CALIBRATIONS, clip_radius, stein_noise_scales
 from dpbench.mechanisms.stein.core import (
     COV_ESTIMATORS,
+    UserChannel,
     clean_sums,
     declare_sums,
     derived,
@@ -219,16 +220,16 @@ def stein_fit(
         n_clipped = float("nan")  # not observable; the law is within TV tv_bound of the literal one
     else:
         xtx, xty, n_clipped = clean_sums(X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
+    channel = UserChannel(radius, s_xx, s_xy, clip_l2, y_clip)
     if private and per_user:
         if noise_aggregation != "local":
             raise ValueError("simulation='per_user' is only defined for noise_aggregation='local'")
-        Z_sum, z_sum = simulate_user_sums(X, y, rng, r=radius, s_xx=s_xx, s_xy=s_xy, clip_l2=clip_l2, y_clip=y_clip)
-        Z_sum, z_sum = declare_sums(Z_sum, z_sum, xtx, xty, X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip, s_xx=s_xx,
-                                    s_xy=s_xy, y_bound=b_y, aggregation="local")  # fmt: skip
+        Z_sum, z_sum = simulate_user_sums(X, y, rng, channel)
+        Z_sum, z_sum = declare_sums(Z_sum, z_sum, xtx, xty, X, y, channel, y_bound=b_y, aggregation="local")
     elif private:
         E1, E2 = noise_sums(p, n, s_xx, s_xy, rng, noise_aggregation)
-        Z_sum, z_sum = declare_sums(xtx + E1, xty + E2, xtx, xty, X, y, r=radius, clip_l2=clip_l2, y_clip=y_clip,
-                                    s_xx=s_xx, s_xy=s_xy, y_bound=b_y, aggregation=noise_aggregation)  # fmt: skip
+        Z_sum, z_sum = declare_sums(xtx + E1, xty + E2, xtx, xty, X, y, channel, y_bound=b_y,
+                                    aggregation=noise_aggregation)  # fmt: skip
     else:
         Z_sum, z_sum = xtx, xty
     w_ols, A = private_ols(Z_sum, z_sum, n, public_X, cov_estimator)

@@ -27,6 +27,7 @@ from dpbench.mechanisms._base import FitResult, check_inputs, released
 from dpbench.mechanisms._simulation import PER_USER_VARIANT, is_per_user
 from dpbench.mechanisms.stein.calibration import clip_radius, two_round_noise_scales
 from dpbench.mechanisms.stein.core import (
+    UserChannel,
     clean_sums,
     declare_sums,
     noise_sums,
@@ -100,16 +101,14 @@ def two_round_fit(
     lo, hi = projection_interval(fam, r, noise_c)
     scales = two_round_noise_scales(epsilon, delta, r, b_y, hi - lo, calibration)
     # round 1
+    channel = UserChannel(r, scales.s_xx, scales.s_xy, clip_l2, y_clip)
     if per_user:
-        Z_sum, z_sum = simulate_user_sums(
-            X, y, rng, r=r, s_xx=scales.s_xx, s_xy=scales.s_xy, clip_l2=clip_l2, y_clip=y_clip
-        )
+        Z_sum, z_sum = simulate_user_sums(X, y, rng, channel)
     else:
         xtx, xty, _ = clean_sums(X, y, r=r, clip_l2=clip_l2, y_clip=y_clip, stats=stats)
         E1, E2 = noise_sums(p, n, scales.s_xx, scales.s_xy, rng, "local")
         Z_sum, z_sum = xtx + E1, xty + E2
-    Z_sum, z_sum = declare_sums(Z_sum, z_sum, None, None, X, y, r=r, clip_l2=clip_l2, y_clip=y_clip,
-                                s_xx=scales.s_xx, s_xy=scales.s_xy, y_bound=b_y, aggregation="local",
+    Z_sum, z_sum = declare_sums(Z_sum, z_sum, None, None, X, y, channel, y_bound=b_y, aggregation="local",
                                 prefix="round 1: ")  # fmt: skip
     w_ols = solve_or_lstsq(Z_sum, z_sum)
     # round 2: each user projects her own prediction (unclipped x_i) and adds her own noise

@@ -23,7 +23,7 @@ from dpbench.mechanisms.stein.calibration import (
     stein_noise_scales,
     two_round_noise_scales,
 )
-from dpbench.mechanisms.stein.core import noise_sums, simulate_user_sums, solve_scale
+from dpbench.mechanisms.stein.core import UserChannel, noise_sums, simulate_user_sums, solve_scale
 from dpbench.mechanisms.stein.families import FAMILIES, get_family
 from dpbench.mechanisms.stein.glm import fit_nonprivate_stein, stein_fit
 from dpbench.mechanisms.stein.two_round import projection_interval, two_round_fit
@@ -234,7 +234,7 @@ def test_aggregation_shortcut_matches_per_user_noise():
     n, p, s1, s2, reps = 50, 3, 2.0, 0.7, 300
     X = np.zeros((n, p))
     y = np.zeros(n)
-    per_user = [simulate_user_sums(X, y, rng, r=1.0, s_xx=s1, s_xy=s2, clip_l2=False) for _ in range(reps)]
+    per_user = [simulate_user_sums(X, y, rng, UserChannel(1.0, s1, s2, False)) for _ in range(reps)]
     shortcut = [noise_sums(p, n, s1, s2, rng) for _ in range(reps)]
     for k, std in ((0, s1), (1, s2)):
         a = np.array([np.ravel(t[k]) for t in per_user])
@@ -273,7 +273,7 @@ def test_only_the_user_release_touches_private_data(monkeypatch):
     seen = []
     fixed = (np.eye(4) * 300.0, np.full(4, 7.0) / 4)
 
-    def spy(X, y, rng, **kw):  # the batch randomizer: one release per row (user)
+    def spy(X, y, rng, channel):  # the batch randomizer: one release per row (user)
         seen.extend(X.copy())
         c = X.shape[0]
         upper = (fixed[0] / 300)[np.triu_indices(4)]
